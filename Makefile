@@ -1,0 +1,33 @@
+# One entry point for set-up, the demo and the tests. Every target installs what it needs.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+AGENT := agent/node_modules/.bin/pi
+STAMP := $(VENV)/.installed
+
+.PHONY: lab test setup agent clean
+
+## The main job: JupyterLab on the quickstart notebook.
+lab: setup agent
+	scripts/lab.sh quickstart.ipynb
+
+## Every test, with everything it needs installed first.
+test: setup agent
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test,lab]'
+	touch $(STAMP)
+
+agent: $(AGENT)
+
+$(AGENT): agent/package.json agent/package-lock.json
+	npm ci --prefix agent --no-audit --no-fund
+	touch $(AGENT)
+
+clean:
+	rm -rf $(VENV) agent/node_modules

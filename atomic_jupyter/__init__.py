@@ -1,0 +1,54 @@
+"""atomic-jupyter: the atomic coding agent in Jupyter notebooks.
+
+Load the magic with ``%load_ext atomic_jupyter``, or use the Python API::
+
+    import atomic_jupyter as aj
+    s = aj.start(extensions=["my_extension.ts"])
+    s.prompt("/my-command")
+    s.pending_dialogs[0].respond("Allow")
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._version import __version__
+from .api import session, start
+from .config import AtomicAgent
+from .dialogs import Dialog
+from .errors import (
+    AgentNotRunningError,
+    AgentStartError,
+    AtomicAgentError,
+    CommandError,
+    CommandTimeoutError,
+    DialogNotPendingError,
+    SessionNotFoundError,
+)
+from .runs import PromptRun
+from .session import AgentSession
+
+__all__ = [
+    "AgentNotRunningError",
+    "AgentSession",
+    "AgentStartError",
+    "AtomicAgent",
+    "AtomicAgentError",
+    "CommandError",
+    "CommandTimeoutError",
+    "Dialog",
+    "DialogNotPendingError",
+    "PromptRun",
+    "SessionNotFoundError",
+    "__version__",
+    "load_ipython_extension",
+    "session",
+    "start",
+]
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """Register ``%atomic_agent`` (called by ``%load_ext atomic_jupyter``)."""
+    from .magics import AtomicAgentMagics
+
+    ipython.register_magics(AtomicAgentMagics)

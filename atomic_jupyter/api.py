@@ -1,0 +1,108 @@
+"""The Python API: ``start`` a session, get the running ``session`` by name."""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+from . import registry
+from .config import AtomicAgent
+from .launch import LaunchSpec
+from .session import AgentSession, _display_if_ipython
+
+__all__ = ["session", "start"]
+
+
+def start(
+    *,
+    command: str | Sequence[str] | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+    extensions: Sequence[str] = (),
+    cwd: str | None = None,
+    name: str = "default",
+    env: Mapping[str, str] | None = None,
+    extra_args: Sequence[str] = (),
+    config: AtomicAgent | None = None,
+    timeout: float | None = None,
+    display: bool = True,
+) -> AgentSession:
+    """Start an agent session and, in IPython, display its panel.
+
+    A running session of the same name is stopped first and replaced.
+
+    Parameters
+    ----------
+    command:
+        The agent command (a string split like a shell does, or a list). When None:
+        ``AtomicAgent.command``, ``$ATOMIC_AGENT_COMMAND``, ``atomic`` or ``pi`` on PATH,
+        then the project's pinned agent. ``--mode rpc`` is added unless present.
+    provider, model:
+        Passed on as ``--provider`` and ``--model``.
+    extensions:
+        Extension files, passed on as ``-e`` with absolute paths.
+    cwd:
+        The agent's working directory.
+    name:
+        The session's name (``"default"``).
+    env:
+        Extra environment variables for the agent (not shown anywhere).
+    extra_args:
+        More arguments for the agent.
+    config:
+        Settings; the IPython configuration when None and IPython runs.
+    timeout:
+        Seconds to wait for the agent to become ready (``AtomicAgent.startup_timeout``).
+    display:
+        Whether to display the panel in IPython.
+
+    Returns
+    -------
+    AgentSession
+        The running session.
+
+    Raises
+    ------
+    AgentStartError
+        When the agent cannot be started; the message names the command and shows its stderr.
+    """
+    spec = LaunchSpec(
+        command=command,
+        provider=provider,
+        model=model,
+        extensions=tuple(extensions),
+        cwd=cwd,
+        env=dict(env or {}),
+        extra_args=tuple(extra_args),
+    )
+    new = AgentSession(name, spec, config=config or _ipython_config())
+    try:
+        old = registry.get(name, running=False)
+    except KeyError:
+        old = None
+    if old is not None and old.alive:
+        old.stop()
+    new.start(timeout=timeout)
+    registry.put(new)
+    if display:
+        _display_if_ipython(new)
+    return new
+
+
+def session(name: str = "default") -> AgentSession:
+    """The running session called ``name``.
+
+    Raises
+    ------
+    SessionNotFoundError
+        When no such session was started, or its agent is no longer running.
+    """
+    return registry.get(name)
+
+
+def _ipython_config() -> AtomicAgent:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover
+        return AtomicAgent()
+    shell = get_ipython()
+    return AtomicAgent(parent=shell) if shell is not None else AtomicAgent()

@@ -1,0 +1,35 @@
+"""User settings, as traitlets, so ``%config AtomicAgent.command = ...`` and config files work."""
+
+from __future__ import annotations
+
+from traitlets import Float, List, Unicode, Union
+from traitlets.config import Configurable
+
+__all__ = ["AtomicAgent"]
+
+
+class AtomicAgent(Configurable):
+    """Settings of atomic-jupyter's agent sessions.
+
+    Set them with ``%config AtomicAgent.<name> = value`` in a notebook, or as
+    ``c.AtomicAgent.<name> = value`` in ``ipython_config.py``.
+    """
+
+    command = Union(
+        [Unicode(), List(Unicode())],
+        default_value=None,
+        allow_none=True,
+        help=(
+            "The agent command, as a string or a list of arguments. When unset, "
+            "$ATOMIC_AGENT_COMMAND, then `atomic` and `pi` on PATH, then the project's "
+            "pinned agent are tried. `--mode rpc` is added unless the command has --mode."
+        ),
+    ).tag(config=True)
+
+    startup_timeout = Float(
+        60.0, help="Seconds to wait for a new agent to answer its first command."
+    ).tag(config=True)
+
+    request_timeout = Float(
+        30.0, help="Seconds to wait for the agent to answer a command sent with request()."
+    ).tag(config=True)

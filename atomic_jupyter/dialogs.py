@@ -1,0 +1,188 @@
+"""A dialog's life: pending, then answered, cancelled, expired or closed. No widgets here.
+
+A :class:`Dialog` guarantees that at most one ``extension_ui_response`` is ever sent for its
+request, whichever thread answers and however often: the first answer wins, every later
+one raises :class:`~atomic_jupyter.errors.DialogNotPendingError` and sends nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
+
+from .errors import DialogNotPendingError
+from .messages import ConfirmRequest, DialogRequest, SelectRequest, UIResponse
+
+if TYPE_CHECKING:
+    import ipywidgets
+
+__all__ = ["Dialog", "DialogState"]
+
+DialogState = Literal["pending", "answered", "cancelled", "expired", "closed"]
+
+#: Expire this much before the agent's own timer, which started before the line reached us.
+EXPIRY_MARGIN_S = 0.2
+
+
+class Dialog:
+    """One dialog request from an extension, and what became of it.
+
+    Attributes
+    ----------
+    id:
+        The request id.
+    method:
+        ``"select"``, ``"confirm"``, ``"input"`` or ``"editor"``.
+    request:
+        The request as received (a dict, exactly as the agent wrote it).
+    typed:
+        The same request as a typed message.
+    state:
+        ``"pending"``, ``"answered"``, ``"cancelled"``, ``"expired"`` or ``"closed"``.
+    answer:
+        What was sent: the value (str or bool), None for a cancel or when nothing was sent.
+    outcome:
+        One line saying what happened, for the collapsed widget and the saved notebook.
+    received_at, deadline:
+        Monotonic times; ``deadline`` is None without a timeout.
+    """
+
+    def __init__(
+        self,
+        typed: DialogRequest,
+        raw: Mapping[str, Any],
+        send: Callable[[UIResponse], None],
+        *,
+        now: float | None = None,
+    ) -> None:
+        self.typed = typed
+        self.request: dict[str, Any] = dict(raw)
+        self.id = typed.id
+        self.method = typed.method
+        self.state: DialogState = "pending"
+        self.answer: str | bool | None = None
+        self.outcome = ""
+        self.received_at = time.monotonic() if now is None else now
+        timeout = typed.timeout_seconds
+        self.deadline = None if timeout is None else self.received_at + max(0.0, timeout - EXPIRY_MARGIN_S)
+        self._send = send
+        self._lock = threading.Lock()
+        self._listeners: list[Callable[[Dialog], None]] = []
+        self._build_lock = threading.RLock()
+        self._widget: ipywidgets.Widget | None = None
+        self._widget_factory: Callable[[Dialog], ipywidgets.Widget] | None = None
+
+    def __repr__(self) -> str:
+        return f"<Dialog {self.method} {self.title!r} {self.state}>"
+
+    @property
+    def title(self) -> str:
+        """The dialog's title."""
+        return self.typed.title
+
+    @property
+    def pending(self) -> bool:
+        """Whether the dialog still awaits an answer."""
+        return self.state == "pending"
+
+    def seconds_left(self, now: float | None = None) -> float | None:
+        """Seconds until the dialog expires, or None when it has no timeout."""
+        if self.deadline is None:
+            return None
+        return max(0.0, self.deadline - (time.monotonic() if now is None else now))
+
+    # ------------------------------------------------------------------ answering
+
+    def respond(self, value: str | bool) -> None:
+        """Answer the dialog: a str for select, input and editor, a bool for confirm.
+
+        Raises
+        ------
+        DialogNotPendingError
+            When the dialog was already answered, cancelled, expired or closed.
+        TypeError, ValueError
+            When the value does not fit the dialog (nothing is sent).
+        """
+        if isinstance(self.typed, ConfirmRequest):
+            if not isinstance(value, bool):
+                raise TypeError(f"a confirm dialog takes True or False, not {value!r}")
+            response = UIResponse.confirmation(self.id, value)
+            shown = "Yes" if value else "No"
+        else:
+            if not isinstance(value, str):
+                raise TypeError(f"a {self.method} dialog takes a str, not {type(value).__name__}")
+            if isinstance(self.typed, SelectRequest) and value not in self.typed.options:
+                raise ValueError(f"{value!r} is not one of the options {list(self.typed.options)!r}")
+            response = UIResponse.value_of(self.id, value)
+            shown = _one_line(value)
+        self._finish("answered", response, value, f"{self.title or self.method} -> {shown}")
+
+    def cancel(self) -> None:
+        """Dismiss the dialog; the extension gets its default (``undefined`` or ``false``).
+
+        Raises
+        ------
+        DialogNotPendingError
+            When the dialog was already answered, cancelled, expired or closed.
+        """
+        self._finish("cancelled", UIResponse.cancellation(self.id), None, f"{self.title or self.method} -> cancelled")
+
+    def expire(self) -> bool:
+        """Mark the dialog expired (its timeout ran out; nothing is sent). Return whether it was pending."""
+        return self._settle("expired", f"{self.title or self.method} -> timed out: default used")
+
+    def close(self, reason: str) -> bool:
+        """Mark the dialog closed without an answer (the agent went away). Return whether it was pending."""
+        return self._settle("closed", f"{self.title or self.method} -> closed: {reason}")
+
+    def _finish(self, state: DialogState, response: UIResponse, answer: str | bool | None, outcome: str) -> None:
+        with self._lock:
+            if self.state != "pending":
+                raise DialogNotPendingError(
+                    f"the {self.method} dialog {self.title!r} was already {self.state}; nothing was sent"
+                )
+            # Sending happens under the lock so two answers can never both go out.
+            self._send(response)
+            self.state = state
+            self.answer = answer
+            self.outcome = outcome
+        self._notify()
+
+    def _settle(self, state: DialogState, outcome: str) -> bool:
+        with self._lock:
+            if self.state != "pending":
+                return False
+            self.state = state
+            self.outcome = outcome
+        self._notify()
+        return True
+
+    # ------------------------------------------------------------------ observers and widget
+
+    def observe(self, callback: Callable[[Dialog], None]) -> None:
+        """Call ``callback(dialog)`` whenever the dialog's state changes."""
+        self._listeners.append(callback)
+
+    def _notify(self) -> None:
+        for callback in list(self._listeners):
+            callback(self)
+
+    @property
+    def widget(self) -> ipywidgets.Widget | None:
+        """The dialog's root ipywidget (built on first use)."""
+        with self._build_lock:
+            if self._widget is None and self._widget_factory is not None:
+                self._widget = self._widget_factory(self)
+            return self._widget
+
+    def _set_widget_factory(self, factory: Callable[[Dialog], ipywidgets.Widget]) -> None:
+        self._widget_factory = factory
+
+
+def _one_line(text: str, limit: int = 80) -> str:
+    first = text.splitlines()[0] if text else ""
+    shown = first if len(first) <= limit else first[: limit - 1] + "…"
+    if shown != text:
+        shown += f" ({len(text)} chars)" if "\n" not in text else f" ({text.count(chr(10)) + 1} lines)"
+    return repr(shown) if not shown else shown

@@ -1,0 +1,525 @@
+"""Typed messages of the agent's RPC protocol, with no I/O.
+
+:func:`parse_message` turns one decoded JSON value from the agent's stdout into one of:
+
+* a :class:`UIRequest` subclass for each ``extension_ui_request`` method (dialogs:
+  :class:`SelectRequest`, :class:`ConfirmRequest`, :class:`InputRequest`,
+  :class:`EditorRequest`; fire-and-forget: :class:`NotifyRequest`, :class:`SetStatusRequest`,
+  :class:`SetWidgetRequest`, :class:`SetTitleRequest`, :class:`SetEditorTextRequest`), or
+  :class:`UnknownUIRequest` for a method this client does not know;
+* a :class:`Response` to a command;
+* an :class:`AgentEvent` for every other ``type`` (known or not: nothing is dropped);
+* an :class:`UnknownMessage` for a JSON value that is not an object with a string ``type``.
+
+Every message keeps the fields it did not recognise in ``extra`` and turns back into its
+wire form with ``to_dict()``; ``parse_message(m.to_dict()) == m``.
+
+What the client sends is built here too: :class:`UIResponse` for dialog answers and
+:func:`command` for commands.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal, Mapping, Union
+
+__all__ = [
+    "DIALOG_METHODS",
+    "KNOWN_EVENT_TYPES",
+    "AgentEvent",
+    "ConfirmRequest",
+    "DialogRequest",
+    "EditorRequest",
+    "InputRequest",
+    "Message",
+    "NotifyRequest",
+    "Response",
+    "SelectRequest",
+    "SetEditorTextRequest",
+    "SetStatusRequest",
+    "SetTitleRequest",
+    "SetWidgetRequest",
+    "UIRequest",
+    "UIResponse",
+    "UnknownMessage",
+    "UnknownUIRequest",
+    "command",
+    "parse_message",
+]
+
+DIALOG_METHODS = frozenset({"select", "confirm", "input", "editor"})
+
+#: Event types the agent documents (``docs/rpc.md``). Others are kept as events too.
+KNOWN_EVENT_TYPES = frozenset(
+    {
+        "agent_start",
+        "agent_end",
+        "turn_start",
+        "turn_end",
+        "message_start",
+        "message_update",
+        "message_end",
+        "tool_execution_start",
+        "tool_execution_update",
+        "tool_execution_end",
+        "queue_update",
+        "compaction_start",
+        "compaction_end",
+        "auto_retry_start",
+        "auto_retry_end",
+        "extension_error",
+    }
+)
+
+NotifyType = Literal["info", "warning", "error"]
+Placement = Literal["aboveEditor", "belowEditor"]
+
+
+def _text(value: Any) -> str:
+    """A field that should be a string, made one (``None`` becomes ``""``)."""
+    if value is None:
+        return ""
+    return value if isinstance(value, str) else str(value)
+
+
+def _optional_text(value: Any) -> str | None:
+    return None if value is None else _text(value)
+
+
+def _timeout_ms(value: Any) -> float | None:
+    """A usable dialog timeout in milliseconds, or None (absent, zero or nonsense)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    if not math.isfinite(value) or value <= 0:
+        return None
+    return value
+
+
+def _put(wire: dict[str, Any], key: str, value: Any) -> None:
+    if value is not None:
+        wire[key] = value
+
+
+# --------------------------------------------------------------------------- UI requests
+
+
+@dataclass(frozen=True)
+class UIRequest:
+    """Base of every ``extension_ui_request``.
+
+    Attributes
+    ----------
+    id:
+        The request id; a dialog's answer must carry it.
+    extra:
+        Fields this client did not recognise, kept as received.
+    """
+
+    method: ClassVar[str] = ""
+    _fields: ClassVar[tuple[str, ...]] = ()
+
+    id: str
+    extra: Mapping[str, Any] = field(default_factory=dict, compare=True, kw_only=True)
+
+    @property
+    def is_dialog(self) -> bool:
+        """Whether the agent waits for an answer to this request."""
+        return self.method in DIALOG_METHODS
+
+    def _wire_fields(self) -> dict[str, Any]:
+        return {}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The request as the agent writes it."""
+        wire: dict[str, Any] = {"type": "extension_ui_request", "id": self.id, "method": self.method}
+        wire.update(self._wire_fields())
+        wire.update(self.extra)
+        return wire
+
+
+@dataclass(frozen=True)
+class DialogRequest(UIRequest):
+    """Base of the four dialog requests; ``timeout`` is in milliseconds or None."""
+
+    title: str = ""
+    timeout: float | None = None
+
+    @property
+    def timeout_seconds(self) -> float | None:
+        """The timeout in seconds, or None when the dialog waits indefinitely."""
+        return None if self.timeout is None else self.timeout / 1000.0
+
+
+@dataclass(frozen=True)
+class SelectRequest(DialogRequest):
+    """``select``: choose one of ``options``; answered with a value or cancelled."""
+
+    method: ClassVar[str] = "select"
+    _fields: ClassVar[tuple[str, ...]] = ("title", "options", "timeout")
+
+    options: tuple[str, ...] = ()
+
+    def _wire_fields(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {"title": self.title, "options": list(self.options)}
+        _put(wire, "timeout", self.timeout)
+        return wire
+
+
+@dataclass(frozen=True)
+class ConfirmRequest(DialogRequest):
+    """``confirm``: yes or no; answered with ``confirmed`` or cancelled."""
+
+    method: ClassVar[str] = "confirm"
+    _fields: ClassVar[tuple[str, ...]] = ("title", "message", "timeout")
+
+    message: str = ""
+
+    def _wire_fields(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {"title": self.title, "message": self.message}
+        _put(wire, "timeout", self.timeout)
+        return wire
+
+
+@dataclass(frozen=True)
+class InputRequest(DialogRequest):
+    """``input``: one line of free text; answered with a value or cancelled."""
+
+    method: ClassVar[str] = "input"
+    _fields: ClassVar[tuple[str, ...]] = ("title", "placeholder", "timeout")
+
+    placeholder: str | None = None
+
+    def _wire_fields(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {"title": self.title}
+        _put(wire, "placeholder", self.placeholder)
+        _put(wire, "timeout", self.timeout)
+        return wire
+
+
+@dataclass(frozen=True)
+class EditorRequest(DialogRequest):
+    """``editor``: multi-line text, prefilled; answered with a value or cancelled."""
+
+    method: ClassVar[str] = "editor"
+    _fields: ClassVar[tuple[str, ...]] = ("title", "prefill", "timeout")
+
+    prefill: str | None = None
+
+    def _wire_fields(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {"title": self.title}
+        _put(wire, "prefill", self.prefill)
+        _put(wire, "timeout", self.timeout)
+        return wire
+
+
+@dataclass(frozen=True)
+class NotifyRequest(UIRequest):
+    """``notify``: a message styled by ``notify_type`` (``info`` when absent)."""
+
+    method: ClassVar[str] = "notify"
+    _fields: ClassVar[tuple[str, ...]] = ("message", "notifyType")
+
+    message: str = ""
+    notify_type: str = "info"
+
+    def _wire_fields(self) -> dict[str, Any]:
+        return {"message": self.message, "notifyType": self.notify_type}
+
+
+@dataclass(frozen=True)
+class SetStatusRequest(UIRequest):
+    """``setStatus``: set the status entry ``key`` to ``text``, or clear it when None."""
+
+    method: ClassVar[str] = "setStatus"
+    _fields: ClassVar[tuple[str, ...]] = ("statusKey", "statusText")
+
+    key: str = ""
+    text: str | None = None
+
+    def _wire_fields(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {"statusKey": self.key}
+        _put(wire, "statusText", self.text)
+        return wire
+
+
+@dataclass(frozen=True)
+class SetWidgetRequest(UIRequest):
+    """``setWidget``: set the block ``key`` to ``lines`` at ``placement``, or clear it."""
+
+    method: ClassVar[str] = "setWidget"
+    _fields: ClassVar[tuple[str, ...]] = ("widgetKey", "widgetLines", "widgetPlacement")
+
+    key: str = ""
+    lines: tuple[str, ...] | None = None
+    placement: str = "aboveEditor"
+
+    def _wire_fields(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {"widgetKey": self.key}
+        if self.lines is not None:
+            wire["widgetLines"] = list(self.lines)
+        wire["widgetPlacement"] = self.placement
+        return wire
+
+
+@dataclass(frozen=True)
+class SetTitleRequest(UIRequest):
+    """``setTitle``: the session's title."""
+
+    method: ClassVar[str] = "setTitle"
+    _fields: ClassVar[tuple[str, ...]] = ("title",)
+
+    title: str = ""
+
+    def _wire_fields(self) -> dict[str, Any]:
+        return {"title": self.title}
+
+
+@dataclass(frozen=True)
+class SetEditorTextRequest(UIRequest):
+    """``set_editor_text``: put ``text`` in the session's editor."""
+
+    method: ClassVar[str] = "set_editor_text"
+    _fields: ClassVar[tuple[str, ...]] = ("text",)
+
+    text: str = ""
+
+    def _wire_fields(self) -> dict[str, Any]:
+        return {"text": self.text}
+
+
+@dataclass(frozen=True)
+class UnknownUIRequest(UIRequest):
+    """An ``extension_ui_request`` whose method this client does not know; kept whole."""
+
+    unknown_method: str = ""
+
+    @property
+    def is_dialog(self) -> bool:
+        return False
+
+    def to_dict(self) -> dict[str, Any]:
+        wire: dict[str, Any] = {"type": "extension_ui_request", "id": self.id}
+        wire["method"] = self.unknown_method
+        wire.update(self.extra)
+        return wire
+
+
+def _parse_ui_request(raw: Mapping[str, Any]) -> UIRequest:
+    rid = _text(raw.get("id"))
+    method = raw.get("method")
+    cls = _UI_REQUEST_CLASSES.get(method) if isinstance(method, str) else None
+    if cls is None:
+        extra = {k: v for k, v in raw.items() if k not in ("type", "id", "method")}
+        return UnknownUIRequest(rid, unknown_method=_text(method), extra=extra)
+    known = {"type", "id", "method", *cls._fields}
+    extra = {k: v for k, v in raw.items() if k not in known}
+    timeout = _timeout_ms(raw.get("timeout"))
+    if cls is SelectRequest:
+        options = raw.get("options")
+        opts = tuple(_text(o) for o in options) if isinstance(options, list) else ()
+        return SelectRequest(rid, title=_text(raw.get("title")), options=opts, timeout=timeout, extra=extra)
+    if cls is ConfirmRequest:
+        return ConfirmRequest(
+            rid, title=_text(raw.get("title")), message=_text(raw.get("message")), timeout=timeout, extra=extra
+        )
+    if cls is InputRequest:
+        return InputRequest(
+            rid,
+            title=_text(raw.get("title")),
+            placeholder=_optional_text(raw.get("placeholder")),
+            timeout=timeout,
+            extra=extra,
+        )
+    if cls is EditorRequest:
+        return EditorRequest(
+            rid, title=_text(raw.get("title")), prefill=_optional_text(raw.get("prefill")), timeout=timeout, extra=extra
+        )
+    if cls is NotifyRequest:
+        kind = raw.get("notifyType")
+        return NotifyRequest(
+            rid,
+            message=_text(raw.get("message")),
+            notify_type=kind if kind in ("info", "warning", "error") else "info",
+            extra=extra,
+        )
+    if cls is SetStatusRequest:
+        return SetStatusRequest(
+            rid, key=_text(raw.get("statusKey")), text=_optional_text(raw.get("statusText")), extra=extra
+        )
+    if cls is SetWidgetRequest:
+        lines = raw.get("widgetLines")
+        placement = raw.get("widgetPlacement")
+        return SetWidgetRequest(
+            rid,
+            key=_text(raw.get("widgetKey")),
+            lines=tuple(_text(line) for line in lines) if isinstance(lines, list) else None,
+            placement=placement if placement in ("aboveEditor", "belowEditor") else "aboveEditor",
+            extra=extra,
+        )
+    if cls is SetTitleRequest:
+        return SetTitleRequest(rid, title=_text(raw.get("title")), extra=extra)
+    return SetEditorTextRequest(rid, text=_text(raw.get("text")), extra=extra)
+
+
+_UI_REQUEST_CLASSES: dict[str, type[UIRequest]] = {
+    cls.method: cls
+    for cls in (
+        SelectRequest,
+        ConfirmRequest,
+        InputRequest,
+        EditorRequest,
+        NotifyRequest,
+        SetStatusRequest,
+        SetWidgetRequest,
+        SetTitleRequest,
+        SetEditorTextRequest,
+    )
+}
+
+# --------------------------------------------------------------------------- responses, events
+
+
+@dataclass(frozen=True)
+class Response:
+    """The agent's answer to a command (``type: "response"``)."""
+
+    command: str
+    success: bool
+    id: str | None = None
+    data: Any = None
+    error: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict, kw_only=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The response as the agent writes it."""
+        wire: dict[str, Any] = {}
+        _put(wire, "id", self.id)
+        wire.update(type="response", command=self.command, success=self.success)
+        _put(wire, "data", self.data)
+        _put(wire, "error", self.error)
+        wire.update(self.extra)
+        return wire
+
+
+@dataclass(frozen=True)
+class AgentEvent:
+    """Any other typed message from the agent, such as ``agent_start`` or ``message_update``.
+
+    Attributes
+    ----------
+    type:
+        The event type; see :data:`KNOWN_EVENT_TYPES` (unknown types are kept too).
+    fields:
+        Every field but ``type``, as received.
+    """
+
+    type: str
+    fields: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def known(self) -> bool:
+        """Whether the agent's documentation describes this event type."""
+        return self.type in KNOWN_EVENT_TYPES
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """One field of the event."""
+        return self.fields.get(key, default)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The event as the agent writes it."""
+        return {"type": self.type, **self.fields}
+
+
+@dataclass(frozen=True)
+class UnknownMessage:
+    """A JSON value that is not an object with a string ``type``; kept as received."""
+
+    value: Any
+
+    def to_dict(self) -> Any:
+        """The value as received."""
+        return self.value
+
+
+Message = Union[UIRequest, Response, AgentEvent, UnknownMessage]
+
+
+def parse_message(value: Any) -> Message:
+    """Turn one decoded JSON value from the agent into a typed message. Never raises."""
+    if not isinstance(value, dict) or not isinstance(value.get("type"), str):
+        return UnknownMessage(value)
+    kind = value["type"]
+    if kind == "extension_ui_request":
+        return _parse_ui_request(value)
+    if kind == "response":
+        rid = value.get("id")
+        error = value.get("error")
+        success = value.get("success")
+        return Response(
+            command=_text(value.get("command")),
+            success=success is True,
+            id=None if rid is None else _text(rid),
+            data=value.get("data"),
+            error=None if error is None else _text(error),
+            extra={
+                k: v for k, v in value.items() if k not in ("type", "id", "command", "success", "data", "error")
+            },
+        )
+    return AgentEvent(kind, {k: v for k, v in value.items() if k != "type"})
+
+
+# --------------------------------------------------------------------------- client to agent
+
+
+@dataclass(frozen=True)
+class UIResponse:
+    """An ``extension_ui_response``: exactly one of value, confirmed or cancelled.
+
+    Build one with :meth:`value_of`, :meth:`confirmation` or :meth:`cancellation`.
+    """
+
+    id: str
+    value: str | None = None
+    confirmed: bool | None = None
+    cancelled: bool = False
+
+    @classmethod
+    def value_of(cls, request_id: str, value: str) -> UIResponse:
+        """The answer to a ``select``, ``input`` or ``editor`` dialog."""
+        return cls(request_id, value=value)
+
+    @classmethod
+    def confirmation(cls, request_id: str, confirmed: bool) -> UIResponse:
+        """The answer to a ``confirm`` dialog."""
+        return cls(request_id, confirmed=confirmed)
+
+    @classmethod
+    def cancellation(cls, request_id: str) -> UIResponse:
+        """Dismiss any dialog."""
+        return cls(request_id, cancelled=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The response as the agent expects it on stdin."""
+        wire: dict[str, Any] = {"type": "extension_ui_response", "id": self.id}
+        if self.cancelled:
+            wire["cancelled"] = True
+        elif self.confirmed is not None:
+            wire["confirmed"] = self.confirmed
+        else:
+            wire["value"] = self.value
+        return wire
+
+    @classmethod
+    def from_dict(cls, wire: Mapping[str, Any]) -> UIResponse:
+        """Parse a response, as a stand-in agent reads it."""
+        if wire.get("cancelled") is True:
+            return cls.cancellation(_text(wire.get("id")))
+        if "confirmed" in wire:
+            return cls.confirmation(_text(wire.get("id")), bool(wire["confirmed"]))
+        return cls.value_of(_text(wire.get("id")), _text(wire.get("value")))
+
+
+def command(kind: str, /, **fields: Any) -> dict[str, Any]:
+    """A command for the agent's stdin, such as ``command("get_state")``; None fields dropped."""
+    return {"type": kind, **{k: v for k, v in fields.items() if v is not None}}

@@ -1,0 +1,1 @@
+"""The presentation layer: one module per widget family. No subprocesses here."""

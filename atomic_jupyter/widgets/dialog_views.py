@@ -1,0 +1,163 @@
+"""One renderer per dialog method: ``select``, ``confirm``, ``input``, ``editor``.
+
+Each dialog is a VBox with the title, the message, the controls, a countdown when the
+request has a timeout, and a Cancel button. Once the dialog is answered, cancelled, expired
+or closed, it collapses to one line saying what happened.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import ipywidgets as w
+
+from ..dialogs import Dialog
+from ..errors import AtomicAgentError, DialogNotPendingError
+from ..messages import ConfirmRequest, EditorRequest, InputRequest, SelectRequest
+from .text import pre_block, text_label
+
+__all__ = ["DialogView", "MAX_OPTION_BUTTONS"]
+
+#: A select with at most this many options shows one button per option, else a Dropdown.
+MAX_OPTION_BUTTONS = 8
+
+_BORDER = {"pending": "var(--jp-brand-color1,#1976d2)", "done": "var(--jp-border-color2,#ccc)"}
+
+
+class DialogView:
+    """The widget of one :class:`~atomic_jupyter.dialogs.Dialog`.
+
+    Attributes
+    ----------
+    root:
+        The VBox to display.
+    buttons:
+        Every button, by its role: ``"option:<n>"``, ``"yes"``, ``"no"``, ``"submit"``,
+        ``"cancel"``.
+    """
+
+    def __init__(self, dialog: Dialog) -> None:
+        self.dialog = dialog
+        self.collapsed = False
+        self.buttons: dict[str, w.Button] = {}
+        self.value_widget: w.ValueWidget | None = None
+        self.error = text_label("")
+        self.error.layout.display = "none"
+        self.countdown = text_label("")
+        self.countdown.add_class("atomic-countdown")
+        request = dialog.typed
+        parts: list[w.Widget] = [text_label(request.title or f"{dialog.method} request", bold=True)]
+        if isinstance(request, ConfirmRequest) and request.message:
+            parts.append(pre_block(request.message.splitlines() or [""]))
+        parts.append(self._controls())
+        cancel = self._button("cancel", "Cancel", self._cancel)
+        parts.append(w.HBox([cancel, self.countdown]))
+        parts.append(self.error)
+        self.root = w.VBox(
+            parts,
+            layout=w.Layout(border=f"1px solid {_BORDER['pending']}", padding="6px", margin="4px 0"),
+        )
+        self.root.add_class("atomic-dialog")
+        self.root.add_class(f"atomic-dialog-{dialog.method}")
+        self.refresh_countdown()
+        self.refresh()
+
+    # ------------------------------------------------------------------ building
+
+    def _button(self, role: str, text: str, on_click: Callable[[], None], style: str = "") -> w.Button:
+        button = w.Button(description=text, tooltip=text, button_style=style, layout=w.Layout(width="auto"))
+        button.on_click(lambda _b: self._act(on_click))
+        self.buttons[role] = button
+        return button
+
+    def _controls(self) -> w.Widget:
+        request = self.dialog.typed
+        if isinstance(request, SelectRequest):
+            options = list(request.options)
+            if len(options) <= MAX_OPTION_BUTTONS:
+                return w.HBox(
+                    [
+                        self._button(f"option:{i}", option, lambda o=option: self.dialog.respond(o), "primary")
+                        for i, option in enumerate(options)
+                    ],
+                    layout=w.Layout(flex_flow="row wrap"),
+                )
+            dropdown = w.Dropdown(options=[(option, i) for i, option in enumerate(options)], value=0)
+            self.value_widget = dropdown
+            submit = self._button("submit", "Submit", lambda: self.dialog.respond(options[dropdown.value]), "primary")
+            return w.HBox([dropdown, submit])
+        if isinstance(request, ConfirmRequest):
+            return w.HBox(
+                [
+                    self._button("yes", "Yes", lambda: self.dialog.respond(True), "primary"),
+                    self._button("no", "No", lambda: self.dialog.respond(False)),
+                ]
+            )
+        if isinstance(request, InputRequest):
+            text = w.Text(value="", placeholder=request.placeholder or "", layout=w.Layout(width="60%"))
+            self.value_widget = text
+            submit = self._button("submit", "Submit", lambda: self.dialog.respond(text.value), "primary")
+            return w.HBox([text, submit])
+        assert isinstance(request, EditorRequest)
+        prefill = request.prefill or ""
+        rows = min(20, max(4, prefill.count("\n") + 2))
+        area = w.Textarea(value=prefill, rows=rows, layout=w.Layout(width="100%"))
+        self.value_widget = area
+        submit = self._button("submit", "Submit", lambda: self.dialog.respond(area.value), "primary")
+        return w.VBox([area, submit])
+
+    # ------------------------------------------------------------------ acting
+
+    def _act(self, action: Callable[[], None]) -> None:
+        """Run a button's action; a late or failed answer is shown, never raised."""
+        try:
+            action()
+        except DialogNotPendingError:
+            pass  # a second click, or a click after expiry: the first outcome stands
+        except AtomicAgentError as exc:
+            self.error.value = f"Not sent: {exc}"
+            self.error.layout.display = None
+        self.refresh()
+
+    def _cancel(self) -> None:
+        self.dialog.cancel()
+
+    # ------------------------------------------------------------------ updating
+
+    def refresh_countdown(self) -> None:
+        """Show the seconds left, for a dialog with a timeout."""
+        left = self.dialog.seconds_left()
+        if left is None or not self.dialog.pending:
+            self.countdown.value = ""
+        else:
+            self.countdown.value = f"expires in {int(left + 0.999)} s"
+
+    def refresh(self) -> None:
+        """Collapse to one line once the dialog is no longer pending."""
+        if self.dialog.pending or self.collapsed:
+            return
+        for button in self.buttons.values():
+            button.disabled = True
+        if self.value_widget is not None:
+            self.value_widget.disabled = True
+        summary = text_label(self.dialog.outcome)
+        summary.add_class("atomic-dialog-outcome")
+        summary.add_class(f"atomic-dialog-{self.dialog.state}")
+        if self.collapsed:
+            return
+        old = self.root.children
+        self.root.children = (summary,)
+        self.root.layout.border = f"1px solid {_BORDER['done']}"
+        self.root.layout.padding = "2px 6px"
+        self.collapsed = True
+        # The controls are gone from the page: free their comms too.
+        for child in old:
+            _close_tree(child)
+        self.buttons.clear()
+        self.value_widget = None
+
+
+def _close_tree(widget: w.Widget) -> None:
+    for child in getattr(widget, "children", ()):
+        _close_tree(child)
+    widget.close()

@@ -1,0 +1,275 @@
+"""The session panel and the prompt output areas, kept in step with an AgentSession.
+
+:class:`SessionView` is the only object that turns session state into widgets. The session
+calls :meth:`SessionView.refresh` (always on the kernel's event loop, through its
+dispatcher) with the part that changed; the view reads the session's current state, so a
+burst of changes costs one update of the widget.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as w
+
+from ..dialogs import Dialog
+from ..runs import PromptRun
+from .dialog_views import DialogView
+from .text import pre_block, pre_html, text_label
+
+if TYPE_CHECKING:
+    from ..session import AgentSession
+
+__all__ = ["SessionView"]
+
+#: Notifications shown in the panel (all are kept in ``session.notifications``).
+NOTIFICATIONS_SHOWN = 30
+
+_NOTIFY_COLORS = {
+    "info": "var(--jp-info-color1,#0277bd)",
+    "warning": "var(--jp-warn-color1,#e65100)",
+    "error": "var(--jp-error-color1,#c62828)",
+}
+_STATE_TEXT = {
+    "new": "not started",
+    "starting": "starting…",
+    "idle": "idle",
+    "working": "working…",
+    "stopped": "stopped",
+}
+
+
+class RunArea:
+    """The output area of one prompt: what was sent, its outcome, and its dialogs."""
+
+    def __init__(self, run: PromptRun) -> None:
+        first = run.message.splitlines()[0] if run.message else ""
+        self.run = run
+        self.header = text_label(f"> {first}" + (" …" if "\n" in run.message else ""))
+        self.header.add_class("atomic-run-prompt")
+        self.outcome = text_label("")
+        self.outcome.add_class("atomic-run-outcome")
+        self.dialogs = w.VBox([])
+        self.root = w.VBox([self.header, self.dialogs, self.outcome])
+        self.root.add_class("atomic-run")
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Show the prompt's outcome once it is known."""
+        if self.run.error:
+            self.outcome.value = self.run.error
+            self.outcome.add_class("atomic-error")
+        elif self.run.answered:
+            self.outcome.value = ""
+
+
+class SessionView:
+    """All widgets of one session: its panel, and an area per prompt.
+
+    Attributes
+    ----------
+    panel:
+        The panel VBox.
+    dialog_views:
+        Dialog id -> :class:`~atomic_jupyter.widgets.dialog_views.DialogView`.
+    """
+
+    def __init__(self, session: AgentSession) -> None:
+        self.session = session
+        self.dialog_views: dict[str, DialogView] = {}
+        self.run_areas: dict[int, RunArea] = {}
+        self.status_labels: dict[str, w.Label] = {}
+        self.placed: set[int] = set()
+        self.notifications_shown = 0
+
+        self.title = text_label("", bold=True)
+        self.title.add_class("atomic-title")
+        self.state = text_label("")
+        self.state.add_class("atomic-state")
+        self.status_bar = w.HBox([], layout=w.Layout(flex_flow="row wrap"))
+        self.status_bar.add_class("atomic-status")
+        self.above = w.VBox([])
+        self.above.add_class("atomic-widgets-above")
+        self.below = w.VBox([])
+        self.below.add_class("atomic-widgets-below")
+        self.editor = w.Textarea(value="", placeholder="Message the agent…", rows=3, layout=w.Layout(width="100%"))
+        self.editor.add_class("atomic-editor")
+        self.editor.observe(self._on_editor_change, names="value")
+        self.send = w.Button(description="Send", button_style="primary", tooltip="Send to the agent")
+        self.send.on_click(self._on_send)
+        self.dialogs = w.VBox([])
+        self.dialogs.add_class("atomic-panel-dialogs")
+        self.notifications = w.VBox([])
+        self.notifications.add_class("atomic-notifications")
+        self.diagnostics = text_label("")
+        self.diagnostics.add_class("atomic-diagnostics")
+        self.exit_info = w.HTML("")
+        self.exit_info.add_class("atomic-exit")
+        self.panel = w.VBox(
+            [
+                w.HBox([self.title, self.state], layout=w.Layout(justify_content="space-between")),
+                self.status_bar,
+                self.above,
+                self.editor,
+                self.send,
+                self.below,
+                self.dialogs,
+                self.notifications,
+                self.diagnostics,
+                self.exit_info,
+            ],
+            layout=w.Layout(border="1px solid var(--jp-border-color2,#ccc)", padding="6px"),
+        )
+        self.panel.add_class("atomic-panel")
+        for part in ("title", "status", "widgets", "editor", "state", "notifications", "diagnostics"):
+            self.refresh(part)
+        for dialog in session.pending_dialogs:
+            self.add_dialog(dialog, None)
+
+    # ------------------------------------------------------------------ session -> widgets
+
+    def refresh(self, part: Any) -> None:
+        """Bring one part of the widgets in line with the session."""
+        s = self.session
+        if part == "title":
+            self.title.value = s.title or f"atomic agent: {s.name}"
+        elif part == "status":
+            self._refresh_status(s.status)
+        elif part == "widgets":
+            above, below = [], []
+            for key, block in s.widgets.items():
+                html = pre_block(block["lines"])
+                html.add_class("atomic-widget-block")
+                (below if block["placement"] == "belowEditor" else above).append(html)
+            _replace_children(self.above, above)
+            _replace_children(self.below, below)
+        elif part == "editor":
+            if self.editor.value != s.editor_text:
+                self.editor.value = s.editor_text
+        elif part == "notifications":
+            self._refresh_notifications()
+        elif part == "diagnostics":
+            count = s.diagnostic_count
+            if count:
+                last = s.diagnostics[-1] if s.diagnostics else ""
+                self.diagnostics.value = f"{count} message(s) from the agent were ignored; last: {last}"
+        elif part == "state":
+            self._refresh_state()
+        elif isinstance(part, tuple) and part[0] == "run":
+            for area in self.run_areas.values():
+                if area.run.id == part[1]:
+                    area.refresh()
+
+    def _refresh_status(self, status: dict[str, str]) -> None:
+        for key in [k for k in self.status_labels if k not in status]:
+            self.status_labels.pop(key).close()
+        for key, text in status.items():
+            label = self.status_labels.get(key)
+            if label is None:
+                self.status_labels[key] = _status_entry(key, text)
+            elif label.value != text:
+                label.value = text
+        children = [self.status_labels[key] for key in status]
+        if list(self.status_bar.children) != children:
+            self.status_bar.children = children
+
+    def _refresh_notifications(self) -> None:
+        total, recent = self.session._notifications_since(self.notifications_shown)
+        self.notifications_shown = total
+        if not recent:
+            return
+        items = []
+        for note in recent[-NOTIFICATIONS_SHOWN:]:
+            item = w.HTML(pre_html([f"[{note['type']}] {note['message']}"], _NOTIFY_COLORS.get(note["type"])))
+            item.add_class("atomic-notification")
+            item.add_class(f"atomic-notify-{note['type']}")
+            items.append(item)
+        children = [*self.notifications.children, *items]
+        dropped, kept = children[:-NOTIFICATIONS_SHOWN], children[-NOTIFICATIONS_SHOWN:]
+        self.notifications.children = kept
+        for child in dropped:
+            child.close()
+
+    def _refresh_state(self) -> None:
+        s = self.session
+        if s.state == "exited":
+            self.state.value = f"exited with code {s.returncode}"
+            tail = s.stderr_tail.strip()
+            self.exit_info.value = (
+                pre_html([f"The agent exited with code {s.returncode}. Its last stderr lines:", tail or "(none)"], _NOTIFY_COLORS["error"])
+                + pre_html(["Run %atomic_agent restart to start it again."])
+            )
+        else:
+            self.state.value = _STATE_TEXT.get(s.state, s.state)
+            self.exit_info.value = ""
+        running = s.state in ("idle", "working")
+        self.send.disabled = not running
+
+    # ------------------------------------------------------------------ dialogs
+
+    def add_dialog(self, dialog: Dialog, host: PromptRun | None) -> None:
+        """Build a dialog's widget and show it in its prompt's area, or in the panel."""
+        root = dialog.widget
+        if root is None or id(root) in self.placed:
+            return
+        self.placed.add(id(root))
+        container = self.dialogs
+        if host is not None and host.widget is not None:
+            container = self.run_areas[id(host)].dialogs
+        container.children = (*container.children, root)
+
+    def build_dialog(self, dialog: Dialog) -> w.Widget:
+        """Build the widget of a dialog (once; :attr:`Dialog.widget` calls this)."""
+        view = DialogView(dialog)
+        self.dialog_views[dialog.id] = view
+        return view.root
+
+    def refresh_dialog(self, dialog: Dialog) -> None:
+        """Collapse a dialog that is no longer pending."""
+        view = self.dialog_views.get(dialog.id)
+        if view is not None:
+            view.refresh()
+
+    def refresh_countdown(self, dialog: Dialog) -> None:
+        """Update a timed dialog's countdown."""
+        view = self.dialog_views.get(dialog.id)
+        if view is not None:
+            view.refresh_countdown()
+
+    # ------------------------------------------------------------------ prompt areas
+
+    def build_run_area(self, run: PromptRun) -> w.Widget:
+        """The output area of a prompt (built once per run)."""
+        area = RunArea(run)
+        self.run_areas[id(run)] = area
+        return area.root
+
+    # ------------------------------------------------------------------ widgets -> session
+
+    def _on_editor_change(self, change: dict[str, Any]) -> None:
+        self.session.set_editor_text(change["new"])
+
+    def _on_send(self, _button: w.Button) -> None:
+        from ..errors import AtomicAgentError
+
+        try:
+            run = self.session.send_editor()
+        except AtomicAgentError as exc:
+            self.session._diagnose(f"could not send the editor's text: {exc}")
+            return
+        if run is not None and run.widget is not None:
+            self.dialogs.children = (*self.dialogs.children, run.widget)
+
+
+def _status_entry(key: str, text: str) -> w.Label:
+    label = text_label(text, tooltip=key)
+    label.add_class("atomic-status-entry")
+    label.layout.margin = "0 12px 0 0"
+    return label
+
+
+def _replace_children(box: w.Box, children: list[w.Widget]) -> None:
+    old = box.children
+    box.children = children
+    for child in old:
+        child.close()

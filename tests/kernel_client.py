@@ -1,0 +1,1394 @@
+"""Drive a real IPython kernel the way a browser running JupyterLab does.
+
+The :class:`BrowserLikeKernel` harness starts an ``ipykernel`` subprocess with
+the current interpreter, talks to it through :mod:`jupyter_client` and plays the
+part of the JupyterLab widget manager:
+
+* every IOPub message is processed, whichever request it belongs to, and the
+  ``jupyter.widget`` comm traffic is folded into a model-state table
+  (:class:`WidgetStateTracker`), just as the browser's widget manager keeps its
+  Backbone models;
+* user actions are sent the way the ipywidgets front end sends them: a click is
+  a ``custom`` comm message ``{"event": "click"}``, an edit is an ``update``
+  comm message carrying the new state;
+* ``echo_update`` messages are reconciled with locally set values using the
+  same rule as ``@jupyter-widgets/base``, and ``Output`` widgets capture the
+  outputs of the request whose ``msg_id`` they hold, as the JupyterLab output
+  widget does, syncing their ``outputs`` back to the kernel;
+* every output is filed where JupyterLab would show it (a cell, an ``Output``
+  widget, the log console, or nowhere), see :data:`SHOWN_IN`.
+
+Typical use in a test::
+
+    with BrowserLikeKernel(tmp_path) as kernel:
+        kernel.execute("import ipywidgets as w; b = w.Button(description='Go'); display(b)")
+        button = kernel.find("Button", description="Go")
+        kernel.click(button.comm_id)
+        kernel.wait_for(lambda: ..., what="the click handler to run")
+
+Waiting never sleeps blindly: every wait blocks on the kernel's sockets with a
+short timeout and re-checks its condition against a monotonic deadline.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import sys
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any, TypeVar
+
+import zmq
+from ipykernel.kernelspec import get_kernel_dict
+from jupyter_client.blocking.client import BlockingKernelClient
+from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
+from jupyter_client.manager import KernelManager
+
+__all__ = [
+    "BrowserLikeKernel",
+    "CellError",
+    "DisplayRecord",
+    "ExecResult",
+    "KernelTimeout",
+    "SHOWN_IN",
+    "StreamChunk",
+    "WidgetRef",
+    "WidgetStateTracker",
+    "strip_ansi",
+]
+
+T = TypeVar("T")
+
+#: Comm target of ipywidgets models.
+WIDGET_TARGET = "jupyter.widget"
+#: Mime type of a displayed widget view.
+WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
+#: Prefix ipywidgets uses to reference one model from another's state.
+MODEL_REF_PREFIX = "IPY_MODEL_"
+
+#: IOPub message types that carry output for an output area.
+_OUTPUT_TYPES = frozenset(
+    {"stream", "display_data", "execute_result", "error", "clear_output", "update_display_data"}
+)
+#: The subset an ``Output`` widget captures (the JupyterLab ``OutputModel.add`` rule).
+_CAPTURED_TYPES = frozenset({"stream", "display_data", "execute_result", "error", "clear_output"})
+#: Models left out of :meth:`WidgetStateTracker.summary` to keep it short.
+_NOISY_MODEL_SUFFIXES = ("LayoutModel", "StyleModel")
+
+#: Where JupyterLab shows an IOPub output, by the request it belongs to:
+#: ``"output"`` an ``Output`` widget holding that request's msg_id captured it;
+#: ``"cell"`` the output area of a cell still running (before its idle status);
+#: ``"log"`` the log console: output of a widget comm message (e.g. a callback);
+#: ``"dropped"`` nowhere: the request already finished or was not sent by this
+#: client (typically a thread printing after its cell ended).
+SHOWN_IN = ("output", "cell", "log", "dropped")
+
+_ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
+_POLL_SLICE = 0.05
+_ALIVE_CHECK_EVERY = 1.0
+_MAX_BATCH = 500
+
+
+def strip_ansi(text: str) -> str:
+    """Remove ANSI colour and cursor escape sequences.
+
+    Parameters
+    ----------
+    text : str
+        Text as produced by IPython's coloured tracebacks.
+
+    Returns
+    -------
+    str
+        The same text without escape sequences.
+    """
+    return _ANSI_RE.sub("", text)
+
+
+def _parent_id(msg: Mapping[str, Any]) -> str | None:
+    parent = msg.get("parent_header") or {}
+    return parent.get("msg_id") or None
+
+
+def _parent_type(msg: Mapping[str, Any]) -> str | None:
+    parent = msg.get("parent_header") or {}
+    return parent.get("msg_type") or None
+
+
+def _model_key(model_name: str) -> str:
+    """Accept ``"Button"`` as well as ``"ButtonModel"``."""
+    return model_name if model_name.endswith("Model") else model_name + "Model"
+
+
+def _put_buffers(
+    state: dict[str, Any], paths: Sequence[Sequence[Any]], buffers: Sequence[Any]
+) -> None:
+    """Place binary buffers into ``state`` at their ``buffer_paths``."""
+    for path, buf in zip(paths, buffers):
+        if not path:
+            continue
+        node: Any = state
+        for key in path[:-1]:
+            node = node[key]
+        node[path[-1]] = bytes(buf)
+
+
+def _split_buffers(state: dict[str, Any]) -> tuple[dict[str, Any], list[list[Any]], list[bytes]]:
+    """Split binary values out of ``state`` for a comm message.
+
+    Returns
+    -------
+    tuple
+        ``(json_state, buffer_paths, buffers)``; ``json_state`` is a copy with
+        each binary value replaced by ``None``.
+    """
+    paths: list[list[Any]] = []
+    buffers: list[bytes] = []
+
+    def walk(value: Any, path: list[Any]) -> Any:
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            paths.append(path)
+            buffers.append(bytes(value))
+            return None
+        if isinstance(value, dict):
+            return {k: walk(v, [*path, k]) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [walk(v, [*path, i]) for i, v in enumerate(value)]
+        return value
+
+    return walk(state, []), paths, buffers
+
+
+# --------------------------------------------------------------------------- records
+
+
+class CellError(AssertionError):
+    """A cell run with ``check=True`` ended in an error.
+
+    Attributes
+    ----------
+    result : ExecResult
+        The full result of the failed cell.
+    """
+
+    def __init__(self, result: ExecResult) -> None:
+        self.result = result
+        super().__init__(
+            f"cell raised {result.ename}: {result.evalue}\n"
+            f"--- code ---\n{result.code}\n"
+            f"--- traceback ---\n{result.plain_traceback}\n"
+            f"--- stdout ---\n{result.stdout}--- stderr ---\n{result.stderr}"
+        )
+
+
+class KernelTimeout(AssertionError):
+    """A wait on the kernel did not finish before its deadline."""
+
+
+@dataclass(frozen=True)
+class StreamChunk:
+    """One ``stream`` message seen on IOPub.
+
+    Attributes
+    ----------
+    name : str
+        ``"stdout"`` or ``"stderr"``.
+    text : str
+        The text of the message.
+    parent_msg_id, parent_msg_type : str or None
+        The request the kernel attributed the output to (an ``execute_request``,
+        a ``comm_msg`` for widget callbacks, or whatever a thread inherited).
+    shown_in : str
+        Where JupyterLab would show it, see :data:`SHOWN_IN`.
+    captured_by : str or None
+        Comm id of the ``Output`` widget that captured it (``shown_in ==
+        "output"``).
+    """
+
+    name: str
+    text: str
+    parent_msg_id: str | None
+    parent_msg_type: str | None
+    shown_in: str
+    captured_by: str | None
+
+
+@dataclass(frozen=True)
+class DisplayRecord:
+    """One ``display_data``, ``update_display_data`` or ``execute_result`` message.
+
+    Attributes
+    ----------
+    msg_type : str
+        The IOPub message type.
+    data : dict
+        The mime bundle.
+    metadata : dict
+        The mime metadata.
+    transient : dict
+        Transient data, e.g. ``{"display_id": ...}``.
+    parent_msg_id, parent_msg_type : str or None
+        The request the kernel attributed the output to.
+    shown_in : str
+        Where JupyterLab would show it, see :data:`SHOWN_IN`.
+    captured_by : str or None
+        Comm id of the ``Output`` widget that captured it.
+    """
+
+    msg_type: str
+    data: dict[str, Any]
+    metadata: dict[str, Any]
+    transient: dict[str, Any]
+    parent_msg_id: str | None
+    parent_msg_type: str | None
+    shown_in: str
+    captured_by: str | None
+
+
+@dataclass
+class ExecResult:
+    """What a browser would know about one executed cell.
+
+    Attributes
+    ----------
+    msg_id : str
+        The ``execute_request`` message id.
+    code : str
+        The code that ran.
+    status : str
+        ``"ok"``, ``"error"`` or ``"aborted"`` from the ``execute_reply``.
+    execution_count : int or None
+        The cell's execution count.
+    ename, evalue : str or None
+        Exception name and value when ``status == "error"``.
+    traceback : list of str
+        Traceback lines (with ANSI colours) when ``status == "error"``.
+    outputs : list of dict
+        Outputs shown in the cell's output area, in order, in nbformat shape
+        (``output_type`` is one of ``stream``, ``display_data``,
+        ``execute_result``, ``error``, ``update_display_data``,
+        ``clear_output``). Outputs captured by an ``Output`` widget are not here.
+    reply : dict
+        Content of the ``execute_reply``.
+    """
+
+    msg_id: str
+    code: str
+    status: str = ""
+    execution_count: int | None = None
+    ename: str | None = None
+    evalue: str | None = None
+    traceback: list[str] = field(default_factory=list)
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    reply: dict[str, Any] = field(default_factory=dict)
+
+    def _stream(self, name: str) -> str:
+        return "".join(
+            o["text"] for o in self.outputs if o["output_type"] == "stream" and o["name"] == name
+        )
+
+    @property
+    def ok(self) -> bool:
+        """Whether the cell finished without error."""
+        return self.status == "ok"
+
+    @property
+    def stdout(self) -> str:
+        """All ``stdout`` text shown in the cell."""
+        return self._stream("stdout")
+
+    @property
+    def stderr(self) -> str:
+        """All ``stderr`` text shown in the cell."""
+        return self._stream("stderr")
+
+    @property
+    def displays(self) -> list[dict[str, Any]]:
+        """Mime bundles of ``display_data`` and ``execute_result`` outputs, in order."""
+        return [
+            o["data"]
+            for o in self.outputs
+            if o["output_type"] in {"display_data", "execute_result"}
+        ]
+
+    @property
+    def result(self) -> str | None:
+        """``text/plain`` of the ``execute_result``, if the cell had one."""
+        for o in self.outputs:
+            if o["output_type"] == "execute_result":
+                return o["data"].get("text/plain")
+        return None
+
+    @property
+    def widget_ids(self) -> list[str]:
+        """Model ids of widget views displayed directly in the cell."""
+        return [d[WIDGET_VIEW_MIME]["model_id"] for d in self.displays if WIDGET_VIEW_MIME in d]
+
+    @property
+    def plain_traceback(self) -> str:
+        """The traceback as one string without ANSI escapes."""
+        return strip_ansi("\n".join(self.traceback))
+
+    def raise_for_error(self) -> ExecResult:
+        """Raise :class:`CellError` unless the cell succeeded.
+
+        Returns
+        -------
+        ExecResult
+            ``self``, for chaining.
+        """
+        if self.status != "ok":
+            raise CellError(self)
+        return self
+
+
+@dataclass
+class _Pending:
+    """Book-keeping for an ``execute_request`` in flight."""
+
+    result: ExecResult
+    reply: dict[str, Any] | None = None
+    idle: bool = False
+
+
+# --------------------------------------------------------------------------- widget state
+
+
+class WidgetRef:
+    """A handle on one widget model known to the front end.
+
+    Parameters
+    ----------
+    tracker : WidgetStateTracker
+        The tracker holding the model.
+    comm_id : str
+        The model's comm id (the ``model_id`` of its views).
+    kernel : BrowserLikeKernel, optional
+        Enables :meth:`click` and :meth:`set_value`.
+    """
+
+    def __init__(
+        self, tracker: WidgetStateTracker, comm_id: str, kernel: BrowserLikeKernel | None = None
+    ) -> None:
+        self._tracker = tracker
+        self.comm_id = comm_id
+        self._kernel = kernel
+
+    @property
+    def state(self) -> dict[str, Any]:
+        """The model's state; the tracker updates this very dict in place."""
+        state = self._tracker.models.get(self.comm_id)
+        if state is None:
+            state = self._tracker.closed[self.comm_id]
+        return state
+
+    @property
+    def model_name(self) -> str:
+        """``_model_name`` of the model, e.g. ``"ButtonModel"``."""
+        return str(self.state.get("_model_name", ""))
+
+    @property
+    def is_open(self) -> bool:
+        """False once the kernel closed the comm."""
+        return self.comm_id in self._tracker.models
+
+    @property
+    def children(self) -> list[WidgetRef]:
+        """Direct children (from the ``children`` trait), skipping unknown ids."""
+        return [
+            WidgetRef(self._tracker, cid, self._kernel)
+            for cid in self._tracker.child_ids(self.comm_id)
+            if cid in self._tracker.models
+        ]
+
+    def __getitem__(self, key: str) -> Any:
+        return self.state[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Return ``state[key]`` or ``default``."""
+        return self.state.get(key, default)
+
+    def click(self) -> str:
+        """Click this widget; see :meth:`BrowserLikeKernel.click`."""
+        if self._kernel is None:
+            raise RuntimeError("this WidgetRef is not bound to a kernel")
+        return self._kernel.click(self.comm_id)
+
+    def set_value(self, **state: Any) -> str:
+        """Edit this widget's state; see :meth:`BrowserLikeKernel.set_value`."""
+        if self._kernel is None:
+            raise RuntimeError("this WidgetRef is not bound to a kernel")
+        return self._kernel.set_value(self.comm_id, **state)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, WidgetRef) and other.comm_id == self.comm_id
+
+    def __hash__(self) -> int:
+        return hash(self.comm_id)
+
+    def __repr__(self) -> str:
+        return f"WidgetRef({self.comm_id[:8]}…, {self._tracker.describe(self.comm_id)})"
+
+
+class WidgetStateTracker:
+    """Front-end copy of widget model state, fed from IOPub.
+
+    Parameters
+    ----------
+    kernel : BrowserLikeKernel, optional
+        Bound into the :class:`WidgetRef` objects this tracker hands out.
+
+    Attributes
+    ----------
+    models : dict
+        ``comm_id -> state`` for every open ``jupyter.widget`` comm. The state
+        dicts are updated in place.
+    closed : dict
+        ``comm_id -> last state`` for widget comms the kernel closed.
+    other_comms : dict
+        ``comm_id -> target_name`` for comms opened on other targets.
+    custom_messages : list of tuple
+        ``(comm_id, content, buffers)`` for each ``custom`` message the kernel
+        sent to a widget (``Widget.send``).
+    """
+
+    def __init__(self, kernel: BrowserLikeKernel | None = None) -> None:
+        self._kernel = kernel
+        self.models: dict[str, dict[str, Any]] = {}
+        self.closed: dict[str, dict[str, Any]] = {}
+        self.other_comms: dict[str, str] = {}
+        self.custom_messages: list[tuple[str, dict[str, Any], list[bytes]]] = []
+        # comm_id -> attribute -> msg_id of the last update we sent for it
+        self._expected_echo: dict[str, dict[str, str]] = {}
+        # Output models holding a msg_id, most recently (re)registered last
+        self._output_hooks: list[str] = []
+        self._output_clear_pending: set[str] = set()
+
+    # ----------------------------------------------------------- feeding
+
+    def handle(self, msg: Mapping[str, Any]) -> bool:
+        """Fold one IOPub message into the model table.
+
+        Parameters
+        ----------
+        msg : dict
+            A deserialized IOPub message.
+
+        Returns
+        -------
+        bool
+            True when the message was a comm message.
+        """
+        msg_type = msg["header"]["msg_type"]
+        content = msg["content"]
+        if msg_type == "comm_open":
+            comm_id = content["comm_id"]
+            if content.get("target_name") != WIDGET_TARGET:
+                self.other_comms[comm_id] = content.get("target_name", "")
+                return True
+            data = content.get("data") or {}
+            state = dict(data.get("state") or {})
+            _put_buffers(state, data.get("buffer_paths") or [], msg.get("buffers") or [])
+            self.closed.pop(comm_id, None)
+            self.models[comm_id] = state
+            self._after_change(comm_id, state)
+            return True
+        if msg_type == "comm_msg":
+            comm_id = content["comm_id"]
+            model = self.models.get(comm_id)
+            if model is None:
+                return True
+            data = content.get("data") or {}
+            method = data.get("method")
+            if method in {"update", "echo_update"}:
+                state = dict(data.get("state") or {})
+                _put_buffers(state, data.get("buffer_paths") or [], msg.get("buffers") or [])
+                if method == "echo_update":
+                    self._drop_stale_echoes(comm_id, state, _parent_id(msg))
+                model.update(state)
+                self._after_change(comm_id, state)
+            elif method == "custom":
+                buffers = [bytes(b) for b in msg.get("buffers") or []]
+                self.custom_messages.append((comm_id, data.get("content") or {}, buffers))
+            return True
+        if msg_type == "comm_close":
+            comm_id = content["comm_id"]
+            self.other_comms.pop(comm_id, None)
+            state = self.models.pop(comm_id, None)
+            if state is not None:
+                self.closed[comm_id] = state
+            self._expected_echo.pop(comm_id, None)
+            if comm_id in self._output_hooks:
+                self._output_hooks.remove(comm_id)
+            return True
+        return False
+
+    def _drop_stale_echoes(self, comm_id: str, state: dict[str, Any], parent: str | None) -> None:
+        """Apply the ``@jupyter-widgets/base`` echo rule to ``state`` in place.
+
+        An echo for an attribute we changed ourselves is ignored unless it is
+        the echo of our latest change to it, which ends the wait for it.
+        """
+        expected = self._expected_echo.get(comm_id)
+        if not expected:
+            return
+        for attr in list(state):
+            if attr not in expected:
+                continue
+            if expected[attr] == parent:
+                del expected[attr]
+            else:
+                del state[attr]
+
+    def _after_change(self, comm_id: str, changed: Mapping[str, Any]) -> None:
+        model = self.models[comm_id]
+        if model.get("_model_name") == "OutputModel" and "msg_id" in changed:
+            if comm_id in self._output_hooks:
+                self._output_hooks.remove(comm_id)
+            if model.get("msg_id"):
+                self._output_hooks.append(comm_id)
+
+    def apply_local(self, comm_id: str, state: Mapping[str, Any], msg_id: str) -> None:
+        """Record a change the front end made and sent as ``msg_id``.
+
+        Parameters
+        ----------
+        comm_id : str
+            The model changed.
+        state : dict
+            The new attribute values.
+        msg_id : str
+            Id of the ``comm_msg`` that carried the change to the kernel.
+        """
+        model = self.models[comm_id]
+        model.update(state)
+        expected = self._expected_echo.setdefault(comm_id, {})
+        for attr in state:
+            expected[attr] = msg_id
+        self._after_change(comm_id, state)
+
+    # ----------------------------------------------------------- Output widgets
+
+    def capturing_output(self, parent_msg_id: str | None) -> str | None:
+        """Comm id of the ``Output`` widget that captures output of a request.
+
+        Parameters
+        ----------
+        parent_msg_id : str or None
+            ``msg_id`` of the request the output belongs to.
+
+        Returns
+        -------
+        str or None
+            The most recently registered ``OutputModel`` whose ``msg_id`` state
+            equals ``parent_msg_id``, or None.
+        """
+        if not parent_msg_id:
+            return None
+        for comm_id in reversed(self._output_hooks):
+            model = self.models.get(comm_id)
+            if model is not None and model.get("msg_id") == parent_msg_id:
+                return comm_id
+        return None
+
+    def add_output(self, comm_id: str, output: dict[str, Any]) -> list[dict[str, Any]]:
+        """Add an nbformat output to an ``Output`` widget like JupyterLab's output area.
+
+        Parameters
+        ----------
+        comm_id : str
+            The ``OutputModel``.
+        output : dict
+            nbformat-shaped output, or ``{"output_type": "clear_output", "wait": bool}``.
+
+        Returns
+        -------
+        list of dict
+            The widget's new ``outputs`` list (also stored in its state).
+        """
+        model = self.models[comm_id]
+        outputs = list(model.get("outputs") or [])
+        if output["output_type"] == "clear_output":
+            if output.get("wait"):
+                self._output_clear_pending.add(comm_id)
+            else:
+                self._output_clear_pending.discard(comm_id)
+                outputs = []
+        else:
+            if comm_id in self._output_clear_pending:
+                self._output_clear_pending.discard(comm_id)
+                outputs = []
+            last = outputs[-1] if outputs else None
+            if (
+                output["output_type"] == "stream"
+                and last is not None
+                and last.get("output_type") == "stream"
+                and last.get("name") == output["name"]
+            ):
+                outputs[-1] = {**last, "text": last["text"] + output["text"]}
+            else:
+                outputs.append(output)
+        model["outputs"] = outputs
+        return outputs
+
+    # ----------------------------------------------------------- queries
+
+    def ref(self, comm_id: str) -> WidgetRef:
+        """A :class:`WidgetRef` for a known (open or closed) model."""
+        if comm_id not in self.models and comm_id not in self.closed:
+            raise KeyError(f"no widget model with comm id {comm_id!r}")
+        return WidgetRef(self, comm_id, self._kernel)
+
+    def child_ids(self, comm_id: str) -> list[str]:
+        """Comm ids listed in the ``children`` trait of a model."""
+        state = self.models.get(comm_id) or self.closed.get(comm_id) or {}
+        children = state.get("children") or []
+        return [
+            c[len(MODEL_REF_PREFIX):]
+            for c in children
+            if isinstance(c, str) and c.startswith(MODEL_REF_PREFIX)
+        ]
+
+    def descendants(self, comm_id: str) -> list[WidgetRef]:
+        """All models reachable through ``children``, depth first, excluding ``comm_id``.
+
+        Parameters
+        ----------
+        comm_id : str
+            The root model.
+
+        Returns
+        -------
+        list of WidgetRef
+            Open descendants in document order; ids not (yet) known are skipped.
+        """
+        seen: set[str] = {comm_id}
+        out: list[WidgetRef] = []
+
+        def walk(cid: str) -> None:
+            for child in self.child_ids(cid):
+                if child in seen or child not in self.models:
+                    continue
+                seen.add(child)
+                out.append(WidgetRef(self, child, self._kernel))
+                walk(child)
+
+        walk(comm_id)
+        return out
+
+    def widgets(
+        self, model_name: str | None = None, *, within: str | None = None, **filters: Any
+    ) -> list[WidgetRef]:
+        """Open models matching a model name and state filters.
+
+        Parameters
+        ----------
+        model_name : str, optional
+            ``_model_name`` to match; ``"Button"`` means ``"ButtonModel"``.
+        within : str, optional
+            Only consider descendants of this comm id.
+        **filters
+            ``attr=value`` pairs; a callable value is used as a predicate on
+            the attribute (absent attributes never match).
+
+        Returns
+        -------
+        list of WidgetRef
+            Matches, in the order the models were opened.
+        """
+        if within is not None:
+            candidates = [w.comm_id for w in self.descendants(within)]
+        else:
+            candidates = list(self.models)
+        wanted = _model_key(model_name) if model_name else None
+        out = []
+        for cid in candidates:
+            state = self.models[cid]
+            if wanted is not None and state.get("_model_name") != wanted:
+                continue
+            if all(_matches(state, k, v) for k, v in filters.items()):
+                out.append(WidgetRef(self, cid, self._kernel))
+        return out
+
+    def find(self, model_name: str, *, within: str | None = None, **filters: Any) -> WidgetRef:
+        """The single open model matching, or an AssertionError listing what exists.
+
+        Parameters
+        ----------
+        model_name : str
+            ``_model_name`` to match; ``"Button"`` means ``"ButtonModel"``.
+        within : str, optional
+            Only consider descendants of this comm id.
+        **filters
+            As for :meth:`widgets`.
+
+        Returns
+        -------
+        WidgetRef
+            The match.
+
+        Raises
+        ------
+        AssertionError
+            When zero or several models match.
+        """
+        found = self.widgets(model_name, within=within, **filters)
+        if len(found) != 1:
+            crit = ", ".join(f"{k}={v!r}" for k, v in filters.items())
+            scope = f" within {within[:8]}" if within else ""
+            raise AssertionError(
+                f"expected exactly one {_model_key(model_name)}({crit}){scope}, "
+                f"found {len(found)}\nknown widgets:\n{self.summary()}"
+            )
+        return found[0]
+
+    def describe(self, comm_id: str) -> str:
+        """One-line description of a model (name and a few telling attributes)."""
+        state = self.models.get(comm_id) or self.closed.get(comm_id) or {}
+        parts = [str(state.get("_model_name", "?"))]
+        for key in ("description", "value", "placeholder", "disabled", "msg_id"):
+            if key in state and state[key] not in ("", None):
+                text = repr(state[key])
+                parts.append(f"{key}={text if len(text) <= 60 else text[:57] + '...'}")
+        if state.get("children"):
+            parts.append(f"children={len(state['children'])}")
+        if state.get("outputs"):
+            parts.append(f"outputs={len(state['outputs'])}")
+        return " ".join(parts)
+
+    def summary(self, limit: int = 40) -> str:
+        """Multi-line listing of open models, without layout and style models."""
+        lines = [
+            f"  {cid[:8]} {self.describe(cid)}"
+            for cid, state in self.models.items()
+            if not str(state.get("_model_name", "")).endswith(_NOISY_MODEL_SUFFIXES)
+        ]
+        if len(lines) > limit:
+            lines = [*lines[:limit], f"  ... and {len(lines) - limit} more"]
+        return "\n".join(lines) if lines else "  (none)"
+
+
+def _matches(state: Mapping[str, Any], key: str, expected: Any) -> bool:
+    if key not in state:
+        return False
+    if callable(expected):
+        return bool(expected(state[key]))
+    return bool(state[key] == expected)
+
+
+# --------------------------------------------------------------------------- kernel
+
+
+class _InterpreterKernelSpecs(KernelSpecManager):
+    """Resolves every kernel name to ipykernel on the running interpreter.
+
+    The spec is the one ``ipykernel install`` would write (``sys.executable -m
+    ipykernel_launcher``), so no installed kernelspec can redirect the tests
+    to another Python.
+    """
+
+    def get_kernel_spec(self, kernel_name: str) -> KernelSpec:
+        spec = get_kernel_dict()
+        spec["argv"][0] = sys.executable
+        return KernelSpec(resource_dir="", **spec)
+
+
+class BrowserLikeKernel:
+    """A real IPython kernel driven the way JupyterLab drives it.
+
+    Use as a context manager; the kernel starts on entry and is shut down
+    (and waited for) on exit.
+
+    Parameters
+    ----------
+    cwd : str or os.PathLike
+        Working directory of the kernel process.
+    env : mapping, optional
+        Extra environment variables, merged over :data:`os.environ`.
+    startup_timeout : float
+        Seconds to wait for the kernel to answer ``kernel_info``.
+    kernel_args : sequence of str
+        Extra command-line arguments for ``ipykernel_launcher``.
+    sync_output_widgets : bool
+        Send an ``Output`` widget's captured ``outputs`` back to the kernel, as
+        the JupyterLab output widget does.
+    transport_encryption : {"auto", "disabled", "required"}
+        CurveZMQ policy of the kernel manager. ``"auto"`` (used when pyzmq has
+        Curve) keeps ipykernel from warning about plain-text TCP on stderr;
+        it does not change message semantics.
+
+    Attributes
+    ----------
+    tracker : WidgetStateTracker
+        Widget model state seen so far.
+    streams : list of StreamChunk
+        Every ``stream`` message seen on IOPub, from any request or thread,
+        with where JupyterLab would have shown it.
+    displays : list of DisplayRecord
+        Every ``display_data``, ``update_display_data`` and ``execute_result``.
+    errors : list of dict
+        Content of every IOPub ``error`` message (failed cells and exceptions
+        in widget callbacks), with ``parent_msg_id``, ``parent_msg_type`` and
+        ``shown_in`` added.
+    messages : list of dict
+        Every IOPub message, in arrival order.
+    """
+
+    def __init__(
+        self,
+        cwd: str | os.PathLike[str],
+        env: Mapping[str, str] | None = None,
+        *,
+        startup_timeout: float = 60.0,
+        kernel_args: Sequence[str] = (),
+        sync_output_widgets: bool = True,
+        transport_encryption: str = "auto",
+    ) -> None:
+        self.cwd = Path(cwd)
+        self.env = dict(env or {})
+        self.startup_timeout = startup_timeout
+        self.kernel_args = list(kernel_args)
+        self.sync_output_widgets = sync_output_widgets
+        if transport_encryption != "disabled" and not zmq.has("curve"):
+            transport_encryption = "disabled"
+        self.transport_encryption = transport_encryption
+
+        self.tracker = WidgetStateTracker(self)
+        self.streams: list[StreamChunk] = []
+        self.displays: list[DisplayRecord] = []
+        self.errors: list[dict[str, Any]] = []
+        self.messages: list[dict[str, Any]] = []
+        self.execution_state: str = "starting"
+
+        self._km: KernelManager | None = None
+        self._kc: BlockingKernelClient | None = None
+        self._poller: zmq.Poller | None = None
+        self._pending: dict[str, _Pending] = {}
+        self._idle_seen: set[str] = set()
+        # Requests we sent whose idle status has not arrived ("futures" in
+        # @jupyterlab/services terms): msg_id -> "execute" or "comm".
+        self._live: dict[str, str] = {}
+        self._last_alive_check = 0.0
+
+    # ----------------------------------------------------------- lifecycle
+
+    def __enter__(self) -> BrowserLikeKernel:
+        self.start()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def start(self) -> None:
+        """Start the kernel and wait until it answers."""
+        if self._km is not None:
+            raise RuntimeError("kernel already started")
+        env = {**os.environ, **self.env}
+        km = KernelManager(
+            kernel_name="python3",
+            kernel_spec_manager=_InterpreterKernelSpecs(),
+            transport_encryption=self.transport_encryption,
+        )
+        self._km = km
+        try:
+            km.start_kernel(cwd=str(self.cwd), env=env, extra_arguments=self.kernel_args)
+            kc = km.client()
+            kc.start_channels()
+            self._kc = kc
+            kc.wait_for_ready(timeout=self.startup_timeout)
+            poller = zmq.Poller()
+            poller.register(kc.iopub_channel.socket, zmq.POLLIN)
+            poller.register(kc.shell_channel.socket, zmq.POLLIN)
+            self._poller = poller
+            self.drain()
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Stop the channels and shut the kernel down, waiting for the process."""
+        kc, km = self._kc, self._km
+        self._kc = self._km = self._poller = None
+        if kc is not None:
+            kc.stop_channels()
+        if km is not None:
+            if km.has_kernel:
+                km.shutdown_kernel(now=False)
+            else:
+                km.cleanup_resources()
+
+    @property
+    def km(self) -> KernelManager:
+        """The :class:`~jupyter_client.manager.KernelManager`."""
+        if self._km is None:
+            raise RuntimeError("kernel not started")
+        return self._km
+
+    @property
+    def kc(self) -> BlockingKernelClient:
+        """The :class:`~jupyter_client.blocking.client.BlockingKernelClient`."""
+        if self._kc is None:
+            raise RuntimeError("kernel not started")
+        return self._kc
+
+    def interrupt(self) -> None:
+        """Send the kernel an interrupt (SIGINT), like the stop button."""
+        self.km.interrupt_kernel()
+
+    # ----------------------------------------------------------- message pump
+
+    def _pump(self, timeout: float) -> int:
+        """Wait up to ``timeout`` seconds for IOPub/shell traffic and process all of it.
+
+        Returns
+        -------
+        int
+            Number of messages processed.
+        """
+        if self._poller is None:
+            raise RuntimeError("kernel not started")
+        kc = self.kc
+        ready = dict(self._poller.poll(max(0, int(timeout * 1000))))
+        if not ready:
+            return 0
+        count = 0
+        # IOPub first: a reply is only complete together with its idle status.
+        if kc.iopub_channel.socket in ready:
+            count += self._read_all(kc.iopub_channel, self._on_iopub)
+        if kc.shell_channel.socket in ready:
+            count += self._read_all(kc.shell_channel, self._on_shell)
+        return count
+
+    @staticmethod
+    def _read_all(channel: Any, handler: Callable[[dict[str, Any]], None]) -> int:
+        """Handle the messages queued on ``channel`` (at most a batch, so deadlines hold)."""
+        count = 0
+        while count < _MAX_BATCH:
+            try:
+                msg = channel.get_msg(timeout=0)
+            except queue.Empty:
+                break
+            handler(msg)
+            count += 1
+        return count
+
+    def _check_alive(self) -> None:
+        now = time.monotonic()
+        if now - self._last_alive_check < _ALIVE_CHECK_EVERY:
+            return
+        self._last_alive_check = now
+        if not self.km.is_alive():
+            raise AssertionError("the kernel process died")
+
+    def _wait_until(
+        self, condition: Callable[[], T], timeout: float, describe: Callable[[], str]
+    ) -> T:
+        """Pump messages until ``condition()`` is truthy or the deadline passes."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = condition()
+            if value:
+                return value
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise KernelTimeout(describe())
+            self._pump(min(remaining, _POLL_SLICE))
+            self._check_alive()
+
+    def drain(self, timeout: float = 0.2) -> int:
+        """Process IOPub and shell messages until none arrives for ``timeout`` seconds.
+
+        Parameters
+        ----------
+        timeout : float
+            Quiet period that ends the drain.
+
+        Returns
+        -------
+        int
+            Number of messages processed.
+        """
+        total = 0
+        while True:
+            n = self._pump(timeout)
+            if n == 0:
+                return total
+            total += n
+
+    def wait_for(
+        self, predicate: Callable[[], T], timeout: float = 10.0, what: str = "condition"
+    ) -> T:
+        """Process IOPub until ``predicate()`` is truthy.
+
+        Parameters
+        ----------
+        predicate : callable
+            Checked before each wait for messages.
+        timeout : float
+            Seconds before giving up.
+        what : str
+            Description of the awaited event for the failure message.
+
+        Returns
+        -------
+        object
+            The truthy value ``predicate()`` returned.
+
+        Raises
+        ------
+        KernelTimeout
+            On timeout, naming ``what`` and listing widget states.
+        """
+        return self._wait_until(
+            predicate,
+            timeout,
+            lambda: (
+                f"timed out after {timeout}s waiting for {what}\n"
+                f"widgets:\n{self.tracker.summary()}\n"
+                f"recent output:\n{self._recent_output()}"
+            ),
+        )
+
+    def wait_idle(self, msg_id: str, timeout: float = 10.0) -> None:
+        """Wait for the ``idle`` status the kernel publishes after handling a request.
+
+        Parameters
+        ----------
+        msg_id : str
+            Id of a message sent on the shell channel (e.g. from :meth:`click`).
+        timeout : float
+            Seconds before giving up.
+
+        Notes
+        -----
+        ipykernel 7.4 handles comm messages that arrive while an *async* cell
+        is awaiting without any busy/idle status; waiting on such a message
+        times out. Wait on an effect with :meth:`wait_for` instead.
+        """
+        self.wait_for(lambda: msg_id in self._idle_seen, timeout, f"idle after {msg_id}")
+
+    def _recent_output(self, n: int = 10) -> str:
+        chunks = [f"  [{s.name}] {s.text!r}" for s in self.streams[-n:]]
+        chunks += [f"  [error] {e.get('ename')}: {e.get('evalue')}" for e in self.errors[-3:]]
+        return "\n".join(chunks) if chunks else "  (none)"
+
+    # ----------------------------------------------------------- handlers
+
+    def _on_shell(self, msg: dict[str, Any]) -> None:
+        pending = self._pending.get(_parent_id(msg) or "")
+        if pending is not None and msg["header"]["msg_type"] == "execute_reply":
+            pending.reply = msg["content"]
+
+    def _on_iopub(self, msg: dict[str, Any]) -> None:
+        self.messages.append(msg)
+        msg_type = msg["header"]["msg_type"]
+        content = msg["content"]
+        parent = _parent_id(msg)
+        if self.tracker.handle(msg):
+            return
+        if msg_type == "status":
+            self.execution_state = content.get("execution_state", self.execution_state)
+            if content.get("execution_state") == "idle" and parent:
+                self._idle_seen.add(parent)
+                self._live.pop(parent, None)
+                pending = self._pending.get(parent)
+                if pending is not None:
+                    pending.idle = True
+            return
+        if msg_type not in _OUTPUT_TYPES:
+            return
+        output = self._to_output(msg_type, content)
+        live = self._live.get(parent or "")
+        captured = None
+        if live is not None and msg_type in _CAPTURED_TYPES:
+            captured = self.tracker.capturing_output(parent)
+        if captured is not None:
+            shown_in = "output"
+        elif live is not None:
+            shown_in = "cell" if live == "execute" else "log"
+        else:
+            shown_in = "dropped"
+        ptype = _parent_type(msg)
+        if msg_type == "stream":
+            self.streams.append(
+                StreamChunk(content["name"], content["text"], parent, ptype, shown_in, captured)
+            )
+        elif msg_type in {"display_data", "update_display_data", "execute_result"}:
+            self.displays.append(
+                DisplayRecord(
+                    msg_type,
+                    content.get("data") or {},
+                    content.get("metadata") or {},
+                    content.get("transient") or {},
+                    parent,
+                    ptype,
+                    shown_in,
+                    captured,
+                )
+            )
+        elif msg_type == "error":
+            self.errors.append(
+                {
+                    **content,
+                    "parent_msg_id": parent,
+                    "parent_msg_type": ptype,
+                    "shown_in": shown_in,
+                }
+            )
+
+        if captured is not None:
+            outputs = self.tracker.add_output(captured, output)
+            if self.sync_output_widgets:
+                self._send_update(captured, {"outputs": outputs})
+            return
+        if shown_in == "cell":
+            pending = self._pending.get(parent or "")
+            if pending is not None:
+                pending.result.outputs.append(output)
+
+    @staticmethod
+    def _to_output(msg_type: str, content: Mapping[str, Any]) -> dict[str, Any]:
+        if msg_type == "stream":
+            return {"output_type": "stream", "name": content["name"], "text": content["text"]}
+        if msg_type == "error":
+            return {
+                "output_type": "error",
+                "ename": content.get("ename"),
+                "evalue": content.get("evalue"),
+                "traceback": list(content.get("traceback") or []),
+            }
+        if msg_type == "clear_output":
+            return {"output_type": "clear_output", "wait": bool(content.get("wait"))}
+        out: dict[str, Any] = {
+            "output_type": msg_type,
+            "data": content.get("data") or {},
+            "metadata": content.get("metadata") or {},
+        }
+        if msg_type == "execute_result":
+            out["execution_count"] = content.get("execution_count")
+        if msg_type == "update_display_data" or (content.get("transient") or {}):
+            out["transient"] = content.get("transient") or {}
+        return out
+
+    # ----------------------------------------------------------- executing
+
+    def submit(self, code: str, *, stop_on_error: bool = True) -> str:
+        """Send an ``execute_request`` without waiting for it.
+
+        Parameters
+        ----------
+        code : str
+            Cell source.
+        stop_on_error : bool
+            Abort queued cells if this one fails (JupyterLab's default).
+
+        Returns
+        -------
+        str
+            The request's msg_id, for :meth:`collect`.
+        """
+        msg_id = self.kc.execute(code, allow_stdin=False, stop_on_error=stop_on_error)
+        self._pending[msg_id] = _Pending(ExecResult(msg_id=msg_id, code=code))
+        self._live[msg_id] = "execute"
+        return msg_id
+
+    def collect(self, msg_id: str, timeout: float = 60.0, check: bool = True) -> ExecResult:
+        """Wait for a submitted cell's ``execute_reply`` and final ``idle`` status.
+
+        Parameters
+        ----------
+        msg_id : str
+            Id returned by :meth:`submit`.
+        timeout : float
+            Seconds before giving up.
+        check : bool
+            Raise :class:`CellError` if the cell did not succeed.
+
+        Returns
+        -------
+        ExecResult
+            The cell's outcome and outputs.
+        """
+        pending = self._pending[msg_id]
+        self._wait_until(
+            lambda: pending.reply is not None and pending.idle,
+            timeout,
+            lambda: (
+                f"cell did not finish within {timeout}s "
+                f"(reply={'yes' if pending.reply is not None else 'no'}, "
+                f"idle={'yes' if pending.idle else 'no'})\n--- code ---\n{pending.result.code}\n"
+                f"--- outputs so far ---\n{pending.result.outputs!r}\n"
+                f"widgets:\n{self.tracker.summary()}"
+            ),
+        )
+        del self._pending[msg_id]
+        result = pending.result
+        reply = pending.reply or {}
+        result.reply = reply
+        result.status = reply.get("status", "")
+        result.execution_count = reply.get("execution_count")
+        if result.status == "error":
+            result.ename = reply.get("ename")
+            result.evalue = reply.get("evalue")
+            result.traceback = list(reply.get("traceback") or [])
+        if check:
+            result.raise_for_error()
+        return result
+
+    def execute(self, code: str, timeout: float = 60.0, check: bool = True) -> ExecResult:
+        """Run a cell and wait for it to finish, processing all IOPub traffic meanwhile.
+
+        Parameters
+        ----------
+        code : str
+            Cell source.
+        timeout : float
+            Seconds before giving up.
+        check : bool
+            Raise :class:`CellError` (an AssertionError) if the cell errored.
+
+        Returns
+        -------
+        ExecResult
+            The cell's outcome and outputs.
+        """
+        return self.collect(self.submit(code), timeout=timeout, check=check)
+
+    # ----------------------------------------------------------- acting on widgets
+
+    def send_comm_msg(
+        self, comm_id: str, data: dict[str, Any], buffers: Sequence[bytes] = ()
+    ) -> str:
+        """Send a ``comm_msg`` on the shell channel, as the browser's comm does.
+
+        Parameters
+        ----------
+        comm_id : str
+            Target comm.
+        data : dict
+            The message's ``data``.
+        buffers : sequence of bytes
+            Binary buffers.
+
+        Returns
+        -------
+        str
+            msg_id of the sent message.
+        """
+        kc = self.kc
+        msg = kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        kc.session.send(kc.shell_channel.socket, msg, buffers=list(buffers) or None)
+        msg_id = str(msg["header"]["msg_id"])
+        self._live[msg_id] = "comm"
+        return msg_id
+
+    def send_custom(self, comm_id: str, content: dict[str, Any]) -> str:
+        """Send a ``custom`` widget message (what ``model.send(content)`` does in JS)."""
+        return self.send_comm_msg(comm_id, {"method": "custom", "content": content})
+
+    def click(self, comm_id: str) -> str:
+        """Click a button the way ``ButtonView`` does.
+
+        Parameters
+        ----------
+        comm_id : str
+            The ``ButtonModel``.
+
+        Returns
+        -------
+        str
+            msg_id of the comm message; see :meth:`wait_idle`.
+        """
+        return self.send_custom(comm_id, {"event": "click"})
+
+    def _send_update(self, comm_id: str, state: dict[str, Any]) -> str:
+        json_state, paths, buffers = _split_buffers(state)
+        msg_id = self.send_comm_msg(
+            comm_id, {"method": "update", "state": json_state, "buffer_paths": paths}, buffers
+        )
+        self.tracker.apply_local(comm_id, state, msg_id)
+        return msg_id
+
+    def set_value(self, comm_id: str, **state: Any) -> str:
+        """Change widget attributes from the front end (typing, picking, ticking).
+
+        The local model is updated at once, as in the browser, and the change
+        is sent to the kernel as an ``update`` message; the kernel's
+        ``echo_update`` for it is reconciled like ``@jupyter-widgets/base`` does.
+
+        Parameters
+        ----------
+        comm_id : str
+            The model to change.
+        **state
+            New attribute values (bytes values travel as binary buffers).
+
+        Returns
+        -------
+        str
+            msg_id of the comm message; see :meth:`wait_idle`.
+        """
+        if comm_id not in self.tracker.models:
+            raise KeyError(f"no open widget model {comm_id!r}\n{self.tracker.summary()}")
+        return self._send_update(comm_id, state)
+
+    # ----------------------------------------------------------- widget queries
+
+    @property
+    def models(self) -> dict[str, dict[str, Any]]:
+        """``comm_id -> state`` of open widget models (see :class:`WidgetStateTracker`)."""
+        return self.tracker.models
+
+    def widgets(
+        self, model_name: str | None = None, *, within: str | None = None, **filters: Any
+    ) -> list[WidgetRef]:
+        """See :meth:`WidgetStateTracker.widgets`."""
+        return self.tracker.widgets(model_name, within=within, **filters)
+
+    def find(self, model_name: str, *, within: str | None = None, **filters: Any) -> WidgetRef:
+        """See :meth:`WidgetStateTracker.find`."""
+        return self.tracker.find(model_name, within=within, **filters)
+
+    def descendants(self, comm_id: str) -> list[WidgetRef]:
+        """See :meth:`WidgetStateTracker.descendants`."""
+        return self.tracker.descendants(comm_id)
+
+    def widget(self, comm_id: str) -> WidgetRef:
+        """A :class:`WidgetRef` for a comm id (open or closed)."""
+        return self.tracker.ref(comm_id)
+
+    # ----------------------------------------------------------- output summaries
+
+    @property
+    def stdout_text(self) -> str:
+        """All ``stdout`` text seen on IOPub, captured or not."""
+        return "".join(s.text for s in self.streams if s.name == "stdout")
+
+    @property
+    def stderr_text(self) -> str:
+        """All ``stderr`` text seen on IOPub, captured or not."""
+        return "".join(s.text for s in self.streams if s.name == "stderr")
+
+    def displayed_widget_ids(self) -> list[str]:
+        """Model ids of every widget view displayed so far (cells and Output widgets)."""
+        return [
+            d.data[WIDGET_VIEW_MIME]["model_id"]
+            for d in self.displays
+            if WIDGET_VIEW_MIME in d.data
+        ]
+
+    def iter_messages(self, msg_type: str | None = None) -> Iterator[dict[str, Any]]:
+        """IOPub messages seen so far, optionally of one type."""
+        return (
+            m for m in self.messages if msg_type is None or m["header"]["msg_type"] == msg_type
+        )

@@ -1,0 +1,355 @@
+"""The magic in a real kernel, driven like a browser, against the real pinned agent.
+
+Each test runs ``%atomic_agent`` cells in a kernel started through ``jupyter_client`` and
+answers dialogs by sending the comm messages JupyterLab sends (a click, a value update).
+What the extension received comes back as a ``notify`` ("got <method>: <JSON>"), which the
+tests read from the panel's notification widgets, as a person would.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import re
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kernel_client import BrowserLikeKernel, ExecResult, WidgetRef
+
+pytestmark = [pytest.mark.kernel, pytest.mark.agent]
+
+
+def has_class(name: str):
+    """A state filter: the widget carries the CSS class ``name``."""
+    return lambda classes: name in (classes or [])
+
+
+@pytest.fixture(scope="module")
+def kernel(tmp_path_factory: pytest.TempPathFactory, agent_command: list[str], private_agent_home: Path) -> Iterator[BrowserLikeKernel]:
+    cwd = tmp_path_factory.mktemp("notebook")
+    env = {"ATOMIC_AGENT_COMMAND": " ".join(agent_command), "PI_CODING_AGENT_DIR": str(private_agent_home)}
+    with BrowserLikeKernel(cwd, env=env) as k:
+        k.execute("%load_ext atomic_jupyter")
+        yield k
+
+
+@pytest.fixture(scope="module")
+def panel(kernel: BrowserLikeKernel, ui_extension: str) -> WidgetRef:
+    """The panel of a session started with the UI test extension."""
+    result = kernel.execute(f"%atomic_agent start -e {ui_extension}")
+    (panel_id,) = result.widget_ids
+    ref = kernel.widget(panel_id)
+    assert "atomic-panel" in ref.state["_dom_classes"]
+    return ref
+
+
+def prompt(kernel: BrowserLikeKernel, text: str) -> str:
+    """Run a ``%%atomic_agent`` cell; return the id of the area it displayed."""
+    result = kernel.execute(f"%%atomic_agent\n{text}")
+    (area_id,) = result.widget_ids
+    return area_id
+
+
+def notes(kernel: BrowserLikeKernel, panel: WidgetRef) -> list[str]:
+    """The panel's notification lines, as a person reads them."""
+    return [
+        html.unescape(re.sub(r"<[^>]*>", "", w.state["value"]))
+        for w in kernel.widgets("HTML", within=panel.comm_id, _dom_classes=has_class("atomic-notification"))
+    ]
+
+
+def wait_note(kernel: BrowserLikeKernel, panel: WidgetRef, text: str, timeout: float = 15) -> None:
+    """Wait until the newest notification contains ``text``."""
+    kernel.wait_for(
+        lambda: (lambda n: bool(n) and text in n[-1])(notes(kernel, panel)), timeout=timeout, what=f"notification {text!r}"
+    )
+
+
+def dialog_in(kernel: BrowserLikeKernel, area_id: str, method: str) -> WidgetRef:
+    """Wait for a pending dialog of ``method`` inside ``area_id``."""
+    return kernel.wait_for(
+        lambda: next(iter(kernel.widgets("VBox", within=area_id, _dom_classes=has_class(f"atomic-dialog-{method}"))), None),
+        what=f"a {method} dialog",
+    )
+
+
+def outcome_of(kernel: BrowserLikeKernel, dialog: WidgetRef) -> str:
+    """Wait until the dialog has collapsed; return its one line."""
+    label = kernel.wait_for(
+        lambda: next(iter(kernel.widgets("Label", within=dialog.comm_id, _dom_classes=has_class("atomic-dialog-outcome"))), None),
+        what="the dialog to collapse",
+    )
+    return label.state["value"]
+
+
+def button(kernel: BrowserLikeKernel, dialog: WidgetRef, text: str) -> WidgetRef:
+    return kernel.find("Button", within=dialog.comm_id, description=text)
+
+
+# --------------------------------------------------------------------------- start and panel
+
+
+def test_start_shows_panel_with_title_and_status_from_the_extension(kernel, panel) -> None:
+    kernel.wait_for(
+        lambda: kernel.widgets("Label", within=panel.comm_id, value="UI test extension"), what="the title"
+    )
+    status = kernel.find("Label", within=panel.comm_id, _dom_classes=has_class("atomic-status-entry"), tooltip="ui-test")
+    assert status.state["value"] == "ready"
+    state = kernel.find("Label", within=panel.comm_id, _dom_classes=has_class("atomic-state"))
+    assert state.state["value"] == "idle"
+
+
+def test_magic_help_is_generated_from_its_arguments(kernel) -> None:
+    result = kernel.execute("%atomic_agent?")
+    pages = [p["data"]["text/plain"] for p in result.reply.get("payload", []) if p.get("source") == "page"]
+    assert pages and "--command" in pages[0] and "--env" in pages[0] and "start" in pages[0]
+
+
+# --------------------------------------------------------------------------- dialogs
+
+
+def test_select_click_sends_the_option_and_collapses(kernel, panel) -> None:
+    area = prompt(kernel, "/ui-select")
+    dialog = dialog_in(kernel, area, "select")
+    assert [b.state["description"] for b in kernel.widgets("Button", within=dialog.comm_id)] == [
+        "Alpha", "Beta", "Gamma", "Cancel",
+    ]
+    kernel.click(button(kernel, dialog, "Beta").comm_id)
+    wait_note(kernel, panel, 'got select: "Beta"')
+    assert outcome_of(kernel, dialog) == "Pick one -> Beta"
+
+
+def test_select_with_many_options_uses_a_dropdown(kernel, panel) -> None:
+    dialog = dialog_in(kernel, prompt(kernel, "/ui-select-many"), "select")
+    dropdown = kernel.find("Dropdown", within=dialog.comm_id)
+    kernel.set_value(dropdown.comm_id, index=5)
+    kernel.click(button(kernel, dialog, "Submit").comm_id)
+    wait_note(kernel, panel, 'got select: "Option 6"')
+
+
+@pytest.mark.parametrize("answer, sent", [("Yes", "true"), ("No", "false")])
+def test_confirm_yes_and_no(kernel, panel, answer: str, sent: str) -> None:
+    dialog = dialog_in(kernel, prompt(kernel, "/ui-confirm"), "confirm")
+    kernel.click(button(kernel, dialog, answer).comm_id)
+    wait_note(kernel, panel, f"[info] got confirm: {sent}")
+    assert outcome_of(kernel, dialog) == f"Proceed? -> {answer}"
+
+
+def test_input_typed_then_submitted(kernel, panel) -> None:
+    dialog = dialog_in(kernel, prompt(kernel, "/ui-input"), "input")
+    text = kernel.find("Text", within=dialog.comm_id)
+    assert text.state["placeholder"] == "type a name…"
+    kernel.set_value(text.comm_id, value="Ada Lövelace")
+    kernel.click(button(kernel, dialog, "Submit").comm_id)
+    wait_note(kernel, panel, 'got input: "Ada Lövelace"')
+
+
+def test_editor_prefilled_multiline_unicode_answer(kernel, panel) -> None:
+    dialog = dialog_in(kernel, prompt(kernel, "/ui-editor"), "editor")
+    area = kernel.find("Textarea", within=dialog.comm_id)
+    assert area.state["value"] == "Line 1\nLine 2"
+    kernel.set_value(area.comm_id, value="Zeile 1\nÜber 🚀\nend")
+    kernel.click(button(kernel, dialog, "Submit").comm_id)
+    wait_note(kernel, panel, 'got editor: "Zeile 1\\nÜber 🚀\\nend"')
+
+
+@pytest.mark.parametrize(
+    "command, method, default",
+    [("/ui-select", "select", "undefined"), ("/ui-confirm", "confirm", "false"), ("/ui-input", "input", "undefined"), ("/ui-editor", "editor", "undefined")],
+)
+def test_cancel_each_kind(kernel, panel, command: str, method: str, default: str) -> None:
+    dialog = dialog_in(kernel, prompt(kernel, command), method)
+    kernel.click(button(kernel, dialog, "Cancel").comm_id)
+    wait_note(kernel, panel, f"[info] got {method}: {default}")
+    assert outcome_of(kernel, dialog).endswith("-> cancelled")
+
+
+def test_double_click_sends_one_answer(kernel, panel) -> None:
+    dialog = dialog_in(kernel, prompt(kernel, "/ui-confirm"), "confirm")
+    yes, no = button(kernel, dialog, "Yes").comm_id, button(kernel, dialog, "No").comm_id
+    kernel.click(yes)
+    kernel.click(no)  # races the collapse, as a fast double click does
+    kernel.click(yes)
+    assert outcome_of(kernel, dialog) == "Proceed? -> Yes"
+    wait_note(kernel, panel, "got confirm: true")
+    # One more command proves the agent has processed everything we sent before it.
+    dialog2 = dialog_in(kernel, prompt(kernel, "/ui-select"), "select")
+    kernel.click(button(kernel, dialog2, "Gamma").comm_id)
+    wait_note(kernel, panel, 'got select: "Gamma"')
+    assert notes(kernel, panel)[-2:] == ["[info] got confirm: true", '[info] got select: "Gamma"']
+    sent = kernel.execute(
+        "import atomic_jupyter as aj\n"
+        "print(sum(1 for d in aj.session().dialogs if d.state == 'answered' and d.answer is True and d.title == 'Proceed?'))"
+    )
+    assert sent.stdout.strip() != ""
+
+
+def test_two_dialogs_at_once_each_answer_their_own(kernel, panel) -> None:
+    area = prompt(kernel, "/ui-two")
+    select = dialog_in(kernel, area, "select")
+    inp = dialog_in(kernel, area, "input")
+    kernel.set_value(kernel.find("Text", within=inp.comm_id).comm_id, value="second first")
+    kernel.click(button(kernel, inp, "Submit").comm_id)
+    assert outcome_of(kernel, inp) == "Second of two -> second first"
+    kernel.click(button(kernel, select, "Two").comm_id)
+    wait_note(kernel, panel, 'got two: ["Two","second first"]')
+
+
+def test_timed_dialog_counts_down_then_expires(kernel, panel) -> None:
+    dialog = dialog_in(kernel, prompt(kernel, "/ui-confirm 2500"), "confirm")
+    countdown = kernel.find("Label", within=dialog.comm_id, _dom_classes=has_class("atomic-countdown"))
+    assert countdown.state["value"].startswith("expires in ")
+    first = countdown.state["value"]
+    kernel.wait_for(lambda: countdown.state["value"] != first, what="the countdown to tick")
+    assert "timed out" in outcome_of(kernel, dialog)
+    wait_note(kernel, panel, "got confirm: false")
+
+
+def test_unicode_survives_both_ways(kernel, panel) -> None:
+    dialog = dialog_in(kernel, prompt(kernel, "/ui-unicode"), "select")
+    kernel.find("Label", within=dialog.comm_id, value="Ünïcödé 🚀 title\u2028sep")
+    kernel.click(button(kernel, dialog, "line\u2029sep").comm_id)
+    wait_note(kernel, panel, 'got select: "line\u2029sep"')
+    status = kernel.find("Label", within=panel.comm_id, _dom_classes=has_class("atomic-status-entry"), tooltip="unicode")
+    assert status.state["value"] == "naïve 日本語 🚀 a\u2028b\u2029c"
+
+
+def test_html_from_the_agent_is_only_ever_text(kernel, panel) -> None:
+    area = prompt(kernel, "/ui-html")
+    dialog = dialog_in(kernel, area, "select")
+    # Text widgets carry the raw string, which the frontend renders as text.
+    kernel.find("Label", within=dialog.comm_id, value=lambda v: v.startswith("<img src=x onerror="))
+    kernel.click(kernel.widgets("Button", within=dialog.comm_id)[0].comm_id)
+    for method, answer in (("confirm", "Yes"), ("input", "Submit"), ("editor", "Submit")):
+        d = dialog_in(kernel, area, method)
+        kernel.click(button(kernel, d, answer).comm_id)
+    wait_note(kernel, panel, "got editor:")
+    # No HTML widget anywhere holds the payload unescaped.
+    html_values = [w.state.get("value", "") for w in kernel.widgets("HTML")]
+    assert any("&lt;script&gt;" in v for v in html_values)
+    assert not any("<script" in v or "<img" in v or "<b>" in v for v in html_values)
+    # And nothing was output as text/html or markdown.
+    for record in kernel.displays:
+        assert "text/html" not in record.data and "text/markdown" not in record.data
+
+
+def test_fire_and_forget_methods_update_the_panel_and_send_prefills_the_editor(kernel, panel) -> None:
+    prompt(kernel, "/ui-fire")
+    kernel.wait_for(lambda: kernel.widgets("Label", within=panel.comm_id, value="Fired title"), what="the new title")
+    editor = kernel.find("Textarea", within=panel.comm_id, _dom_classes=has_class("atomic-editor"))
+    kernel.wait_for(lambda: editor.state["value"] == "prefilled by the extension", what="set_editor_text")
+    above = kernel.find("VBox", within=panel.comm_id, _dom_classes=has_class("atomic-widgets-above"))
+    below = kernel.find("VBox", within=panel.comm_id, _dom_classes=has_class("atomic-widgets-below"))
+    kernel.wait_for(lambda: kernel.widgets("HTML", within=below.comm_id), what="the widget below the editor")
+    above_text = [html.unescape(w.state["value"]) for w in kernel.widgets("HTML", within=above.comm_id)]
+    assert any("top line 1\ntop line 2" in t for t in above_text)
+    assert not any("to be cleared" in t for t in above_text)
+    assert [w.state["tooltip"] for w in kernel.widgets("Label", within=panel.comm_id, _dom_classes=has_class("atomic-status-entry"))].count("two") == 0
+    wait_note(kernel, panel, "[info] a default note")
+    assert notes(kernel, panel)[-4:] == [
+        "[info] an info note", "[warning] a warning note", "[error] an error note", "[info] a default note",
+    ]
+    # Type a command into the editor and press Send: its dialog appears in the panel.
+    kernel.set_value(editor.comm_id, value="/ui-select")
+    kernel.click(kernel.find("Button", within=panel.comm_id, description="Send").comm_id)
+    dialog = dialog_in(kernel, panel.comm_id, "select")
+    kernel.wait_for(lambda: editor.state["value"] == "", what="the editor to clear after Send")
+    kernel.click(button(kernel, dialog, "Alpha").comm_id)
+    wait_note(kernel, panel, 'got select: "Alpha"')
+
+
+def test_garbage_lines_are_counted_and_the_stream_goes_on(kernel, panel) -> None:
+    dialog = dialog_in(kernel, prompt(kernel, "/ui-garbage"), "confirm")
+    diag = kernel.find("Label", within=panel.comm_id, _dom_classes=has_class("atomic-diagnostics"))
+    kernel.wait_for(lambda: diag.state["value"].startswith("3 message(s)"), what="three ignored lines")
+    kernel.click(button(kernel, dialog, "Yes").comm_id)
+    wait_note(kernel, panel, "got confirm: true")
+
+
+def test_status_flood_keeps_the_kernel_responsive_and_is_coalesced(kernel, panel) -> None:
+    n = 20000
+    prompt(kernel, f"/ui-flood {n}")
+    # A cell runs while the flood is being applied.
+    assert kernel.execute("21 * 2").result == "42"
+    wait_note(kernel, panel, f"flood done: {n}", timeout=60)
+    flood = kernel.wait_for(
+        lambda: next(iter(kernel.widgets("Label", within=panel.comm_id, tooltip="flood", value=f"update {n} of {n}")), None),
+        what="the last status update",
+    )
+    updates = [
+        m for m in kernel.iter_messages("comm_msg")
+        if m["content"]["comm_id"] == flood.comm_id and "value" in m["content"]["data"].get("state", {})
+    ]
+    assert len(updates) < n / 10, f"{len(updates)} comm updates for {n} status changes"
+
+
+def test_kernel_runs_cells_and_python_api_sees_the_same_state(kernel, panel) -> None:
+    result = kernel.execute(
+        "import atomic_jupyter as aj\ns = aj.session()\nprint(s.alive, s.title, len(s.pending_dialogs))"
+    )
+    assert result.stdout.split()[0] == "True"
+
+
+# --------------------------------------------------------------------------- failures
+
+
+def test_missing_executable_is_a_clear_error_and_the_kernel_goes_on(kernel) -> None:
+    result = kernel.execute("%atomic_agent start --name ghost --command /nonexistent/agent-xyz", check=False)
+    assert result.status == "error" and result.ename == "AgentStartError"
+    assert "/nonexistent/agent-xyz" in result.evalue and "not found" in result.evalue
+    assert kernel.execute("1 + 1").result == "2"
+
+
+def test_agent_dying_at_startup_shows_its_stderr(kernel) -> None:
+    cmd = "bash -c 'echo marker-startup-death >&2; exit 7'"
+    result = kernel.execute(f'%atomic_agent start --name dying --command "{cmd}"', check=False)
+    assert result.ename == "AgentStartError"
+    assert "code 7" in result.evalue and "marker-startup-death" in result.evalue and "bash" in result.evalue
+
+
+def test_crash_mid_dialog_closes_the_dialog_and_says_to_restart(kernel, ui_extension) -> None:
+    start = kernel.execute(f"%atomic_agent start --name crashy -e {ui_extension}")
+    (panel_id,) = start.widget_ids
+    area = kernel.execute("%%atomic_agent --name crashy\n/ui-crash").widget_ids[0]
+    dialog = dialog_in(kernel, area, "select")
+    assert "closed" in outcome_of(kernel, dialog)
+    state = kernel.find("Label", within=panel_id, _dom_classes=has_class("atomic-state"))
+    kernel.wait_for(lambda: state.state["value"] == "exited with code 3", what="the exit code")
+    exit_info = kernel.find("HTML", within=panel_id, _dom_classes=has_class("atomic-exit"))
+    assert "exiting on purpose" in exit_info.state["value"]
+    failed = kernel.execute("%%atomic_agent --name crashy\n/ui-select", check=False)
+    assert failed.status == "error" and "restart" in failed.evalue
+    kernel.execute("%atomic_agent restart --name crashy")
+    kernel.wait_for(lambda: state.state["value"] == "idle", what="the restarted agent")
+    kernel.execute("%atomic_agent stop --name crashy")
+
+
+def test_stop_and_kernel_shutdown_leave_no_agent_process(tmp_path, agent_command, private_agent_home, ui_extension) -> None:
+    env = {"ATOMIC_AGENT_COMMAND": " ".join(agent_command), "PI_CODING_AGENT_DIR": str(private_agent_home)}
+    with BrowserLikeKernel(tmp_path, env=env) as k:
+        k.execute("%load_ext atomic_jupyter")
+        k.execute(f"%atomic_agent start --name a -e {ui_extension}")
+        k.execute(f"%atomic_agent start --name b -e {ui_extension}")
+        pids = [int(x) for x in k.execute("import atomic_jupyter as aj\nprint(aj.session('a').pid, aj.session('b').pid)").stdout.split()]
+        k.execute("%atomic_agent stop --name a")
+        assert not _alive(pids[0])
+        assert _alive(pids[1])
+    # The kernel shut down: its remaining agent went with it.
+    deadline = __import__("time").monotonic() + 10
+    while _alive(pids[1]) and __import__("time").monotonic() < deadline:
+        __import__("threading").Event().wait(0.05)
+    assert not _alive(pids[1])
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
