@@ -104,6 +104,10 @@ class Dialog:
         TypeError, ValueError
             When the value does not fit the dialog (nothing is sent).
         """
+        if not self.pending:
+            raise DialogNotPendingError(
+                f"the {self.method} dialog {self.title!r} was already {self.state}; nothing was sent"
+            )
         if isinstance(self.typed, ConfirmRequest):
             if not isinstance(value, bool):
                 raise TypeError(f"a confirm dialog takes True or False, not {value!r}")
@@ -181,8 +185,11 @@ class Dialog:
 
 
 def _one_line(text: str, limit: int = 80) -> str:
-    first = text.splitlines()[0] if text else ""
+    """The answer as one short line: its first ``\\n``-line, cut at ``limit`` characters."""
+    first = text.split("\n", 1)[0]
     shown = first if len(first) <= limit else first[: limit - 1] + "…"
-    if shown != text:
-        shown += f" ({len(text)} chars)" if "\n" not in text else f" ({text.count(chr(10)) + 1} lines)"
-    return repr(shown) if not shown else shown
+    if "\n" in text:
+        shown += f" ({text.count(chr(10)) + 1} lines)"
+    elif shown != text:
+        shown += f" ({len(text)} chars)"
+    return shown if shown else "''"

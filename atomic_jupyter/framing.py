@@ -126,6 +126,7 @@ def encode_line(value: Any) -> bytes:
 
     ``json.dumps`` escapes every control character, so no raw ``\\n`` can end the record
     early, and with ``ensure_ascii`` every non-ASCII character (lone surrogates included)
-    travels as a ``\\u`` escape, so the bytes are always valid UTF-8.
+    travels as a ``\\u`` escape, so the bytes are always valid UTF-8. NaN and infinities,
+    which are not JSON, raise ``ValueError`` before anything is written.
     """
-    return (json.dumps(value, ensure_ascii=True, separators=(",", ":")) + "\n").encode("utf-8")
+    return (json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":")) + "\n").encode("utf-8")

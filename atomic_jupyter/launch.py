@@ -89,7 +89,7 @@ def resolve_command(
             argv = _split(value)
             if argv:
                 return ResolvedCommand(argv, source)
-    path = environ.get("PATH")
+    path = environ.get("PATH", os.defpath)
     for name in ("atomic", "pi"):
         found = shutil.which(name, path=path)
         if found:

@@ -91,6 +91,10 @@ def _timeout_ms(value: Any) -> float | None:
     """A usable dialog timeout in milliseconds, or None (absent, zero or nonsense)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
+    try:
+        value = float(value)
+    except OverflowError:  # a huge integer is valid JSON
+        return None
     if not math.isfinite(value) or value <= 0:
         return None
     return value
@@ -516,10 +520,10 @@ class UIResponse:
         if wire.get("cancelled") is True:
             return cls.cancellation(_text(wire.get("id")))
         if "confirmed" in wire:
-            return cls.confirmation(_text(wire.get("id")), bool(wire["confirmed"]))
+            return cls.confirmation(_text(wire.get("id")), wire["confirmed"] is True)
         return cls.value_of(_text(wire.get("id")), _text(wire.get("value")))
 
 
 def command(kind: str, /, **fields: Any) -> dict[str, Any]:
     """A command for the agent's stdin, such as ``command("get_state")``; None fields dropped."""
-    return {"type": kind, **{k: v for k, v in fields.items() if v is not None}}
+    return {**{k: v for k, v in fields.items() if v is not None}, "type": kind}

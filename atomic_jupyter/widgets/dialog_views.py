@@ -48,7 +48,7 @@ class DialogView:
         request = dialog.typed
         parts: list[w.Widget] = [text_label(request.title or f"{dialog.method} request", bold=True)]
         if isinstance(request, ConfirmRequest) and request.message:
-            parts.append(pre_block(request.message.splitlines() or [""]))
+            parts.append(pre_block(request.message.split("\n")))
         parts.append(self._controls())
         cancel = self._button("cancel", "Cancel", self._cancel)
         parts.append(w.HBox([cancel, self.countdown]))
@@ -104,7 +104,7 @@ class DialogView:
         area = w.Textarea(value=prefill, rows=rows, layout=w.Layout(width="100%"))
         self.value_widget = area
         submit = self._button("submit", "Submit", lambda: self.dialog.respond(area.value), "primary")
-        return w.VBox([area, submit])
+        return w.VBox([area, w.HBox([submit])])
 
     # ------------------------------------------------------------------ acting
 
@@ -143,8 +143,6 @@ class DialogView:
         summary = text_label(self.dialog.outcome)
         summary.add_class("atomic-dialog-outcome")
         summary.add_class(f"atomic-dialog-{self.dialog.state}")
-        if self.collapsed:
-            return
         old = self.root.children
         self.root.children = (summary,)
         self.root.layout.border = f"1px solid {_BORDER['done']}"

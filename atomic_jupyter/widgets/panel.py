@@ -111,7 +111,7 @@ class SessionView:
                 self.status_bar,
                 self.above,
                 self.editor,
-                self.send,
+                w.HBox([self.send]),
                 self.below,
                 self.dialogs,
                 self.notifications,
