@@ -261,6 +261,7 @@ class AgentProcess:
                 self._dispatch(decoder.feed(chunk))
             self._dispatch(decoder.close())
         finally:
+            self._close_quietly(self._proc.stdout)
             self._reader_done.set()
 
     def _dispatch(self, items: list[Record | Diagnostic]) -> None:
@@ -288,6 +289,14 @@ class AgentProcess:
                 self._stderr_size += len(chunk)
                 while self._stderr_size - len(self._stderr_tail[0]) >= STDERR_TAIL_BYTES:
                     self._stderr_size -= len(self._stderr_tail.popleft())
+        self._close_quietly(self._proc.stderr)
+
+    @staticmethod
+    def _close_quietly(stream: Any) -> None:
+        try:
+            stream.close()
+        except OSError:
+            pass
 
     def stderr_tail(self, max_chars: int = 4000) -> str:
         """The last part of what the agent wrote on stderr, as text."""

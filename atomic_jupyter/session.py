@@ -270,7 +270,14 @@ class AgentSession:
         )
         self._process = process
         self._refresh("title", "status", "widgets", "editor", "state")
-        process.start()
+        try:
+            process.start()
+        except AgentStartError:
+            with self._lock:
+                self.state = "exited"
+            self._process = None
+            self._refresh("state")
+            raise
         timeout = self.config.startup_timeout if timeout is None else timeout
         try:
             self.request({"type": "get_state"}, timeout=timeout)
@@ -460,7 +467,10 @@ class AgentSession:
 
     def _on_response(self, response: Response) -> None:
         with self._lock:
-            pending = self._pending.pop(response.id, None) if response.id is not None else None
+            if response.id is not None:
+                pending = self._pending.pop(response.id, None)
+            else:
+                pending = self._pop_unidentified(response)
             abandoned = response.id in self._abandoned
         if pending is not None:
             pending.settle(response, None)
@@ -471,6 +481,21 @@ class AgentSession:
                 f"a response nobody asked for: {response.command!r} id={response.id!r} "
                 f"success={response.success}" + (f" error={response.error!r}" if response.error else "")
             )
+
+    def _pop_unidentified(self, response: Response) -> _PendingCommand | None:
+        """The command a response without ``id`` answers, if one can be told.
+
+        The agent drops the id when it cannot read a command: an unknown ``type`` is answered
+        with ``command`` set to that type, a line it cannot parse with ``command: "parse"``.
+        Such a failure goes to the oldest command waiting of that type (or, for ``parse``, the
+        oldest command waiting), so the caller gets the agent's error instead of a timeout.
+        """
+        if response.success:
+            return None
+        for cid, pending in self._pending.items():
+            if response.command in (pending.command, "parse"):
+                return self._pending.pop(cid)
+        return None
 
     def _on_ui_request(self, request: UIRequest) -> None:
         if isinstance(request, DialogRequest):
