@@ -5,15 +5,21 @@ BIN := $(VENV)/bin
 AGENT := agent/node_modules/.bin/pi
 STAMP := $(VENV)/.installed
 
-.PHONY: lab test setup agent clean
+.PHONY: lab test lint setup agent clean
 
 ## The main job: JupyterLab on the quickstart notebook.
 lab: setup agent
 	scripts/lab.sh quickstart.ipynb
 
 ## Every test, with everything it needs installed first.
-test: setup agent
+test: setup agent lint
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+## Static checks of the package: ruff (lint and format) and strict mypy.
+lint: setup
+	$(BIN)/ruff check atomic_jupyter
+	$(BIN)/ruff format --check atomic_jupyter
+	$(BIN)/mypy atomic_jupyter
 
 setup: $(STAMP)
 

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Literal, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
 
 from .errors import DialogNotPendingError
+from .lazy_widget import LazyWidget
 from .messages import ConfirmRequest, DialogRequest, SelectRequest, UIResponse
-
-if TYPE_CHECKING:
-    import ipywidgets
 
 __all__ = ["Dialog", "DialogState"]
 
@@ -25,7 +24,7 @@ DialogState = Literal["pending", "answered", "cancelled", "expired", "closed"]
 EXPIRY_MARGIN_S = 0.2
 
 
-class Dialog:
+class Dialog(LazyWidget):
     """One dialog request from an extension, and what became of it.
 
     Attributes
@@ -46,6 +45,8 @@ class Dialog:
         One line saying what happened, for the collapsed widget and the saved notebook.
     received_at, deadline:
         Monotonic times; ``deadline`` is None without a timeout.
+    widget:
+        The dialog's root ipywidget (built on first use).
     """
 
     def __init__(
@@ -65,13 +66,13 @@ class Dialog:
         self.outcome = ""
         self.received_at = time.monotonic() if now is None else now
         timeout = typed.timeout_seconds
-        self.deadline = None if timeout is None else self.received_at + max(0.0, timeout - EXPIRY_MARGIN_S)
+        self.deadline = (
+            None if timeout is None else self.received_at + max(0.0, timeout - EXPIRY_MARGIN_S)
+        )
         self._send = send
         self._lock = threading.Lock()
         self._listeners: list[Callable[[Dialog], None]] = []
-        self._build_lock = threading.RLock()
-        self._widget: ipywidgets.Widget | None = None
-        self._widget_factory: Callable[[Dialog], ipywidgets.Widget] | None = None
+        self._init_widget()
 
     def __repr__(self) -> str:
         return f"<Dialog {self.method} {self.title!r} {self.state}>"
@@ -117,7 +118,9 @@ class Dialog:
             if not isinstance(value, str):
                 raise TypeError(f"a {self.method} dialog takes a str, not {type(value).__name__}")
             if isinstance(self.typed, SelectRequest) and value not in self.typed.options:
-                raise ValueError(f"{value!r} is not one of the options {list(self.typed.options)!r}")
+                raise ValueError(
+                    f"{value!r} is not one of the options {list(self.typed.options)!r}"
+                )
             response = UIResponse.value_of(self.id, value)
             shown = _one_line(value)
         self._finish("answered", response, value, f"{self.title or self.method} -> {shown}")
@@ -130,7 +133,12 @@ class Dialog:
         DialogNotPendingError
             When the dialog was already answered, cancelled, expired or closed.
         """
-        self._finish("cancelled", UIResponse.cancellation(self.id), None, f"{self.title or self.method} -> cancelled")
+        self._finish(
+            "cancelled",
+            UIResponse.cancellation(self.id),
+            None,
+            f"{self.title or self.method} -> cancelled",
+        )
 
     def expire(self) -> bool:
         """Mark the dialog expired (its timeout ran out; nothing is sent). Return whether it was pending."""
@@ -140,7 +148,9 @@ class Dialog:
         """Mark the dialog closed without an answer (the agent went away). Return whether it was pending."""
         return self._settle("closed", f"{self.title or self.method} -> closed: {reason}")
 
-    def _finish(self, state: DialogState, response: UIResponse, answer: str | bool | None, outcome: str) -> None:
+    def _finish(
+        self, state: DialogState, response: UIResponse, answer: str | bool | None, outcome: str
+    ) -> None:
         with self._lock:
             if self.state != "pending":
                 raise DialogNotPendingError(
@@ -171,17 +181,6 @@ class Dialog:
     def _notify(self) -> None:
         for callback in list(self._listeners):
             callback(self)
-
-    @property
-    def widget(self) -> ipywidgets.Widget | None:
-        """The dialog's root ipywidget (built on first use)."""
-        with self._build_lock:
-            if self._widget is None and self._widget_factory is not None:
-                self._widget = self._widget_factory(self)
-            return self._widget
-
-    def _set_widget_factory(self, factory: Callable[[Dialog], ipywidgets.Widget]) -> None:
-        self._widget_factory = factory
 
 
 def _one_line(text: str, limit: int = 80) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
-from typing import Callable, Hashable
+from collections.abc import Callable, Hashable
 
 __all__ = ["UiDispatcher"]
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 __all__ = ["Diagnostic", "JsonlDecoder", "Record", "encode_line"]
 
@@ -49,7 +49,7 @@ class Diagnostic:
     length: int
 
 
-Item = Union[Record, Diagnostic]
+Item = Record | Diagnostic
 
 
 class JsonlDecoder:
@@ -129,4 +129,6 @@ def encode_line(value: Any) -> bytes:
     travels as a ``\\u`` escape, so the bytes are always valid UTF-8. NaN and infinities,
     which are not JSON, raise ``ValueError`` before anything is written.
     """
-    return (json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":")) + "\n").encode("utf-8")
+    return (
+        json.dumps(value, ensure_ascii=True, allow_nan=False, separators=(",", ":")) + "\n"
+    ).encode("utf-8")

@@ -6,9 +6,9 @@ import os
 import shlex
 import shutil
 import sys
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Sequence
 
 __all__ = ["LaunchSpec", "ResolvedCommand", "build_argv", "pinned_agent_paths", "resolve_command"]
 

@@ -54,12 +54,27 @@ class AtomicAgentMagics(Magics):
         "As a cell magic (%%%%atomic_agent) the cell is sent as a prompt and no action is given.",
     )
     @argument("--name", default="default", help="the session's name (default: %(default)s)")
-    @argument("--command", help="the agent command (default: $ATOMIC_AGENT_COMMAND, atomic, pi, or the pinned agent)")
+    @argument(
+        "--command",
+        help="the agent command (default: $ATOMIC_AGENT_COMMAND, atomic, pi, or the pinned agent)",
+    )
     @argument("--provider", help="the model provider, passed on as --provider")
     @argument("--model", help="the model, passed on as --model")
-    @argument("-e", "--extension", action="append", default=[], metavar="PATH", help="an extension file to load (repeatable)")
+    @argument(
+        "-e",
+        "--extension",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="an extension file to load (repeatable)",
+    )
     @argument("--cwd", help="the agent's working directory")
-    @argument("--env", action="append", metavar="KEY=VALUE", help="an environment variable for the agent (repeatable)")
+    @argument(
+        "--env",
+        action="append",
+        metavar="KEY=VALUE",
+        help="an environment variable for the agent (repeatable)",
+    )
     @line_cell_magic
     def atomic_agent(self, line: str, cell: str | None = None) -> Any:
         """Run the atomic coding agent: start it, prompt it, answer its extensions' dialogs.

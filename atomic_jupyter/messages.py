@@ -21,8 +21,9 @@ What the client sends is built here too: :class:`UIResponse` for dialog answers 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal, Mapping, Union
+from typing import Any, ClassVar, Literal
 
 __all__ = [
     "DIALOG_METHODS",
@@ -92,12 +93,12 @@ def _timeout_ms(value: Any) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     try:
-        value = float(value)
+        ms = float(value)
     except OverflowError:  # a huge integer is valid JSON
         return None
-    if not math.isfinite(value) or value <= 0:
+    if not math.isfinite(ms) or ms <= 0:
         return None
-    return value
+    return value if isinstance(value, int) else ms
 
 
 def _put(wire: dict[str, Any], key: str, value: Any) -> None:
@@ -136,7 +137,11 @@ class UIRequest:
 
     def to_dict(self) -> dict[str, Any]:
         """The request as the agent writes it."""
-        wire: dict[str, Any] = {"type": "extension_ui_request", "id": self.id, "method": self.method}
+        wire: dict[str, Any] = {
+            "type": "extension_ui_request",
+            "id": self.id,
+            "method": self.method,
+        }
         wire.update(self._wire_fields())
         wire.update(self.extra)
         return wire
@@ -322,10 +327,16 @@ def _parse_ui_request(raw: Mapping[str, Any]) -> UIRequest:
     if cls is SelectRequest:
         options = raw.get("options")
         opts = tuple(_text(o) for o in options) if isinstance(options, list) else ()
-        return SelectRequest(rid, title=_text(raw.get("title")), options=opts, timeout=timeout, extra=extra)
+        return SelectRequest(
+            rid, title=_text(raw.get("title")), options=opts, timeout=timeout, extra=extra
+        )
     if cls is ConfirmRequest:
         return ConfirmRequest(
-            rid, title=_text(raw.get("title")), message=_text(raw.get("message")), timeout=timeout, extra=extra
+            rid,
+            title=_text(raw.get("title")),
+            message=_text(raw.get("message")),
+            timeout=timeout,
+            extra=extra,
         )
     if cls is InputRequest:
         return InputRequest(
@@ -337,7 +348,11 @@ def _parse_ui_request(raw: Mapping[str, Any]) -> UIRequest:
         )
     if cls is EditorRequest:
         return EditorRequest(
-            rid, title=_text(raw.get("title")), prefill=_optional_text(raw.get("prefill")), timeout=timeout, extra=extra
+            rid,
+            title=_text(raw.get("title")),
+            prefill=_optional_text(raw.get("prefill")),
+            timeout=timeout,
+            extra=extra,
         )
     if cls is NotifyRequest:
         kind = raw.get("notifyType")
@@ -349,7 +364,10 @@ def _parse_ui_request(raw: Mapping[str, Any]) -> UIRequest:
         )
     if cls is SetStatusRequest:
         return SetStatusRequest(
-            rid, key=_text(raw.get("statusKey")), text=_optional_text(raw.get("statusText")), extra=extra
+            rid,
+            key=_text(raw.get("statusKey")),
+            text=_optional_text(raw.get("statusText")),
+            extra=extra,
         )
     if cls is SetWidgetRequest:
         lines = raw.get("widgetLines")
@@ -446,7 +464,7 @@ class UnknownMessage:
         return self.value
 
 
-Message = Union[UIRequest, Response, AgentEvent, UnknownMessage]
+Message = UIRequest | Response | AgentEvent | UnknownMessage
 
 
 def parse_message(value: Any) -> Message:
@@ -467,7 +485,9 @@ def parse_message(value: Any) -> Message:
             data=value.get("data"),
             error=None if error is None else _text(error),
             extra={
-                k: v for k, v in value.items() if k not in ("type", "id", "command", "success", "data", "error")
+                k: v
+                for k, v in value.items()
+                if k not in ("type", "id", "command", "success", "data", "error")
             },
         )
     return AgentEvent(kind, {k: v for k, v in value.items() if k != "type"})

@@ -14,8 +14,9 @@ import signal
 import subprocess
 import threading
 from collections import deque
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from .errors import AgentNotRunningError, AgentStartError
 from .framing import Diagnostic, JsonlDecoder, Record, encode_line
@@ -143,7 +144,9 @@ class AgentProcess:
             (self._write_stdin, "stdin-writer"),
             (self._watch_exit, "exit-watcher"),
         ):
-            thread = threading.Thread(target=target, name=f"atomic-agent-{name}-{self.pid}", daemon=True)
+            thread = threading.Thread(
+                target=target, name=f"atomic-agent-{name}-{self.pid}", daemon=True
+            )
             self._threads.append(thread)
             thread.start()
 
@@ -248,16 +251,9 @@ class AgentProcess:
 
     def _read_stdout(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None
-        fd = self._proc.stdout.fileno()
         decoder = JsonlDecoder()
         try:
-            while True:
-                try:
-                    chunk = os.read(fd, READ_CHUNK)
-                except OSError:
-                    break
-                if not chunk:
-                    break
+            for chunk in _chunks(self._proc.stdout):
                 self._dispatch(decoder.feed(chunk))
             self._dispatch(decoder.close())
         finally:
@@ -276,14 +272,7 @@ class AgentProcess:
 
     def _drain_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None
-        fd = self._proc.stderr.fileno()
-        while True:
-            try:
-                chunk = os.read(fd, READ_CHUNK)
-            except OSError:
-                break
-            if not chunk:
-                break
+        for chunk in _chunks(self._proc.stderr):
             with self._stderr_lock:
                 self._stderr_tail.append(chunk)
                 self._stderr_size += len(chunk)
@@ -324,6 +313,19 @@ class AgentProcess:
             log.exception("atomic-jupyter: error while handling the agent's exit")
         finally:
             self._exited.set()
+
+
+def _chunks(stream: Any) -> Iterator[bytes]:
+    """Chunks read from a pipe as they come, until end of file or a read error."""
+    fd = stream.fileno()
+    while True:
+        try:
+            chunk = os.read(fd, READ_CHUNK)
+        except OSError:
+            return
+        if not chunk:
+            return
+        yield chunk
 
 
 def _shell_join(argv: Sequence[str]) -> str:

@@ -42,7 +42,11 @@ def get(name: str = "default", *, running: bool = True) -> AgentSession:
             f"no agent session called {name!r} (sessions: {known}); start one with `%atomic_agent start{flag}`"
         )
     if running and not session.alive:
-        what = "was stopped" if session.state == "stopped" else f"exited with code {session.returncode}"
+        what = (
+            "was stopped"
+            if session.state == "stopped"
+            else f"exited with code {session.returncode}"
+        )
         raise SessionNotFoundError(
             f"the agent of session {name!r} {what}; run `%atomic_agent restart{flag}` to start it again"
         )

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Callable
 
+from .lazy_widget import LazyWidget
 from .messages import Response
-
-if TYPE_CHECKING:
-    import ipywidgets
 
 __all__ = ["PromptRun"]
 
 
-class PromptRun:
+class PromptRun(LazyWidget):
     """One prompt sent to the agent (an extension command such as ``/name`` counts).
 
     Dialogs that the agent raises after this prompt, until the next one, are shown in this
@@ -30,6 +27,8 @@ class PromptRun:
         it comes when the command's handler has finished).
     error:
         Why the prompt failed (refused by the agent, or the agent exited), else None.
+    widget:
+        The run's output area (built on first use).
     """
 
     def __init__(self, run_id: str, message: str) -> None:
@@ -38,9 +37,7 @@ class PromptRun:
         self.response: Response | None = None
         self.error: str | None = None
         self._answered = threading.Event()
-        self._widget: ipywidgets.Widget | None = None
-        self._widget_factory: Callable[[PromptRun], ipywidgets.Widget] | None = None
-        self._build_lock = threading.RLock()
+        self._init_widget()
 
     def __repr__(self) -> str:
         state = "answered" if self._answered.is_set() else "waiting"
@@ -59,11 +56,3 @@ class PromptRun:
         self.response = response
         self.error = error
         self._answered.set()
-
-    @property
-    def widget(self) -> ipywidgets.Widget | None:
-        """The run's output area (built on first use)."""
-        with self._build_lock:
-            if self._widget is None and self._widget_factory is not None:
-                self._widget = self._widget_factory(self)
-            return self._widget

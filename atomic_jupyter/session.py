@@ -15,7 +15,9 @@ import os
 import threading
 import time
 from collections import deque
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from .config import AtomicAgent
 from .dialogs import Dialog
@@ -64,7 +66,9 @@ def _now() -> float:
 
 
 class _PendingCommand:
-    def __init__(self, command: str, on_response: Callable[[Response | None, str | None], None] | None) -> None:
+    def __init__(
+        self, command: str, on_response: Callable[[Response | None, str | None], None] | None
+    ) -> None:
         self.command = command
         self.response: Response | None = None
         self.error: str | None = None
@@ -166,7 +170,10 @@ class AgentSession:
     def widgets(self) -> dict[str, dict[str, Any]]:
         """Widget blocks: key -> ``{"lines": [...], "placement": "aboveEditor" | "belowEditor"}``."""
         with self._lock:
-            return {k: {"lines": list(v["lines"]), "placement": v["placement"]} for k, v in self._widgets.items()}
+            return {
+                k: {"lines": list(v["lines"]), "placement": v["placement"]}
+                for k, v in self._widgets.items()
+            }
 
     @property
     def editor_text(self) -> str:
@@ -183,7 +190,9 @@ class AgentSession:
         """The total count of notifications, and those after the first ``seen`` (as kept)."""
         with self._lock:
             new = self._notification_total - seen
-            return self._notification_total, [dict(n) for n in self._notifications[-new:]] if new > 0 else []
+            return self._notification_total, [
+                dict(n) for n in self._notifications[-new:]
+            ] if new > 0 else []
 
     @property
     def dialogs(self) -> list[Dialog]:
@@ -206,7 +215,11 @@ class AgentSession:
     @property
     def alive(self) -> bool:
         """Whether the agent process is running."""
-        return self._process is not None and self._process.alive and self.state not in ("exited", "stopped")
+        return (
+            self._process is not None
+            and self._process.alive
+            and self.state not in ("exited", "stopped")
+        )
 
     @property
     def returncode(self) -> int | None:
@@ -264,7 +277,7 @@ class AgentSession:
             self.argv,
             on_message=self._on_message,
             on_diagnostic=self._on_diagnostic,
-            on_exit=lambda code, p=None: self._on_exit(code),
+            on_exit=self._on_exit,
             cwd=cwd,
             env=env,
         )
@@ -346,7 +359,9 @@ class AgentSession:
         on_response: Callable[[Response | None, str | None], None] | None = None,
     ) -> tuple[str, _PendingCommand]:
         if not isinstance(command, Mapping) or not isinstance(command.get("type"), str):
-            raise TypeError('a command is a dict with a string "type", such as {"type": "get_state"}')
+            raise TypeError(
+                'a command is a dict with a string "type", such as {"type": "get_state"}'
+            )
         process = self._process
         if process is None or not self.alive and self.state != "starting":
             raise self._not_running_error()
@@ -366,7 +381,9 @@ class AgentSession:
             raise self._not_running_error() from None
         return cid, pending
 
-    def request(self, command: Mapping[str, Any] | str, timeout: float | None = None, **fields: Any) -> Response:
+    def request(
+        self, command: Mapping[str, Any] | str, timeout: float | None = None, **fields: Any
+    ) -> Response:
         """Send a command and wait for the agent's response.
 
         Parameters
@@ -431,7 +448,9 @@ class AgentSession:
             self._refresh(("run", run.id))
 
         with self._lock:
-            cid, _ = self._send_command({"type": "prompt", "message": text, **fields}, on_response=settle)
+            cid, _ = self._send_command(
+                {"type": "prompt", "message": text, **fields}, on_response=settle
+            )
             run.id = cid
             self._runs.append(run)
             del self._runs[:-100]
@@ -454,10 +473,14 @@ class AgentSession:
         elif isinstance(message, AgentEvent):
             self._on_event(message)
         elif isinstance(message, UnknownMessage):
-            self._diagnose(f"ignored a message that is not an object with a type: {_excerpt(message.value)}")
+            self._diagnose(
+                f"ignored a message that is not an object with a type: {_excerpt(message.value)}"
+            )
 
     def _on_diagnostic(self, diagnostic: Diagnostic) -> None:
-        self._diagnose(f"ignored a line that is {diagnostic.reason}: {diagnostic.excerpt!r} ({diagnostic.length} bytes)")
+        self._diagnose(
+            f"ignored a line that is {diagnostic.reason}: {diagnostic.excerpt!r} ({diagnostic.length} bytes)"
+        )
 
     def _diagnose(self, text: str) -> None:
         with self._lock:
@@ -475,11 +498,14 @@ class AgentSession:
         if pending is not None:
             pending.settle(response, None)
         elif abandoned:
-            self._diagnose(f"a late answer to {response.command!r} (id {response.id}) came after its timeout")
+            self._diagnose(
+                f"a late answer to {response.command!r} (id {response.id}) came after its timeout"
+            )
         else:
             self._diagnose(
                 f"a response nobody asked for: {response.command!r} id={response.id!r} "
-                f"success={response.success}" + (f" error={response.error!r}" if response.error else "")
+                f"success={response.success}"
+                + (f" error={response.error!r}" if response.error else "")
             )
 
     def _pop_unidentified(self, response: Response) -> _PendingCommand | None:
@@ -503,7 +529,9 @@ class AgentSession:
             return
         with self._lock:
             if isinstance(request, NotifyRequest):
-                self._notifications.append({"message": request.message, "type": request.notify_type})
+                self._notifications.append(
+                    {"message": request.message, "type": request.notify_type}
+                )
                 self._notification_total += 1
                 del self._notifications[:-NOTIFICATIONS_KEPT]
                 part = "notifications"
@@ -517,7 +545,10 @@ class AgentSession:
                 if request.lines is None:
                     self._widgets.pop(request.key, None)
                 else:
-                    self._widgets[request.key] = {"lines": list(request.lines), "placement": request.placement}
+                    self._widgets[request.key] = {
+                        "lines": list(request.lines),
+                        "placement": request.placement,
+                    }
                 part = "widgets"
             elif isinstance(request, SetTitleRequest):
                 self._title = request.title
@@ -531,7 +562,9 @@ class AgentSession:
         if part:
             self._refresh(part)
         else:
-            self._diagnose(f"ignored an extension UI request with an unknown method {request.to_dict()['method']!r}")
+            self._diagnose(
+                f"ignored an extension UI request with an unknown method {request.to_dict()['method']!r}"
+            )
 
     def _on_dialog_request(self, request: DialogRequest) -> None:
         dialog = Dialog(request, request.to_dict(), self._send_ui_response)
@@ -547,7 +580,9 @@ class AgentSession:
                 host = self._dialog_host
                 exited = not self.alive and self.state != "starting"
         if duplicate:
-            self._diagnose(f"ignored a second {request.method} dialog with the same id {request.id!r}")
+            self._diagnose(
+                f"ignored a second {request.method} dialog with the same id {request.id!r}"
+            )
             return
         if exited:
             dialog.close("the agent is not running")
@@ -608,7 +643,9 @@ class AgentSession:
             pending = list(self._pending.values())
             self._pending.clear()
             dialogs = [d for d in self._dialogs if d.pending]
-        reason = "session stopped" if self.state == "stopped" else f"the agent exited with code {code}"
+        reason = (
+            "session stopped" if self.state == "stopped" else f"the agent exited with code {code}"
+        )
         for command in pending:
             command.settle(None, reason)
         for dialog in dialogs:
@@ -623,7 +660,9 @@ class AgentSession:
             if self._ticker is not None and self._ticker.is_alive():
                 self._ticker_wake.set()
                 return
-            self._ticker = threading.Thread(target=self._tick, name=f"atomic-agent-ticker-{self.name}", daemon=True)
+            self._ticker = threading.Thread(
+                target=self._tick, name=f"atomic-agent-ticker-{self.name}", daemon=True
+            )
             self._ticker.start()
 
     def _tick(self) -> None:
@@ -639,8 +678,9 @@ class AgentSession:
                 if dialog.deadline <= now:
                     dialog.expire()
                 elif self._view is not None:
-                    view = self._view
-                    self._ui.call(lambda d=dialog: view.refresh_countdown(d), key=("countdown", dialog.id))
+                    self._ui.call(
+                        partial(self._view.refresh_countdown, dialog), key=("countdown", dialog.id)
+                    )
             deadlines = [d.deadline for d in timed if d.pending and d.deadline is not None]
             wait = 1.0 if not deadlines else min(1.0, max(0.01, min(deadlines) - _now()))
             self._ticker_wake.wait(wait)
@@ -660,14 +700,14 @@ class AgentSession:
         def build(r: PromptRun) -> Any:
             return self._ensure_view().build_run_area(r)
 
-        run._widget_factory = build
+        run._set_widget_factory(build)
 
     def _refresh(self, *parts: Any) -> None:
         view = self._view
         if view is None:
             return
         for part in parts:
-            self._ui.call(lambda p=part: view.refresh(p), key=part)
+            self._ui.call(partial(view.refresh, part), key=part)
 
     # ------------------------------------------------------------------ panel actions
 

@@ -7,7 +7,10 @@ or closed, it collapses to one line saying what happened.
 
 from __future__ import annotations
 
-from typing import Callable
+import time
+from collections import deque
+from collections.abc import Callable
+from functools import partial
 
 import ipywidgets as w
 
@@ -55,7 +58,9 @@ class DialogView:
         parts.append(self.error)
         self.root = w.VBox(
             parts,
-            layout=w.Layout(border=f"1px solid {_BORDER['pending']}", padding="6px", margin="4px 0"),
+            layout=w.Layout(
+                border=f"1px solid {_BORDER['pending']}", padding="6px", margin="4px 0"
+            ),
         )
         self.root.add_class("atomic-dialog")
         self.root.add_class(f"atomic-dialog-{dialog.method}")
@@ -64,8 +69,12 @@ class DialogView:
 
     # ------------------------------------------------------------------ building
 
-    def _button(self, role: str, text: str, on_click: Callable[[], None], style: str = "") -> w.Button:
-        button = w.Button(description=text, tooltip=text, button_style=style, layout=w.Layout(width="auto"))
+    def _button(
+        self, role: str, text: str, on_click: Callable[[], None], style: str = ""
+    ) -> w.Button:
+        button = w.Button(
+            description=text, tooltip=text, button_style=style, layout=w.Layout(width="auto")
+        )
         button.on_click(lambda _b: self._act(on_click))
         self.buttons[role] = button
         return button
@@ -77,14 +86,20 @@ class DialogView:
             if len(options) <= MAX_OPTION_BUTTONS:
                 return w.HBox(
                     [
-                        self._button(f"option:{i}", option, lambda o=option: self.dialog.respond(o), "primary")
+                        self._button(
+                            f"option:{i}", option, partial(self.dialog.respond, option), "primary"
+                        )
                         for i, option in enumerate(options)
                     ],
                     layout=w.Layout(flex_flow="row wrap"),
                 )
-            dropdown = w.Dropdown(options=[(option, i) for i, option in enumerate(options)], value=0)
+            dropdown = w.Dropdown(
+                options=[(option, i) for i, option in enumerate(options)], value=0
+            )
             self.value_widget = dropdown
-            submit = self._button("submit", "Submit", lambda: self.dialog.respond(options[dropdown.value]), "primary")
+            submit = self._button(
+                "submit", "Submit", lambda: self.dialog.respond(options[dropdown.value]), "primary"
+            )
             return w.HBox([dropdown, submit])
         if isinstance(request, ConfirmRequest):
             return w.HBox(
@@ -94,16 +109,22 @@ class DialogView:
                 ]
             )
         if isinstance(request, InputRequest):
-            text = w.Text(value="", placeholder=request.placeholder or "", layout=w.Layout(width="60%"))
+            text = w.Text(
+                value="", placeholder=request.placeholder or "", layout=w.Layout(width="60%")
+            )
             self.value_widget = text
-            submit = self._button("submit", "Submit", lambda: self.dialog.respond(text.value), "primary")
+            submit = self._button(
+                "submit", "Submit", lambda: self.dialog.respond(text.value), "primary"
+            )
             return w.HBox([text, submit])
         assert isinstance(request, EditorRequest)
         prefill = request.prefill or ""
         rows = min(20, max(4, prefill.count("\n") + 2))
         area = w.Textarea(value=prefill, rows=rows, layout=w.Layout(width="100%"))
         self.value_widget = area
-        submit = self._button("submit", "Submit", lambda: self.dialog.respond(area.value), "primary")
+        submit = self._button(
+            "submit", "Submit", lambda: self.dialog.respond(area.value), "primary"
+        )
         return w.VBox([area, w.HBox([submit])])
 
     # ------------------------------------------------------------------ acting
@@ -148,11 +169,25 @@ class DialogView:
         self.root.layout.border = f"1px solid {_BORDER['done']}"
         self.root.layout.padding = "2px 6px"
         self.collapsed = True
-        # The controls are gone from the page: free their comms too.
-        for child in old:
-            _close_tree(child)
+        # The controls are gone from the page. A click already on its way must still reach
+        # a live widget (and be ignored), so their comms are closed a little later.
+        _retire(list(old))
         self.buttons.clear()
         self.value_widget = None
+
+
+#: Seconds a collapsed dialog's controls stay open for clicks already on their way.
+RETIRE_AFTER_S = 30.0
+_retired: deque[tuple[float, list[w.Widget]]] = deque()
+
+
+def _retire(widgets: list[w.Widget]) -> None:
+    """Queue widgets for closing, and close those queued long enough ago."""
+    now = time.monotonic()
+    while _retired and now - _retired[0][0] > RETIRE_AFTER_S:
+        for widget in _retired.popleft()[1]:
+            _close_tree(widget)
+    _retired.append((now, widgets))
 
 
 def _close_tree(widget: w.Widget) -> None:

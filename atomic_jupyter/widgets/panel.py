@@ -92,10 +92,14 @@ class SessionView:
         self.above.add_class("atomic-widgets-above")
         self.below = w.VBox([])
         self.below.add_class("atomic-widgets-below")
-        self.editor = w.Textarea(value="", placeholder="Message the agent…", rows=3, layout=w.Layout(width="100%"))
+        self.editor = w.Textarea(
+            value="", placeholder="Message the agent…", rows=3, layout=w.Layout(width="100%")
+        )
         self.editor.add_class("atomic-editor")
         self.editor.observe(self._on_editor_change, names="value")
-        self.send = w.Button(description="Send", button_style="primary", tooltip="Send to the agent")
+        self.send = w.Button(
+            description="Send", button_style="primary", tooltip="Send to the agent"
+        )
         self.send.on_click(self._on_send)
         self.dialogs = w.VBox([])
         self.dialogs.add_class("atomic-panel-dialogs")
@@ -121,7 +125,15 @@ class SessionView:
             layout=w.Layout(border="1px solid var(--jp-border-color2,#ccc)", padding="6px"),
         )
         self.panel.add_class("atomic-panel")
-        for part in ("title", "status", "widgets", "editor", "state", "notifications", "diagnostics"):
+        for part in (
+            "title",
+            "status",
+            "widgets",
+            "editor",
+            "state",
+            "notifications",
+            "diagnostics",
+        ):
             self.refresh(part)
         for dialog in session.pending_dialogs:
             self.add_dialog(dialog, None)
@@ -136,8 +148,9 @@ class SessionView:
         elif part == "status":
             self._refresh_status(s.status)
         elif part == "widgets":
-            above, below = [], []
-            for key, block in s.widgets.items():
+            above: list[w.Widget] = []
+            below: list[w.Widget] = []
+            for block in s.widgets.values():
                 html = pre_block(block["lines"])
                 html.add_class("atomic-widget-block")
                 (below if block["placement"] == "belowEditor" else above).append(html)
@@ -152,7 +165,9 @@ class SessionView:
             count = s.diagnostic_count
             if count:
                 last = s.diagnostics[-1] if s.diagnostics else ""
-                self.diagnostics.value = f"{count} message(s) from the agent were ignored; last: {last}"
+                self.diagnostics.value = (
+                    f"{count} message(s) from the agent were ignored; last: {last}"
+                )
         elif part == "state":
             self._refresh_state()
         elif isinstance(part, tuple) and part[0] == "run":
@@ -180,7 +195,9 @@ class SessionView:
             return
         items = []
         for note in recent[-NOTIFICATIONS_SHOWN:]:
-            item = w.HTML(pre_html([f"[{note['type']}] {note['message']}"], _NOTIFY_COLORS.get(note["type"])))
+            item = w.HTML(
+                pre_html([f"[{note['type']}] {note['message']}"], _NOTIFY_COLORS.get(note["type"]))
+            )
             item.add_class("atomic-notification")
             item.add_class(f"atomic-notify-{note['type']}")
             items.append(item)
@@ -195,10 +212,13 @@ class SessionView:
         if s.state == "exited":
             self.state.value = f"exited with code {s.returncode}"
             tail = s.stderr_tail.strip()
-            self.exit_info.value = (
-                pre_html([f"The agent exited with code {s.returncode}. Its last stderr lines:", tail or "(none)"], _NOTIFY_COLORS["error"])
-                + pre_html(["Run %atomic_agent restart to start it again."])
-            )
+            self.exit_info.value = pre_html(
+                [
+                    f"The agent exited with code {s.returncode}. Its last stderr lines:",
+                    tail or "(none)",
+                ],
+                _NOTIFY_COLORS["error"],
+            ) + pre_html(["Run %atomic_agent restart to start it again."])
         else:
             self.state.value = _STATE_TEXT.get(s.state, s.state)
             self.exit_info.value = ""

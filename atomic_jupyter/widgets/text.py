@@ -9,7 +9,7 @@ escaped here first, and only markup written by this package surrounds it.
 from __future__ import annotations
 
 import html
-from typing import Iterable
+from collections.abc import Iterable
 
 import ipywidgets as w
 
