@@ -84,7 +84,7 @@ def start(
     new.start(timeout=timeout)
     registry.put(new)
     if display:
-        _display_if_ipython(new)
+        _display_if_ipython(new.panel)
     return new
 
 

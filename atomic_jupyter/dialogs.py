@@ -64,6 +64,9 @@ class Dialog(LazyWidget):
         self.state: DialogState = "pending"
         self.answer: str | bool | None = None
         self.outcome = ""
+        self.answered_by: str | None = None
+        #: The prompt run whose transcript shows the dialog (None: the panel).
+        self.host: Any = None
         self.received_at = time.monotonic() if now is None else now
         timeout = typed.timeout_seconds
         self.deadline = (
@@ -95,8 +98,11 @@ class Dialog(LazyWidget):
 
     # ------------------------------------------------------------------ answering
 
-    def respond(self, value: str | bool) -> None:
+    def respond(self, value: str | bool, *, by: str | None = None) -> None:
         """Answer the dialog: a str for select, input and editor, a bool for confirm.
+
+        ``by`` names who answered when it was not a person (such as ``"policy"``); the
+        dialog's outcome line says so.
 
         Raises
         ------
@@ -123,9 +129,9 @@ class Dialog(LazyWidget):
                 )
             response = UIResponse.value_of(self.id, value)
             shown = _one_line(value)
-        self._finish("answered", response, value, f"{self.title or self.method} -> {shown}")
+        self._finish("answered", response, value, f"{self.title or self.method} -> {shown}", by)
 
-    def cancel(self) -> None:
+    def cancel(self, *, by: str | None = None) -> None:
         """Dismiss the dialog; the extension gets its default (``undefined`` or ``false``).
 
         Raises
@@ -138,6 +144,7 @@ class Dialog(LazyWidget):
             UIResponse.cancellation(self.id),
             None,
             f"{self.title or self.method} -> cancelled",
+            by,
         )
 
     def expire(self) -> bool:
@@ -149,7 +156,12 @@ class Dialog(LazyWidget):
         return self._settle("closed", f"{self.title or self.method} -> closed: {reason}")
 
     def _finish(
-        self, state: DialogState, response: UIResponse, answer: str | bool | None, outcome: str
+        self,
+        state: DialogState,
+        response: UIResponse,
+        answer: str | bool | None,
+        outcome: str,
+        by: str | None,
     ) -> None:
         with self._lock:
             if self.state != "pending":
@@ -160,7 +172,8 @@ class Dialog(LazyWidget):
             self._send(response)
             self.state = state
             self.answer = answer
-            self.outcome = outcome
+            self.answered_by = by or "user"
+            self.outcome = outcome + (f" ({by})" if by else "")
         self._notify()
 
     def _settle(self, state: DialogState, outcome: str) -> bool:

@@ -8,6 +8,11 @@ Python, unit tests) there is no such loop and the work runs at once, on the call
 
 Updates are coalesced: many requests for the same refresh before the loop gets to it
 become one refresh, so a flood of status updates costs the frontend a few messages.
+Throttled calls (:meth:`UiDispatcher.call_throttled`) run at most once per interval per key,
+for streams such as a transcript that changes thousands of times a second.
+
+While a cell blocks (``AgentSession.wait``), the loop cannot run; the waiting code calls
+:meth:`UiDispatcher.pump` on the main thread instead, which does the same work there.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 from collections.abc import Callable, Hashable
 
 __all__ = ["UiDispatcher"]
@@ -31,6 +37,8 @@ class UiDispatcher:
         self._lock = threading.Lock()
         self._scheduled: dict[Hashable, Callable[[], None]] = {}
         self._flush_pending = False
+        self._throttled: dict[Hashable, tuple[Callable[[], None], float]] = {}
+        self._last_run: dict[Hashable, float] = {}
         self.errors: list[str] = []
 
     def capture_loop(self) -> None:
@@ -81,6 +89,61 @@ class UiDispatcher:
             self._flush_pending = False
         for func in work:
             self._run(func)
+
+    # ------------------------------------------------------------------ throttled calls
+
+    def call_throttled(self, func: Callable[[], None], key: Hashable, interval: float) -> None:
+        """Run ``func`` on the loop, at most once per ``interval`` seconds for ``key``.
+
+        While a call is waiting for its turn, later calls replace its function, so what runs
+        is always the newest. Use :meth:`finish` for the last, exact update.
+        """
+        now = time.monotonic()
+        with self._lock:
+            entry = self._throttled.get(key)
+            due = entry[1] if entry else max(now, self._last_run.get(key, float("-inf")) + interval)
+            self._throttled[key] = (func, due)
+        if due <= now and self._inline():
+            self._run_throttled(key)
+            return
+        loop = self._loop
+        if entry is None and loop is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(self._run_at, key, due)
+            except RuntimeError:
+                pass
+
+    def _run_at(self, key: Hashable, due: float) -> None:
+        assert self._loop is not None
+        self._loop.call_later(max(0.0, due - time.monotonic()), self._run_throttled, key)
+
+    def _run_throttled(self, key: Hashable) -> None:
+        with self._lock:
+            entry = self._throttled.pop(key, None)
+            if entry is not None:
+                self._last_run[key] = time.monotonic()
+        if entry is not None:
+            self._run(entry[0])
+
+    def finish(self, func: Callable[[], None], key: Hashable) -> None:
+        """Run ``func`` as the last call for ``key``, now if possible, and forget the key."""
+
+        def last() -> None:
+            with self._lock:
+                self._throttled.pop(key, None)
+                self._last_run.pop(key, None)
+            func()
+
+        self.call(last, key=("finish", key))
+
+    def pump(self) -> None:
+        """On the loop's thread while it is blocked: run what is waiting and what is due."""
+        self.flush()
+        now = time.monotonic()
+        with self._lock:
+            due = [key for key, (_, at) in self._throttled.items() if at <= now]
+        for key in due:
+            self._run_throttled(key)
 
     def _run(self, func: Callable[[], None]) -> None:
         try:

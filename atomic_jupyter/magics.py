@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import shlex
 from typing import Any
 
@@ -10,21 +12,43 @@ from IPython.core.magic_arguments import argument, magic_arguments
 
 from . import api, registry
 from .errors import AtomicAgentError
+from .policies import parse_answer
 
-__all__ = ["AtomicAgentMagics"]
+__all__ = ["AtomicAgentMagics", "status_text"]
+
+#: Actions whose argument is free text, taken from the line as typed (quotes and all).
+TEXT_ACTIONS = {"steer", "follow_up", "bash", "name", "compact"}
+#: Actions that send one command without arguments and print its data.
+PLAIN_ACTIONS = {
+    "abort": "abort",
+    "new": "new_session",
+    "state": "get_state",
+    "messages": "get_messages",
+    "stats": "get_session_stats",
+    "commands": "get_commands",
+    "models": "get_available_models",
+    "cycle_model": "cycle_model",
+    "cycle_thinking": "cycle_thinking_level",
+}
+ACTIONS = [
+    "start", "stop", "restart", "status", "show", "wait", "policy",
+    "model", "thinking", "export", *sorted(TEXT_ACTIONS), *sorted(PLAIN_ACTIONS),
+]  # fmt: skip
 
 
 class MagicUsageError(AtomicAgentError):
     """The magic was called with arguments it does not take."""
 
 
-def _split_extra(line: str) -> tuple[list[str], list[str]]:
-    """Split ``line`` like a POSIX shell, then at a ``--`` token: the magic's own arguments
-    and the agent's."""
+def _tokens(line: str) -> list[str]:
     try:
-        tokens = shlex.split(line)
+        return shlex.split(line)
     except ValueError as exc:
         raise MagicUsageError(f"could not read the arguments: {exc}") from None
+
+
+def _split_extra(tokens: list[str]) -> tuple[list[str], list[str]]:
+    """Split at a ``--`` token: the magic's own arguments, then the agent's."""
     if "--" not in tokens:
         return tokens, []
     cut = tokens.index("--")
@@ -41,59 +65,109 @@ def _parse_env(pairs: list[str] | None) -> dict[str, str]:
     return env
 
 
+_LEADING_OPTION = re.compile(r"\s*--(name|timeout)(?:=|\s+)(\S+)")
+
+
+def _text_action(rest: str) -> tuple[dict[str, str], str]:
+    """Leading ``--name X`` / ``--timeout S`` options, then the raw text."""
+    options: dict[str, str] = {}
+    while True:
+        match = _LEADING_OPTION.match(rest)
+        if not match:
+            return options, rest.strip()
+        options[match.group(1)] = match.group(2)
+        rest = rest[match.end() :]
+
+
+def _print_data(data: Any) -> None:
+    if data is None:
+        print("done")
+    else:
+        print(json.dumps(data, indent=2, ensure_ascii=False, default=str))
+
+
 @magics_class
 class AtomicAgentMagics(Magics):
     """The ``atomic_agent`` line and cell magic."""
 
     @magic_arguments()
-    @argument(
-        "action",
-        nargs="?",
-        choices=["start", "stop", "restart", "status", "show"],
-        help="start, stop or restart the agent; status prints its state; show displays its panel. "
-        "As a cell magic (%%%%atomic_agent) the cell is sent as a prompt and no action is given.",
-    )
+    @argument("action", nargs="?", choices=ACTIONS, metavar="ACTION", help="what to do; see above")
+    @argument("words", nargs="*", help="the action's arguments")
     @argument("--name", default="default", help="the session's name (default: %(default)s)")
     @argument(
         "--command",
-        help="the agent command (default: $ATOMIC_AGENT_COMMAND, atomic, pi, or the pinned agent)",
+        help="start: the agent command (default: $ATOMIC_AGENT_COMMAND, atomic, pi, or the pinned agent)",
     )
-    @argument("--provider", help="the model provider, passed on as --provider")
-    @argument("--model", help="the model, passed on as --model")
+    @argument("--provider", help="start: the model provider, passed on as --provider")
+    @argument("--model", help="start: the model, passed on as --model")
     @argument(
         "-e",
         "--extension",
         action="append",
         default=[],
         metavar="PATH",
-        help="an extension file to load (repeatable)",
+        help="start: an extension file to load (repeatable)",
     )
-    @argument("--cwd", help="the agent's working directory")
+    @argument("--cwd", help="start: the agent's working directory")
     @argument(
         "--env",
         action="append",
         metavar="KEY=VALUE",
-        help="an environment variable for the agent (repeatable)",
+        help="start: an environment variable for the agent (repeatable; never shown)",
     )
+    @argument("--timeout", type=float, help="wait: seconds to wait at most")
+    @argument(
+        "--wait",
+        action="store_true",
+        help="cell magic: block until the run ends (for Run All, nbval, papermill)",
+    )
+    @argument(
+        "--steer",
+        action="store_true",
+        help="cell magic: while a run is going, deliver the prompt after the current turn",
+    )
+    @argument(
+        "--follow-up",
+        action="store_true",
+        help="cell magic: while a run is going, deliver the prompt when it ends",
+    )
+    @argument(
+        "--method", help="policy: only dialogs of this method (select, confirm, input, editor)"
+    )
+    @argument("--title", help="policy: only dialogs whose title matches this regular expression")
+    @argument("--clear", action="store_true", help="policy: remove every policy")
     @line_cell_magic
     def atomic_agent(self, line: str, cell: str | None = None) -> Any:
-        """Run the atomic coding agent: start it, prompt it, answer its extensions' dialogs.
+        """Run the atomic coding agent in the notebook.
 
-        Line magic: ``%atomic_agent start|stop|restart|status|show [options] [-- AGENT ARGS]``.
-        Arguments after ``--`` are passed to the agent as they are.
+        Cell magic: ``%%atomic_agent [--name NAME] [--wait [--timeout S]] [--steer|--follow-up]``
+        sends the cell as a prompt and shows its transcript (streamed answer, tool calls,
+        dialogs) below the cell. Without --wait it returns at once.
 
-        Cell magic: ``%%atomic_agent [--name NAME]`` sends the cell as a prompt and returns
-        at once; dialogs the agent raises appear below the cell.
+        Line magic, ``%atomic_agent ACTION [options]``:
+
+        - ``start [--command CMD] [--provider P] [--model M] [-e PATH ...] [--cwd DIR]
+          [--env KEY=VALUE ...] [-- AGENT ARGS]``, ``stop``, ``restart``, ``status``,
+          ``show`` (the panel again);
+        - ``wait [--timeout S]``: block until the latest run ends, or a dialog needs you;
+        - ``steer TEXT``, ``follow_up TEXT``, ``abort``, ``new``;
+        - ``bash COMMAND``, ``compact [INSTRUCTIONS]``, ``name NAME``;
+        - ``state``, ``messages``, ``stats``, ``commands``, ``models``, ``export [PATH]``;
+        - ``model PROVIDER MODEL_ID``, ``cycle_model``, ``thinking LEVEL``, ``cycle_thinking``;
+        - ``policy [--method M] [--title REGEX] ANSWER`` answers matching dialogs without a
+          human (ANSWER: an option, text, yes/no, or cancel); ``policy`` lists them and
+          ``policy --clear`` removes them.
+
+        Every action takes ``--name NAME`` for a session other than ``default``.
         """
-        own, extra = _split_extra(line)
-        args = self.atomic_agent.parser.parse_args(own)
         if cell is not None:
-            if args.action is not None:
-                raise MagicUsageError(
-                    f"%%atomic_agent sends the cell as a prompt; use the line magic for {args.action!r}"
-                )
-            api.session(args.name).prompt(cell.strip("\n"))
-            return None
+            return self._cell(line, cell)
+        first, _, rest = line.strip().partition(" ")
+        if first in TEXT_ACTIONS:
+            options, text = _text_action(rest)
+            return self._text(first, options.get("name", "default"), text)
+        own, extra = _split_extra(_tokens(line))
+        args = self.atomic_agent.parser.parse_intermixed_args(own)
         if args.action is None:
             print(self.atomic_agent.__doc__)
             return None
@@ -109,20 +183,79 @@ class AtomicAgentMagics(Magics):
                 extra_args=extra,
             )
             return None
-        session = registry.get(args.name, running=False)
-        if args.action == "stop":
+        if args.action in ("stop", "restart", "status", "show"):
+            return self._lifecycle(args.action, registry.get(args.name, running=False))
+        session = api.session(args.name)
+        if args.action == "wait":
+            session.wait(timeout=args.timeout)
+        elif args.action == "policy":
+            self._policy(session, args)
+        elif args.action == "model":
+            if len(args.words) != 2:
+                raise MagicUsageError("usage: %atomic_agent model PROVIDER MODEL_ID")
+            _print_data(session.set_model(*args.words))
+        elif args.action == "thinking":
+            if len(args.words) != 1:
+                raise MagicUsageError("usage: %atomic_agent thinking LEVEL")
+            _print_data(session.set_thinking_level(args.words[0]))
+        elif args.action == "export":
+            _print_data(session.export_html(args.words[0] if args.words else None))
+        else:
+            _print_data(getattr(session, PLAIN_ACTIONS[args.action])())
+        return None
+
+    def _cell(self, line: str, cell: str) -> None:
+        args = self.atomic_agent.parser.parse_args(_tokens(line))
+        if args.action is not None:
+            raise MagicUsageError(
+                f"%%atomic_agent sends the cell as a prompt; use the line magic for {args.action!r}"
+            )
+        if args.steer and args.follow_up:
+            raise MagicUsageError("choose one of --steer and --follow-up")
+        behavior = "steer" if args.steer else "followUp" if args.follow_up else None
+        session = api.session(args.name)
+        run = session.prompt(cell.strip("\n"), streaming_behavior=behavior)
+        if args.wait:
+            session.wait(timeout=args.timeout, run=run)
+
+    def _text(self, action: str, name: str, text: str) -> None:
+        session = api.session(name)
+        if action == "steer":
+            _print_data(session.steer(text))
+        elif action == "follow_up":
+            _print_data(session.follow_up(text))
+        elif action == "bash":
+            data = session.bash(text)
+            print(data.get("output", "") if isinstance(data, dict) else data)
+        elif action == "name":
+            _print_data(session.set_session_name(text))
+        elif action == "compact":
+            _print_data(session.compact(text or None))
+
+    def _lifecycle(self, action: str, session: Any) -> None:
+        if action == "stop":
             code = session.stop()
             print(f"Stopped agent session {session.name!r} (exit code {code}).")
-        elif args.action == "restart":
+        elif action == "restart":
             session.restart()
             print(f"Restarted agent session {session.name!r} (pid {session.pid}).")
-        elif args.action == "status":
+        elif action == "status":
             print(status_text(session))
-        elif args.action == "show":
+        else:
             from IPython.display import display
 
             display(session.panel)
-        return None
+
+    def _policy(self, session: Any, args: Any) -> None:
+        if args.clear:
+            session.remove_policy()
+            print("No answer policies.")
+            return
+        if args.words:
+            answer = parse_answer(" ".join(args.words), args.method)
+            session.answer_with(answer, method=args.method, title=args.title)
+        policies = session.policies
+        print("\n".join(p.describe() for p in policies) if policies else "No answer policies.")
 
 
 def status_text(session: Any) -> str:
@@ -133,8 +266,30 @@ def status_text(session: Any) -> str:
         ("state", state),
         ("pid", str(session.pid)),
         ("command", session.command_line),
+    ]
+    if session.alive:
+        try:
+            agent = session.get_state(timeout=5)
+        except AtomicAgentError as exc:
+            agent = None
+            rows.append(("agent state", f"unavailable: {exc}"))
+        if isinstance(agent, dict):
+            model = agent.get("model") or {}
+            rows += [
+                (
+                    "model",
+                    f"{model.get('provider', '?')}/{model.get('id', '?')}" if model else "none",
+                ),
+                ("thinking level", str(agent.get("thinkingLevel", "-"))),
+                ("streaming", "yes" if agent.get("isStreaming") else "no"),
+                ("messages", str(agent.get("messageCount", "-"))),
+                ("session name", str(agent.get("sessionName") or "-")),
+                ("session file", str(agent.get("sessionFile") or "-")),
+            ]
+    rows += [
         ("title", session.title or "-"),
         ("pending dialogs", str(len(session.pending_dialogs))),
+        ("answer policies", str(len(session.policies))),
         ("notifications", str(len(session.notifications))),
         ("ignored messages", str(session.diagnostic_count)),
     ]

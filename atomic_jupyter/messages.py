@@ -126,6 +126,8 @@ class UIRequest:
 
     id: str
     extra: Mapping[str, Any] = field(default_factory=dict, compare=True, kw_only=True)
+    #: The request exactly as received (None for a request built in Python).
+    raw: Mapping[str, Any] | None = field(default=None, compare=False, repr=False, kw_only=True)
 
     @property
     def is_dialog(self) -> bool:
@@ -473,7 +475,9 @@ def parse_message(value: Any) -> Message:
         return UnknownMessage(value)
     kind = value["type"]
     if kind == "extension_ui_request":
-        return _parse_ui_request(value)
+        request = _parse_ui_request(value)
+        object.__setattr__(request, "raw", value)
+        return request
     if kind == "response":
         rid = value.get("id")
         error = value.get("error")

@@ -165,6 +165,10 @@ class AgentProcess:
         """Whether the agent is running."""
         return self._proc is not None and not self._exited.is_set()
 
+    def exited(self) -> bool:
+        """Whether the process has ended (even if the exit watcher has not caught up yet)."""
+        return self._proc is not None and self._proc.poll() is not None
+
     def wait_exit(self, timeout: float | None = None) -> bool:
         """Wait until the agent has exited and ``on_exit`` has run; return whether it did."""
         return self._exited.wait(timeout)

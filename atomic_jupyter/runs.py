@@ -1,4 +1,4 @@
-"""A prompt sent to the agent, and where the dialogs it raises are shown."""
+"""A prompt sent to the agent: its transcript, and whether its run has ended."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import threading
 
 from .lazy_widget import LazyWidget
 from .messages import Response
+from .transcript import Transcript
 
 __all__ = ["PromptRun"]
 
@@ -13,8 +14,9 @@ __all__ = ["PromptRun"]
 class PromptRun(LazyWidget):
     """One prompt sent to the agent (an extension command such as ``/name`` counts).
 
-    Dialogs that the agent raises after this prompt, until the next one, are shown in this
-    run's widget, which the cell that sent the prompt displays.
+    Events and dialogs that come after this prompt, until the next one, go into this run's
+    :class:`~atomic_jupyter.transcript.Transcript`, shown in the run's widget, which the cell
+    that sent the prompt displays.
 
     Attributes
     ----------
@@ -27,6 +29,8 @@ class PromptRun(LazyWidget):
         it comes when the command's handler has finished).
     error:
         Why the prompt failed (refused by the agent, or the agent exited), else None.
+    transcript:
+        What the run showed: text, thinking, tool calls, notes and dialogs.
     widget:
         The run's output area (built on first use).
     """
@@ -36,17 +40,29 @@ class PromptRun(LazyWidget):
         self.message = message
         self.response: Response | None = None
         self.error: str | None = None
+        self.transcript = Transcript(message)
         self._answered = threading.Event()
+        self._finished = threading.Event()
         self._init_widget()
 
     def __repr__(self) -> str:
-        state = "answered" if self._answered.is_set() else "waiting"
+        state = "finished" if self.finished else "answered" if self.answered else "waiting"
         return f"<PromptRun {self.id} {self.message[:40]!r} {state}>"
 
     @property
     def answered(self) -> bool:
         """Whether the agent has answered the prompt command (or it failed)."""
         return self._answered.is_set()
+
+    @property
+    def finished(self) -> bool:
+        """Whether the run is over: the agent went idle after it, or it failed."""
+        return self._finished.is_set()
+
+    @property
+    def text(self) -> str:
+        """The assistant's text in this run (final messages exactly as the agent sent them)."""
+        return self.transcript.text()
 
     def wait_answered(self, timeout: float | None = None) -> bool:
         """Block until the prompt command is answered or failed; return whether it was."""
@@ -56,3 +72,8 @@ class PromptRun(LazyWidget):
         self.response = response
         self.error = error
         self._answered.set()
+        if error is not None:
+            self._finished.set()
+
+    def _finish(self) -> None:
+        self._finished.set()

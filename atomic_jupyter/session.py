@@ -12,23 +12,28 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from .commands import AgentCommands
 from .config import AtomicAgent
 from .dialogs import Dialog
 from .dispatch import UiDispatcher
 from .errors import (
     AgentNotRunningError,
     AgentStartError,
+    AtomicAgentError,
     CommandError,
     CommandTimeoutError,
 )
 from .framing import Diagnostic
+from .images import image_contents
 from .launch import LaunchSpec, build_argv, resolve_command
 from .messages import (
     AgentEvent,
@@ -45,6 +50,7 @@ from .messages import (
     UnknownMessage,
     UnknownUIRequest,
 )
+from .policies import CANCEL, Policy, decide
 from .process import AgentProcess
 from .runs import PromptRun
 
@@ -59,6 +65,22 @@ DIAGNOSTICS_KEPT = 100
 EVENTS_KEPT = 200
 #: Dialogs kept besides the pending ones (the newest).
 DIALOGS_KEPT = 1000
+#: Seconds between two renders of a streaming transcript (at most 20 a second).
+TRANSCRIPT_INTERVAL = 0.05
+#: How often a blocking wait looks at its run when nothing wakes it.
+WAIT_TICK = 0.05
+
+
+@dataclass(frozen=True)
+class WaitResult:
+    """Why :meth:`AgentSession.wait` returned: ``"finished"``, ``"dialog"`` or ``"exited"``."""
+
+    reason: str
+    run: PromptRun | None = None
+    dialog: Dialog | None = None
+
+    def __bool__(self) -> bool:
+        return self.reason == "finished"
 
 
 def _now() -> float:
@@ -82,7 +104,7 @@ class _PendingCommand:
             self.on_response(response, error)
 
 
-class AgentSession:
+class AgentSession(AgentCommands):
     """One agent process and everything the notebook knows about it.
 
     Create sessions with :func:`atomic_jupyter.start` or ``%atomic_agent start``; a session
@@ -143,6 +165,9 @@ class AgentSession:
         self.diagnostic_count = 0
         self.events: deque[AgentEvent] = deque(maxlen=EVENTS_KEPT)
         self._event_listeners: list[Callable[[AgentEvent], None]] = []
+        self._policies: list[Policy] = []
+        self._retrying = False
+        self._changed = threading.Event()
 
     def _reset_ui_state(self) -> None:
         self._title = ""
@@ -241,11 +266,6 @@ class AgentSession:
         """The session's panel widget (title, status, widget lines, editor, notifications)."""
         return self._ensure_view().panel
 
-    def _ipython_display_(self) -> None:
-        from IPython.display import display
-
-        display(self.panel)
-
     # ------------------------------------------------------------------ lifecycle
 
     def start(self, timeout: float | None = None) -> AgentSession:
@@ -306,6 +326,11 @@ class AgentSession:
                 f"the agent {reason}.\nCommand: {self.command_line}\n"
                 + (f"Its stderr:\n{tail}" if tail else "It wrote nothing on stderr.")
             ) from None
+        except BaseException:  # an interrupt during start-up must not leave an orphan agent
+            with self._lock:
+                self._stop_requested = True
+            self._process.stop()
+            raise
         with self._lock:
             if self.state == "starting":
                 self.state = "idle"
@@ -428,16 +453,42 @@ class AgentSession:
             raise CommandError(pending.command, pending.response.error or "no reason given")
         return pending.response
 
-    def prompt(self, text: str, *, display: bool = True, **fields: Any) -> PromptRun:
+    def prompt(
+        self,
+        text: str,
+        *,
+        images: Any = None,
+        streaming_behavior: str | None = None,
+        display: bool = True,
+        **fields: Any,
+    ) -> PromptRun:
         """Send a prompt (or an extension command such as ``"/name"``) and return at once.
 
-        Dialogs the agent raises from now on appear in the returned run's output area,
-        which is displayed in the current cell when ``display`` is true and IPython runs.
-        Extra ``fields`` go into the ``prompt`` command (e.g. ``streamingBehavior``).
+        The run's transcript (streamed text, tool calls, dialogs) is shown in the returned
+        run's output area, displayed in the current cell when ``display`` is true and IPython
+        runs. Use :meth:`wait` to block until the run ends.
+
+        Parameters
+        ----------
+        text:
+            The prompt.
+        images:
+            Images sent with it: paths, bytes or PIL images (one, or a list).
+        streaming_behavior:
+            ``"steer"`` or ``"followUp"``: how to queue the prompt while a run is going.
+        fields:
+            More fields for the ``prompt`` command.
         """
         if not isinstance(text, str):
             raise TypeError(f"a prompt is a str, not {type(text).__name__}")
+        if streaming_behavior not in (None, "steer", "followUp"):
+            raise ValueError('streaming_behavior is "steer" or "followUp"')
         self._ui.capture_loop()
+        command = {"type": "prompt", "message": text, **fields}
+        if images is not None:
+            command["images"] = image_contents(images)
+        if streaming_behavior is not None:
+            command["streamingBehavior"] = streaming_behavior
         run = PromptRun("", text)
         self._attach_run_widget(run)
 
@@ -445,12 +496,15 @@ class AgentSession:
             if response is not None and not response.success:
                 error = f"the agent refused the prompt: {response.error or 'no reason given'}"
             run._settle(response, error)
-            self._refresh(("run", run.id))
+            if error is not None:
+                run.transcript.note(error, "error")
+                self._render_run(run, final=True)
+            elif response is not None:
+                self._probe_run_end(run)
+            self._changed.set()
 
         with self._lock:
-            cid, _ = self._send_command(
-                {"type": "prompt", "message": text, **fields}, on_response=settle
-            )
+            cid, _ = self._send_command(command, on_response=settle)
             run.id = cid
             self._runs.append(run)
             del self._runs[:-100]
@@ -567,8 +621,11 @@ class AgentSession:
             )
 
     def _on_dialog_request(self, request: DialogRequest) -> None:
-        dialog = Dialog(request, request.to_dict(), self._send_ui_response)
+        raw = request.raw if request.raw is not None else request.to_dict()
+        dialog = Dialog(request, raw, self._send_ui_response)
         dialog._set_widget_factory(lambda d: self._ensure_view().build_dialog(d))
+        host: PromptRun | None = None
+        exited = False
         with self._lock:
             if request.id in self._dialog_ids:
                 duplicate = True
@@ -586,12 +643,83 @@ class AgentSession:
             return
         if exited:
             dialog.close("the agent is not running")
+        else:
+            self._apply_policy(dialog)
         dialog.observe(self._on_dialog_change)
-        if self._view is not None:
+        dialog.host = host
+        if host is not None:
+            host.transcript.add_dialog(dialog)
+            self._render_run(host)
+        elif self._view is not None:
             view = self._view
-            self._ui.call(lambda: view.add_dialog(dialog, host))
-        if dialog.deadline is not None:
+            self._ui.call(lambda: view.add_dialog(dialog, None))
+        if dialog.deadline is not None and dialog.pending:
             self._ensure_ticker()
+        self._changed.set()
+
+    # ------------------------------------------------------------------ answer policies
+
+    @property
+    def policies(self) -> list[Policy]:
+        """The answer policies, tried in order for every new dialog."""
+        with self._lock:
+            return list(self._policies)
+
+    def answer_with(
+        self, answer: Any, *, method: str | None = None, title: str | None = None
+    ) -> Policy:
+        """Answer future dialogs without a human.
+
+        Parameters
+        ----------
+        answer:
+            A value (str for select, input and editor; bool for confirm), ``"cancel"`` or
+            :data:`~atomic_jupyter.policies.CANCEL`, or a callable that gets the request dict
+            and returns one of those, or None to leave the dialog to a person.
+        method:
+            Only dialogs of this method (``"select"``, ``"confirm"``, ``"input"``, ``"editor"``).
+        title:
+            Only dialogs whose title matches this regular expression (``re.search``).
+
+        Returns
+        -------
+        Policy
+            The policy added (remove it with :meth:`remove_policy`). Dialogs already
+            pending that it covers are answered at once.
+        """
+        policy = Policy(CANCEL if answer == "cancel" else answer, method=method, title=title)
+        with self._lock:
+            self._policies.append(policy)
+        for dialog in self.pending_dialogs:
+            if policy.matches(dialog.method, dialog.title):
+                self._apply_policy(dialog)
+        return policy
+
+    def remove_policy(self, policy: Policy | None = None) -> None:
+        """Remove one policy, or all of them when ``policy`` is None."""
+        with self._lock:
+            if policy is None:
+                self._policies.clear()
+            elif policy in self._policies:
+                self._policies.remove(policy)
+
+    def _apply_policy(self, dialog: Dialog) -> None:
+        decision = decide(self.policies, dialog.method, dialog.title, dialog.request)
+        if decision is None:
+            return
+        try:
+            if decision.cancel:
+                dialog.cancel(by="policy")
+            else:
+                assert decision.value is not None
+                dialog.respond(decision.value, by="policy")
+        except (TypeError, ValueError) as exc:
+            self._diagnose(
+                f"the policy {decision.policy.describe()} does not fit the dialog "
+                f"{dialog.title!r}: {exc}"
+            )
+        except AtomicAgentError:
+            pass  # already answered, or the agent is gone: nothing to do
 
     def _trim_dialogs(self) -> None:
         if len(self._dialogs) > DIALOGS_KEPT:
@@ -600,7 +728,8 @@ class AgentSession:
 
     def _send_ui_response(self, response: UIResponse) -> None:
         process = self._process
-        if process is None or not self.alive:
+        # exited() looks at the process itself: the exit watcher may not have run yet.
+        if process is None or not self.alive or process.exited():
             raise self._not_running_error()
         process.send(response.to_dict())
 
@@ -610,7 +739,19 @@ class AgentSession:
             self._ui.call(lambda: view.refresh_dialog(dialog), key=("dialog", dialog.id))
 
     def _on_event(self, event: AgentEvent) -> None:
-        self.events.append(event)
+        if event.type != "message_update":  # each carries the whole partial message
+            self.events.append(event)
+        run = self._dialog_host
+        if run is not None and run.transcript.apply(event):
+            self._render_run(run)
+        if event.type == "agent_end":
+            self._retrying = False
+            self._probe_agent_idle()
+        elif event.type == "auto_retry_start":
+            self._retrying = True
+        elif event.type == "auto_retry_end" and not event.get("success"):
+            self._retrying = False
+            self._finish_runs()
         if event.type == "agent_start":
             with self._lock:
                 if self.state in ("idle", "starting"):
@@ -635,6 +776,135 @@ class AgentSession:
                 callback(event)
             except Exception as exc:
                 self._diagnose(f"an event listener failed: {type(exc).__name__}: {exc}")
+        self._changed.set()
+
+    # ------------------------------------------------------------------ runs
+
+    def _render_run(self, run: PromptRun, final: bool = False) -> None:
+        """Show the run's transcript: throttled while it streams, at once when final."""
+        view = self._view
+        if view is None or run._widget is None:
+            return  # built later, from the transcript as it then is
+        render = partial(view.render_run, run)
+        key = ("transcript", id(run))
+        if final:
+            self._ui.finish(render, key=key)
+        else:
+            self._ui.call_throttled(render, key=key, interval=TRANSCRIPT_INTERVAL)
+
+    def _probe_agent_idle(self) -> None:
+        """After ``agent_end``: finish the answered runs, unless the agent retries.
+
+        A run that failed with a transient error ends with ``agent_end`` and is then retried
+        (``auto_retry_start``, another ``agent_start`` ... ``agent_end``). The agent emits
+        ``auto_retry_start`` before it reads its next command, so when the answer to a
+        ``get_state`` sent now comes back with no retry begun, the run is really over.
+        """
+
+        def settle(response: Response | None, error: str | None) -> None:
+            if not self._retrying:
+                self._finish_runs()
+
+        try:
+            self._send_command({"type": "get_state"}, on_response=settle)
+        except AtomicAgentError:
+            self._finish_runs()
+
+    def _finish_runs(self) -> None:
+        """Mark every answered run finished and show its final transcript."""
+        for run in self.runs:
+            if run.answered and not run.finished:
+                run._finish()
+                self._render_run(run, final=True)
+        self._changed.set()
+
+    def _probe_run_end(self, run: PromptRun) -> None:
+        """Find out whether a run already ended, once its prompt was answered.
+
+        An extension command, or a prompt the agent handled at once, brings no
+        ``agent_end``. The agent sets its streaming flag before it answers a prompt, so a
+        ``get_state`` sent after that answer tells whether a run is going on.
+        """
+
+        def settle(response: Response | None, error: str | None) -> None:
+            data = response.data if response is not None and response.success else None
+            streaming = isinstance(data, dict) and data.get("isStreaming") is True
+            if not streaming and not run.finished:
+                run._finish()
+                self._render_run(run, final=True)
+            self._changed.set()
+
+        try:
+            self._send_command({"type": "get_state"}, on_response=settle)
+        except AtomicAgentError:
+            run._finish()
+
+    def wait(
+        self, timeout: float | None = None, *, run: PromptRun | None = None, quiet: bool = False
+    ) -> WaitResult:
+        """Block until the latest run ends; keep its transcript updating meanwhile.
+
+        A running cell keeps the kernel from delivering clicks, so the wait also ends early
+        when a dialog needs an answer that no policy gives, and says so: answer it where it
+        is shown, then wait again. Use it for "Run All", nbval and papermill.
+
+        Parameters
+        ----------
+        timeout:
+            Seconds to wait at most (None: no limit).
+        run:
+            The run to wait for (the latest by default).
+        quiet:
+            Do not print why the wait ended early.
+
+        Returns
+        -------
+        WaitResult
+            ``reason`` is ``"finished"``, ``"dialog"`` (with the ``dialog``), or ``"exited"``;
+            it is true only when the run finished.
+
+        Raises
+        ------
+        CommandTimeoutError
+            When the run is still going after ``timeout`` seconds.
+        """
+        run = run or (self.runs[-1] if self.runs else None)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self._ui.capture_loop()
+        while True:
+            self._changed.clear()
+            self._ui.pump()
+            waiting = self.pending_dialogs
+            if run is None or run.finished:
+                result = WaitResult("finished", run)
+                break
+            if waiting:
+                result = WaitResult("dialog", run, waiting[0])
+                break
+            if not self.alive:
+                result = WaitResult("exited", run)
+                break
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                raise CommandTimeoutError(
+                    f"the agent is still working after {timeout:g} s; "
+                    "wait again, or stop it with session.abort()"
+                )
+            self._changed.wait(WAIT_TICK if left is None else min(WAIT_TICK, left))
+        self._ui.pump()
+        if not quiet and result.reason == "dialog":
+            assert result.dialog is not None
+            print(
+                f"A {result.dialog.method} dialog needs your answer: {result.dialog.title!r}. "
+                "Answer it where it is shown, then wait again (or give an answer policy).",
+                file=sys.stderr,
+            )
+        elif not quiet and result.reason == "exited":
+            print(
+                f"The agent exited with code {self.returncode} before the run ended.",
+                file=sys.stderr,
+            )
+        return result
 
     def _on_exit(self, code: int) -> None:
         with self._lock:
@@ -650,14 +920,20 @@ class AgentSession:
             command.settle(None, reason)
         for dialog in dialogs:
             dialog.close(reason)
+        for run in self.runs:
+            if not run.finished:
+                run._finish()
+                run.transcript.note(reason, "error" if self.state == "exited" else "info")
+                self._render_run(run, final=True)
         self._ticker_wake.set()
+        self._changed.set()
         self._refresh("state")
 
     # ------------------------------------------------------------------ timed dialogs
 
     def _ensure_ticker(self) -> None:
         with self._lock:
-            if self._ticker is not None and self._ticker.is_alive():
+            if self._ticker is not None:  # running; it clears this under the lock as it ends
                 self._ticker_wake.set()
                 return
             self._ticker = threading.Thread(
@@ -670,8 +946,9 @@ class AgentSession:
         while True:
             with self._lock:
                 timed = [d for d in self._dialogs if d.pending and d.deadline is not None]
-            if not timed:
-                return
+                if not timed:
+                    self._ticker = None
+                    return
             now = _now()
             for dialog in timed:
                 assert dialog.deadline is not None
@@ -693,7 +970,9 @@ class AgentSession:
             if self._view is None:
                 from .widgets.panel import SessionView
 
+                # Set before populating: building a pending dialog's widget comes back here.
                 self._view = SessionView(self)
+                self._view.populate()
             return self._view
 
     def _attach_run_widget(self, run: PromptRun) -> None:

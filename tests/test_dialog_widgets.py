@@ -17,7 +17,7 @@ from atomic_jupyter.errors import AgentNotRunningError, DialogNotPendingError
 from atomic_jupyter.framing import JsonlDecoder, Record, encode_line
 from atomic_jupyter.messages import DialogRequest, UIResponse, parse_message
 from atomic_jupyter.widgets.dialog_views import MAX_OPTION_BUTTONS, DialogView
-from atomic_jupyter.widgets.text import escape, pre_block, pre_html, text_label
+from atomic_jupyter.widgets.text import TextLine, escape, pre_block, pre_html
 
 # --------------------------------------------------------------------------- requests (protocol doc)
 
@@ -109,12 +109,17 @@ def widgets_of(view: DialogView, kind: type) -> list:
     return [x for x in walk(view.root) if isinstance(x, kind)]
 
 
+def html_blocks(view: DialogView) -> list:
+    """HTML widgets that are blocks (a confirm's message), not lines of text."""
+    return [x for x in widgets_of(view, w.HTML) if not isinstance(x, TextLine)]
+
+
 def assert_collapsed(view: DialogView, outcome: str) -> None:
-    """The view shows one Label, holding the dialog's outcome line, and nothing else."""
+    """The view shows one TextLine, holding the dialog's outcome line, and nothing else."""
     assert view.collapsed is True
     (only,) = view.root.children
-    assert type(only) is w.Label
-    assert only.value == outcome
+    assert type(only) is TextLine
+    assert only.text == outcome
     assert view.dialog.outcome == outcome
     assert view.buttons == {}
     assert view.value_widget is None
@@ -220,7 +225,7 @@ def test_confirm_no_sends_confirmed_false():
 
 def test_confirm_shows_its_message():
     view, _, _ = make_view(confirm_request(message="All messages will be lost."))
-    (block,) = widgets_of(view, w.HTML)
+    (block,) = html_blocks(view)
     assert "All messages will be lost." in block.value
 
 
@@ -333,7 +338,7 @@ def test_second_click_sends_nothing_and_the_first_answer_stands(kind, first, sec
     buttons[first].click()
     assert wire.lines == [expected_line]
     assert (dialog.state, dialog.answer, dialog.outcome) == (state, answer, first_outcome)
-    assert view.error.value == ""  # a late click is no error
+    assert view.error.text == ""  # a late click is no error
     assert dialog.state in ("answered", "cancelled")
     if outcome is not None:
         assert dialog.outcome == outcome
@@ -423,7 +428,7 @@ def test_answered_view_collapses_to_the_outcome_line():
 
 def test_outcome_of_an_untitled_dialog_names_the_method():
     view, dialog, _ = make_view(select_request(["Alpha"], title=""))
-    assert widgets_of(view, w.Label)[0].value == "select request"
+    assert widgets_of(view, TextLine)[0].text == "select request"
     view.buttons["option:0"].click()
     assert_collapsed(view, "select -> Alpha")
 
@@ -471,7 +476,7 @@ def test_click_after_expiry_before_the_view_refreshed_sends_nothing_and_collapse
     assert view.collapsed is False
     view.buttons["option:0"].click()
     assert wire.lines == []
-    assert view.error.value == ""
+    assert view.error.text == ""
     assert dialog.state == "expired"
     assert_collapsed(view, "Allow dangerous command? -> timed out: default used")
 
@@ -486,7 +491,7 @@ def test_a_send_that_fails_with_an_agent_error_is_shown_and_the_dialog_stays_ope
     view.buttons["yes"].click()
     assert dialog.pending
     assert view.collapsed is False
-    assert view.error.value == "Not sent: the agent has exited"
+    assert view.error.text == "Not sent: the agent has exited"
     assert view.error.layout.display is None  # shown
     assert not view.buttons["yes"].disabled
 
@@ -535,19 +540,19 @@ def test_observers_are_told_of_each_change_once():
 def test_timed_dialog_shows_a_countdown(clock):
     view, dialog, _ = make_view(select_request(timeout=10000))
     # 10 s, less the safety margin, rounded up.
-    assert view.countdown.value == "expires in 10 s"
-    assert view.countdown in widgets_of(view, w.Label)
+    assert view.countdown.text == "expires in 10 s"
+    assert view.countdown in widgets_of(view, TextLine)
     clock.now += 5.0
     view.refresh_countdown()
-    assert view.countdown.value == "expires in 5 s"
+    assert view.countdown.text == "expires in 5 s"
     clock.now += 60.0
     view.refresh_countdown()
-    assert view.countdown.value == "expires in 0 s"
+    assert view.countdown.text == "expires in 0 s"
 
 
 def test_timed_dialog_countdown_format_with_the_real_clock():
     view, _, _ = make_view(confirm_request(timeout=30000))
-    match = re.fullmatch(r"expires in (\d+) s", view.countdown.value)
+    match = re.fullmatch(r"expires in (\d+) s", view.countdown.text)
     assert match is not None
     assert 29 <= int(match.group(1)) <= 30
 
@@ -556,10 +561,10 @@ def test_timed_dialog_countdown_format_with_the_real_clock():
 def test_untimed_dialog_shows_no_countdown(kind):
     view, dialog, _ = make_view(ALL_KINDS[kind]())
     assert dialog.deadline is None
-    assert view.countdown.value == ""
+    assert view.countdown.text == ""
     view.refresh_countdown()
-    assert view.countdown.value == ""
-    assert not any("expires" in label.value for label in widgets_of(view, w.Label))
+    assert view.countdown.text == ""
+    assert not any("expires" in label.text for label in widgets_of(view, TextLine))
 
 
 def test_countdown_is_cleared_once_answered(clock):
@@ -567,7 +572,7 @@ def test_countdown_is_cleared_once_answered(clock):
     countdown = view.countdown
     view.buttons["option:0"].click()
     view.refresh_countdown()  # a late tick after the answer
-    assert countdown.value == ""
+    assert countdown.text == ""
     assert countdown not in list(walk(view.root))
 
 
@@ -592,7 +597,7 @@ def assert_no_live_html(view: DialogView) -> None:
 
 def test_html_in_select_title_and_options_is_shown_verbatim_as_text():
     view, dialog, wire = make_view(select_request([EVIL_OPTION, EVIL_OTHER], title=EVIL_TITLE))
-    labels = [x.value for x in widgets_of(view, w.Label)]
+    labels = [x.text for x in widgets_of(view, TextLine)]
     assert EVIL_TITLE in labels
     assert view.buttons["option:0"].description == EVIL_OPTION
     assert view.buttons["option:1"].description == EVIL_OTHER
@@ -613,8 +618,8 @@ def test_html_in_dropdown_options_is_shown_verbatim_as_text():
 
 def test_html_in_confirm_message_is_escaped_in_its_html_block():
     view, _, _ = make_view(confirm_request(title=EVIL_TITLE, message=EVIL_MESSAGE))
-    assert EVIL_TITLE in [x.value for x in widgets_of(view, w.Label)]
-    (block,) = widgets_of(view, w.HTML)
+    assert EVIL_TITLE in [x.text for x in widgets_of(view, TextLine)]
+    (block,) = html_blocks(view)
     for line in EVIL_MESSAGE.splitlines():
         assert escape(line) in block.value
     assert html.unescape(re.sub(r"^<pre[^>]*>|</pre>$", "", block.value)) == EVIL_MESSAGE
@@ -702,8 +707,12 @@ def test_pre_block_colour_is_in_the_style_and_text_is_still_escaped():
     assert pre_html(["<b>x</b>"], "red") == block.value
 
 
-def test_text_label_keeps_the_raw_string():
-    label = text_label(EVIL_TITLE, bold=True)
-    assert type(label) is w.Label
-    assert label.value == EVIL_TITLE
-    assert label.style.font_weight == "bold"
+def test_text_line_keeps_the_raw_string_and_shows_it_escaped():
+    label = TextLine(EVIL_TITLE, bold=True)
+    assert isinstance(label, w.HTML) and not isinstance(label, w.Label)  # no LaTeX typesetting
+    assert label.text == EVIL_TITLE
+    assert escape(EVIL_TITLE) in label.value
+    assert "<script" not in label.value.lower() and "<img" not in label.value.lower()
+    label.text = "$x^2$ costs $5"
+    assert "$x^2$ costs $5" in label.value
+    assert "font-weight:bold" in label.value

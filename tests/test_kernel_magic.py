@@ -17,13 +17,11 @@ from pathlib import Path
 
 import pytest
 from kernel_client import BrowserLikeKernel, ExecResult, WidgetRef
+from widget_text import has_class, shows, text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 
 
-def has_class(name: str):
-    """A state filter: the widget carries the CSS class ``name``."""
-    return lambda classes: name in (classes or [])
 
 
 @pytest.fixture(scope="module")
@@ -78,10 +76,10 @@ def dialog_in(kernel: BrowserLikeKernel, area_id: str, method: str) -> WidgetRef
 def outcome_of(kernel: BrowserLikeKernel, dialog: WidgetRef) -> str:
     """Wait until the dialog has collapsed; return its one line."""
     label = kernel.wait_for(
-        lambda: next(iter(kernel.widgets("Label", within=dialog.comm_id, _dom_classes=has_class("atomic-dialog-outcome"))), None),
+        lambda: next(iter(kernel.widgets("HTML", within=dialog.comm_id, _dom_classes=has_class("atomic-dialog-outcome"))), None),
         what="the dialog to collapse",
     )
-    return label.state["value"]
+    return text(label)
 
 
 def button(kernel: BrowserLikeKernel, dialog: WidgetRef, text: str) -> WidgetRef:
@@ -93,12 +91,12 @@ def button(kernel: BrowserLikeKernel, dialog: WidgetRef, text: str) -> WidgetRef
 
 def test_start_shows_panel_with_title_and_status_from_the_extension(kernel, panel) -> None:
     kernel.wait_for(
-        lambda: kernel.widgets("Label", within=panel.comm_id, value="UI test extension"), what="the title"
+        lambda: kernel.widgets("HTML", within=panel.comm_id, value=shows("UI test extension")), what="the title"
     )
-    status = kernel.find("Label", within=panel.comm_id, _dom_classes=has_class("atomic-status-entry"), tooltip="ui-test")
-    assert status.state["value"] == "ready"
-    state = kernel.find("Label", within=panel.comm_id, _dom_classes=has_class("atomic-state"))
-    assert state.state["value"] == "idle"
+    status = kernel.find("HTML", within=panel.comm_id, _dom_classes=has_class("atomic-status-entry"), tooltip="ui-test")
+    assert text(status) == "ready"
+    state = kernel.find("HTML", within=panel.comm_id, _dom_classes=has_class("atomic-state"))
+    assert text(state) == "idle"
 
 
 def test_magic_help_is_generated_from_its_arguments(kernel) -> None:
@@ -139,9 +137,9 @@ def test_confirm_yes_and_no(kernel, panel, answer: str, sent: str) -> None:
 
 def test_input_typed_then_submitted(kernel, panel) -> None:
     dialog = dialog_in(kernel, prompt(kernel, "/ui-input"), "input")
-    text = kernel.find("Text", within=dialog.comm_id)
-    assert text.state["placeholder"] == "type a name…"
-    kernel.set_value(text.comm_id, value="Ada Lövelace")
+    box = kernel.find("Text", within=dialog.comm_id)
+    assert box.state["placeholder"] == "type a name…"
+    kernel.set_value(box.comm_id, value="Ada Lövelace")
     kernel.click(button(kernel, dialog, "Submit").comm_id)
     wait_note(kernel, panel, 'got input: "Ada Lövelace"')
 
@@ -199,28 +197,28 @@ def test_two_dialogs_at_once_each_answer_their_own(kernel, panel) -> None:
 
 def test_timed_dialog_counts_down_then_expires(kernel, panel) -> None:
     dialog = dialog_in(kernel, prompt(kernel, "/ui-confirm 2500"), "confirm")
-    countdown = kernel.find("Label", within=dialog.comm_id, _dom_classes=has_class("atomic-countdown"))
-    assert countdown.state["value"].startswith("expires in ")
-    first = countdown.state["value"]
-    kernel.wait_for(lambda: countdown.state["value"] != first, what="the countdown to tick")
+    countdown = kernel.find("HTML", within=dialog.comm_id, _dom_classes=has_class("atomic-countdown"))
+    assert text(countdown).startswith("expires in ")
+    first = text(countdown)
+    kernel.wait_for(lambda: text(countdown) != first, what="the countdown to tick")
     assert "timed out" in outcome_of(kernel, dialog)
     wait_note(kernel, panel, "got confirm: false")
 
 
 def test_unicode_survives_both_ways(kernel, panel) -> None:
     dialog = dialog_in(kernel, prompt(kernel, "/ui-unicode"), "select")
-    kernel.find("Label", within=dialog.comm_id, value="Ünïcödé 🚀 title\u2028sep")
+    kernel.find("HTML", within=dialog.comm_id, value=shows("Ünïcödé 🚀 title\u2028sep"))
     kernel.click(button(kernel, dialog, "line\u2029sep").comm_id)
     wait_note(kernel, panel, 'got select: "line\u2029sep"')
-    status = kernel.find("Label", within=panel.comm_id, _dom_classes=has_class("atomic-status-entry"), tooltip="unicode")
-    assert status.state["value"] == "naïve 日本語 🚀 a\u2028b\u2029c"
+    status = kernel.find("HTML", within=panel.comm_id, _dom_classes=has_class("atomic-status-entry"), tooltip="unicode")
+    assert text(status) == "naïve 日本語 🚀 a\u2028b\u2029c"
 
 
 def test_html_from_the_agent_is_only_ever_text(kernel, panel) -> None:
     area = prompt(kernel, "/ui-html")
     dialog = dialog_in(kernel, area, "select")
     # Text widgets carry the raw string, which the frontend renders as text.
-    kernel.find("Label", within=dialog.comm_id, value=lambda v: v.startswith("<img src=x onerror="))
+    kernel.find("HTML", within=dialog.comm_id, value=shows(lambda v: v.startswith("<img src=x onerror=")))
     kernel.click(kernel.widgets("Button", within=dialog.comm_id)[0].comm_id)
     for method, answer in (("confirm", "Yes"), ("input", "Submit"), ("editor", "Submit")):
         d = dialog_in(kernel, area, method)
@@ -237,7 +235,7 @@ def test_html_from_the_agent_is_only_ever_text(kernel, panel) -> None:
 
 def test_fire_and_forget_methods_update_the_panel_and_send_prefills_the_editor(kernel, panel) -> None:
     prompt(kernel, "/ui-fire")
-    kernel.wait_for(lambda: kernel.widgets("Label", within=panel.comm_id, value="Fired title"), what="the new title")
+    kernel.wait_for(lambda: kernel.widgets("HTML", within=panel.comm_id, value=shows("Fired title")), what="the new title")
     editor = kernel.find("Textarea", within=panel.comm_id, _dom_classes=has_class("atomic-editor"))
     kernel.wait_for(lambda: editor.state["value"] == "prefilled by the extension", what="set_editor_text")
     above = kernel.find("VBox", within=panel.comm_id, _dom_classes=has_class("atomic-widgets-above"))
@@ -246,7 +244,7 @@ def test_fire_and_forget_methods_update_the_panel_and_send_prefills_the_editor(k
     above_text = [html.unescape(w.state["value"]) for w in kernel.widgets("HTML", within=above.comm_id)]
     assert any("top line 1\ntop line 2" in t for t in above_text)
     assert not any("to be cleared" in t for t in above_text)
-    assert [w.state["tooltip"] for w in kernel.widgets("Label", within=panel.comm_id, _dom_classes=has_class("atomic-status-entry"))].count("two") == 0
+    assert [w.state["tooltip"] for w in kernel.widgets("HTML", within=panel.comm_id, _dom_classes=has_class("atomic-status-entry"))].count("two") == 0
     wait_note(kernel, panel, "[info] a default note")
     assert notes(kernel, panel)[-4:] == [
         "[info] an info note", "[warning] a warning note", "[error] an error note", "[info] a default note",
@@ -262,8 +260,8 @@ def test_fire_and_forget_methods_update_the_panel_and_send_prefills_the_editor(k
 
 def test_garbage_lines_are_counted_and_the_stream_goes_on(kernel, panel) -> None:
     dialog = dialog_in(kernel, prompt(kernel, "/ui-garbage"), "confirm")
-    diag = kernel.find("Label", within=panel.comm_id, _dom_classes=has_class("atomic-diagnostics"))
-    kernel.wait_for(lambda: diag.state["value"].startswith("3 message(s)"), what="three ignored lines")
+    diag = kernel.find("HTML", within=panel.comm_id, _dom_classes=has_class("atomic-diagnostics"))
+    kernel.wait_for(lambda: text(diag).startswith("3 message(s)"), what="three ignored lines")
     kernel.click(button(kernel, dialog, "Yes").comm_id)
     wait_note(kernel, panel, "got confirm: true")
 
@@ -275,7 +273,7 @@ def test_status_flood_keeps_the_kernel_responsive_and_is_coalesced(kernel, panel
     assert kernel.execute("21 * 2").result == "42"
     wait_note(kernel, panel, f"flood done: {n}", timeout=60)
     flood = kernel.wait_for(
-        lambda: next(iter(kernel.widgets("Label", within=panel.comm_id, tooltip="flood", value=f"update {n} of {n}")), None),
+        lambda: next(iter(kernel.widgets("HTML", within=panel.comm_id, tooltip="flood", value=shows(f"update {n} of {n}"))), None),
         what="the last status update",
     )
     updates = [
@@ -315,14 +313,14 @@ def test_crash_mid_dialog_closes_the_dialog_and_says_to_restart(kernel, ui_exten
     area = kernel.execute("%%atomic_agent --name crashy\n/ui-crash").widget_ids[0]
     dialog = dialog_in(kernel, area, "select")
     assert "closed" in outcome_of(kernel, dialog)
-    state = kernel.find("Label", within=panel_id, _dom_classes=has_class("atomic-state"))
-    kernel.wait_for(lambda: state.state["value"] == "exited with code 3", what="the exit code")
+    state = kernel.find("HTML", within=panel_id, _dom_classes=has_class("atomic-state"))
+    kernel.wait_for(lambda: text(state) == "exited with code 3", what="the exit code")
     exit_info = kernel.find("HTML", within=panel_id, _dom_classes=has_class("atomic-exit"))
-    assert "exiting on purpose" in exit_info.state["value"]
+    assert "exiting on purpose" in text(exit_info)
     failed = kernel.execute("%%atomic_agent --name crashy\n/ui-select", check=False)
     assert failed.status == "error" and "restart" in failed.evalue
     kernel.execute("%atomic_agent restart --name crashy")
-    kernel.wait_for(lambda: state.state["value"] == "idle", what="the restarted agent")
+    kernel.wait_for(lambda: text(state) == "idle", what="the restarted agent")
     kernel.execute("%atomic_agent stop --name crashy")
 
 

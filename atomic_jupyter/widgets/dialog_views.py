@@ -17,7 +17,7 @@ import ipywidgets as w
 from ..dialogs import Dialog
 from ..errors import AtomicAgentError, DialogNotPendingError
 from ..messages import ConfirmRequest, EditorRequest, InputRequest, SelectRequest
-from .text import pre_block, text_label
+from .text import TextLine, pre_block
 
 __all__ = ["DialogView", "MAX_OPTION_BUTTONS"]
 
@@ -44,12 +44,12 @@ class DialogView:
         self.collapsed = False
         self.buttons: dict[str, w.Button] = {}
         self.value_widget: w.ValueWidget | None = None
-        self.error = text_label("")
+        self.error = TextLine("", color="var(--jp-error-color1,#c62828)")
         self.error.layout.display = "none"
-        self.countdown = text_label("")
+        self.countdown = TextLine("")
         self.countdown.add_class("atomic-countdown")
         request = dialog.typed
-        parts: list[w.Widget] = [text_label(request.title or f"{dialog.method} request", bold=True)]
+        parts: list[w.Widget] = [TextLine(request.title or f"{dialog.method} request", bold=True)]
         if isinstance(request, ConfirmRequest) and request.message:
             parts.append(pre_block(request.message.split("\n")))
         parts.append(self._controls())
@@ -76,6 +76,7 @@ class DialogView:
             description=text, tooltip=text, button_style=style, layout=w.Layout(width="auto")
         )
         button.on_click(lambda _b: self._act(on_click))
+        button.add_class("atomic-" + role.split(":")[0])  # atomic-option, -yes, -submit, ...
         self.buttons[role] = button
         return button
 
@@ -98,7 +99,7 @@ class DialogView:
             )
             self.value_widget = dropdown
             submit = self._button(
-                "submit", "Submit", lambda: self.dialog.respond(options[dropdown.value]), "primary"
+                "submit", "Submit", lambda: self._submit_choice(options, dropdown.value), "primary"
             )
             return w.HBox([dropdown, submit])
         if isinstance(request, ConfirmRequest):
@@ -136,9 +137,16 @@ class DialogView:
         except DialogNotPendingError:
             pass  # a second click, or a click after expiry: the first outcome stands
         except AtomicAgentError as exc:
-            self.error.value = f"Not sent: {exc}"
+            self.error.text = f"Not sent: {exc}"
             self.error.layout.display = None
         self.refresh()
+
+    def _submit_choice(self, options: list[str], index: int | None) -> None:
+        if index is None:
+            self.error.text = "Choose an option first."
+            self.error.layout.display = None
+            return
+        self.dialog.respond(options[index])
 
     def _cancel(self) -> None:
         self.dialog.cancel()
@@ -149,9 +157,9 @@ class DialogView:
         """Show the seconds left, for a dialog with a timeout."""
         left = self.dialog.seconds_left()
         if left is None or not self.dialog.pending:
-            self.countdown.value = ""
+            self.countdown.text = ""
         else:
-            self.countdown.value = f"expires in {int(left + 0.999)} s"
+            self.countdown.text = f"expires in {int(left + 0.999)} s"
 
     def refresh(self) -> None:
         """Collapse to one line once the dialog is no longer pending."""
@@ -161,7 +169,7 @@ class DialogView:
             button.disabled = True
         if self.value_widget is not None:
             self.value_widget.disabled = True
-        summary = text_label(self.dialog.outcome)
+        summary = TextLine(self.dialog.outcome)
         summary.add_class("atomic-dialog-outcome")
         summary.add_class(f"atomic-dialog-{self.dialog.state}")
         old = self.root.children

@@ -15,7 +15,8 @@ import ipywidgets as w
 from ..dialogs import Dialog
 from ..runs import PromptRun
 from .dialog_views import DialogView
-from .text import pre_block, pre_html, text_label
+from .text import TextLine, pre_block, pre_html
+from .transcript import TranscriptView
 
 if TYPE_CHECKING:
     from ..session import AgentSession
@@ -39,30 +40,6 @@ _STATE_TEXT = {
 }
 
 
-class RunArea:
-    """The output area of one prompt: what was sent, its outcome, and its dialogs."""
-
-    def __init__(self, run: PromptRun) -> None:
-        first = run.message.splitlines()[0] if run.message else ""
-        self.run = run
-        self.header = text_label(f"> {first}" + (" …" if "\n" in run.message else ""))
-        self.header.add_class("atomic-run-prompt")
-        self.outcome = text_label("")
-        self.outcome.add_class("atomic-run-outcome")
-        self.dialogs = w.VBox([])
-        self.root = w.VBox([self.header, self.dialogs, self.outcome])
-        self.root.add_class("atomic-run")
-        self.refresh()
-
-    def refresh(self) -> None:
-        """Show the prompt's outcome once it is known."""
-        if self.run.error:
-            self.outcome.value = self.run.error
-            self.outcome.add_class("atomic-error")
-        elif self.run.answered:
-            self.outcome.value = ""
-
-
 class SessionView:
     """All widgets of one session: its panel, and an area per prompt.
 
@@ -77,14 +54,14 @@ class SessionView:
     def __init__(self, session: AgentSession) -> None:
         self.session = session
         self.dialog_views: dict[str, DialogView] = {}
-        self.run_areas: dict[int, RunArea] = {}
-        self.status_labels: dict[str, w.Label] = {}
+        self.run_views: dict[int, TranscriptView] = {}
+        self.status_labels: dict[str, TextLine] = {}
         self.placed: set[int] = set()
         self.notifications_shown = 0
 
-        self.title = text_label("", bold=True)
+        self.title = TextLine("", bold=True)
         self.title.add_class("atomic-title")
-        self.state = text_label("")
+        self.state = TextLine("")
         self.state.add_class("atomic-state")
         self.status_bar = w.HBox([], layout=w.Layout(flex_flow="row wrap"))
         self.status_bar.add_class("atomic-status")
@@ -105,7 +82,7 @@ class SessionView:
         self.dialogs.add_class("atomic-panel-dialogs")
         self.notifications = w.VBox([])
         self.notifications.add_class("atomic-notifications")
-        self.diagnostics = text_label("")
+        self.diagnostics = TextLine("")
         self.diagnostics.add_class("atomic-diagnostics")
         self.exit_info = w.HTML("")
         self.exit_info.add_class("atomic-exit")
@@ -135,8 +112,12 @@ class SessionView:
             "diagnostics",
         ):
             self.refresh(part)
-        for dialog in session.pending_dialogs:
-            self.add_dialog(dialog, None)
+
+    def populate(self) -> None:
+        """Show the dialogs that were pending before the panel existed (those of no prompt)."""
+        for dialog in self.session.pending_dialogs:
+            if getattr(dialog, "host", None) is None:
+                self.add_dialog(dialog, None)
 
     # ------------------------------------------------------------------ session -> widgets
 
@@ -144,7 +125,7 @@ class SessionView:
         """Bring one part of the widgets in line with the session."""
         s = self.session
         if part == "title":
-            self.title.value = s.title or f"atomic agent: {s.name}"
+            self.title.text = s.title or f"atomic agent: {s.name}"
         elif part == "status":
             self._refresh_status(s.status)
         elif part == "widgets":
@@ -165,15 +146,11 @@ class SessionView:
             count = s.diagnostic_count
             if count:
                 last = s.diagnostics[-1] if s.diagnostics else ""
-                self.diagnostics.value = (
+                self.diagnostics.text = (
                     f"{count} message(s) from the agent were ignored; last: {last}"
                 )
         elif part == "state":
             self._refresh_state()
-        elif isinstance(part, tuple) and part[0] == "run":
-            for area in self.run_areas.values():
-                if area.run.id == part[1]:
-                    area.refresh()
 
     def _refresh_status(self, status: dict[str, str]) -> None:
         for key in [k for k in self.status_labels if k not in status]:
@@ -183,7 +160,7 @@ class SessionView:
             if label is None:
                 self.status_labels[key] = _status_entry(key, text)
             elif label.value != text:
-                label.value = text
+                label.text = text
         children = [self.status_labels[key] for key in status]
         if list(self.status_bar.children) != children:
             self.status_bar.children = children
@@ -210,7 +187,7 @@ class SessionView:
     def _refresh_state(self) -> None:
         s = self.session
         if s.state == "exited":
-            self.state.value = f"exited with code {s.returncode}"
+            self.state.text = f"exited with code {s.returncode}"
             tail = s.stderr_tail.strip()
             self.exit_info.value = pre_html(
                 [
@@ -220,7 +197,7 @@ class SessionView:
                 _NOTIFY_COLORS["error"],
             ) + pre_html(["Run %atomic_agent restart to start it again."])
         else:
-            self.state.value = _STATE_TEXT.get(s.state, s.state)
+            self.state.text = _STATE_TEXT.get(s.state, s.state)
             self.exit_info.value = ""
         running = s.state in ("idle", "working")
         self.send.disabled = not running
@@ -235,7 +212,7 @@ class SessionView:
         self.placed.add(id(root))
         container = self.dialogs
         if host is not None and host.widget is not None:
-            container = self.run_areas[id(host)].dialogs
+            container = self.run_views[id(host)].blocks
         container.children = (*container.children, root)
 
     def build_dialog(self, dialog: Dialog) -> w.Widget:
@@ -259,10 +236,25 @@ class SessionView:
     # ------------------------------------------------------------------ prompt areas
 
     def build_run_area(self, run: PromptRun) -> w.Widget:
-        """The output area of a prompt (built once per run)."""
-        area = RunArea(run)
-        self.run_areas[id(run)] = area
-        return area.root
+        """The output area of a prompt, its transcript (built once per run)."""
+        view = TranscriptView(run, on_stop=lambda: self._on_stop(run))
+        self.run_views[id(run)] = view
+        return view.root
+
+    def render_run(self, run: PromptRun) -> None:
+        """Re-render a run's transcript."""
+        view = self.run_views.get(id(run))
+        if view is not None:
+            view.render()
+
+    def _on_stop(self, run: PromptRun) -> None:
+        from ..errors import AtomicAgentError
+
+        try:
+            self.session.abort()
+        except AtomicAgentError as exc:
+            run.transcript.note(f"could not stop the run: {exc}", "error")
+            self.render_run(run)
 
     # ------------------------------------------------------------------ widgets -> session
 
@@ -281,8 +273,8 @@ class SessionView:
             self.dialogs.children = (*self.dialogs.children, run.widget)
 
 
-def _status_entry(key: str, text: str) -> w.Label:
-    label = text_label(text, tooltip=key)
+def _status_entry(key: str, text: str) -> TextLine:
+    label = TextLine(text, tooltip=key)
     label.add_class("atomic-status-entry")
     label.layout.margin = "0 12px 0 0"
     return label

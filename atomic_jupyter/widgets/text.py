@@ -1,9 +1,11 @@
-"""Showing untrusted text. Every string from the agent goes through here or into a text trait.
+r"""Showing untrusted text. Every string from the agent goes through here or into a text trait.
 
-ipywidgets' ``Label``, ``Button`` descriptions, ``Text``/``Textarea`` values and
-placeholders and ``Dropdown`` option labels are rendered as text by the frontend. Where a
-block needs layout that only HTML gives (pre-formatted lines, colours), the text is
-escaped here first, and only markup written by this package surrounds it.
+``Button`` descriptions, ``Text``/``Textarea`` values and placeholders and ``Dropdown``
+option labels are rendered as text by the frontend. ``Label`` is not safe for agent text:
+its view hands the value to the page's LaTeX typesetter, so ``$...$`` in a title would be
+typeset as maths (and MathJax's ``\style`` could restyle the page). So every line of agent
+text is a :class:`TextLine`: an ``HTML`` widget (whose view only assigns ``innerHTML``,
+with no typesetting) holding the text escaped here, inside markup written by this package.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Iterable
 
 import ipywidgets as w
 
-__all__ = ["escape", "pre_block", "text_label"]
+__all__ = ["TextLine", "escape", "pre_block", "pre_html"]
 
 _PRE_STYLE = "margin:0;white-space:pre-wrap;word-break:break-word;font-family:var(--jp-code-font-family,monospace);font-size:12px"
 
@@ -34,9 +36,53 @@ def pre_block(lines: Iterable[str], color: str | None = None, **kwargs: object) 
     return w.HTML(value=pre_html(lines, color), **kwargs)
 
 
-def text_label(text: str, *, bold: bool = False, **kwargs: object) -> w.Label:
-    """A ``Label`` (rendered as text by the frontend)."""
-    label = w.Label(value=text, **kwargs)
-    if bold:
-        label.style.font_weight = "bold"
-    return label
+class TextLine(w.HTML):  # type: ignore[misc]
+    """One block of plain text, shown exactly as given (escaped into an ``HTML`` widget).
+
+    Parameters
+    ----------
+    text:
+        The text.
+    bold:
+        Show it in bold.
+    color:
+        A CSS colour of ours (never the agent's).
+    """
+
+    def __init__(
+        self, text: str = "", *, bold: bool = False, color: str | None = None, **kwargs: object
+    ) -> None:
+        self._text = text
+        self._bold = bold
+        self._color = color
+        super().__init__(value=self._markup(), **kwargs)
+
+    def _markup(self) -> str:
+        style = "white-space:pre-wrap;word-break:break-word"
+        if self._bold:
+            style += ";font-weight:bold"
+        if self._color:
+            style += f";color:{self._color}"
+        return f'<span style="{style}">{escape(self._text)}</span>'
+
+    @property
+    def text(self) -> str:
+        """The text shown."""
+        return self._text
+
+    @text.setter
+    def text(self, text: str) -> None:
+        if text != self._text:
+            self._text = text
+            self.value = self._markup()
+
+    @property
+    def color(self) -> str | None:
+        """The text's colour."""
+        return self._color
+
+    @color.setter
+    def color(self, color: str | None) -> None:
+        if color != self._color:
+            self._color = color
+            self.value = self._markup()

@@ -1,0 +1,115 @@
+"""Answer policies: how dialogs are answered when nobody is there to click. No I/O.
+
+A :class:`Policy` matches a dialog by method and a title pattern and gives an answer: a
+value (a string for select, input and editor; a bool for confirm), :data:`CANCEL`, or a
+callable that gets the request dict and returns one of those, or None to pass. The first
+policy that decides wins.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from .messages import DIALOG_METHODS
+
+__all__ = ["CANCEL", "Decision", "Policy", "decide", "parse_answer"]
+
+
+class _Cancel:
+    def __repr__(self) -> str:
+        return "CANCEL"
+
+
+#: The answer that dismisses a dialog.
+CANCEL: Any = _Cancel()
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a policy decided: ``cancel``, or ``respond`` with ``value``."""
+
+    policy: Policy
+    cancel: bool = False
+    value: str | bool | None = None
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Answer dialogs of ``method`` whose title matches ``title`` with ``answer``.
+
+    Parameters
+    ----------
+    answer:
+        A value, :data:`CANCEL`, or a callable ``(request: dict) -> value | CANCEL | None``.
+    method:
+        ``"select"``, ``"confirm"``, ``"input"`` or ``"editor"``; None for any.
+    title:
+        A regular expression searched in the dialog's title; None for any.
+    """
+
+    answer: Any
+    method: str | None = None
+    title: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.method is not None and self.method not in DIALOG_METHODS:
+            raise ValueError(f"method must be one of {sorted(DIALOG_METHODS)}, not {self.method!r}")
+        if self.title is not None:
+            re.compile(self.title)
+
+    def matches(self, method: str, title: str) -> bool:
+        """Whether the policy applies to a dialog of ``method`` titled ``title``."""
+        if self.method is not None and self.method != method:
+            return False
+        return self.title is None or re.search(self.title, title) is not None
+
+    def decide(self, method: str, title: str, request: dict[str, Any]) -> Decision | None:
+        """The policy's decision for a dialog, or None when it does not apply."""
+        if not self.matches(method, title):
+            return None
+        answer = self.answer(dict(request)) if callable(self.answer) else self.answer
+        if answer is None:
+            return None
+        if answer is CANCEL:
+            return Decision(self, cancel=True)
+        return Decision(self, value=answer)
+
+    def describe(self) -> str:
+        """One line for listings."""
+        answer = (
+            "cancel"
+            if self.answer is CANCEL
+            else getattr(self.answer, "__name__", repr(self.answer))
+        )
+        return f"{self.method or 'any dialog'} titled /{self.title or '.*'}/ -> {answer}"
+
+
+def decide(
+    policies: Iterable[Policy], method: str, title: str, request: dict[str, Any]
+) -> Decision | None:
+    """The first decision of ``policies`` for a dialog, or None."""
+    for policy in policies:
+        decision = policy.decide(method, title, request)
+        if decision is not None:
+            return decision
+    return None
+
+
+def parse_answer(text: str, method: str | None) -> Any:
+    """An answer typed in a magic: ``cancel``, yes/no for confirm, else the text itself."""
+    lowered = text.strip().lower()
+    if lowered == "cancel":
+        return CANCEL
+    if method == "confirm" or (method is None and lowered in ("yes", "no", "true", "false")):
+        if lowered in ("yes", "y", "true"):
+            return True
+        if lowered in ("no", "n", "false"):
+            return False
+        raise ValueError(f"a confirm policy answers yes, no or cancel, not {text!r}")
+    return text
+
+
+PolicyAnswer = Callable[[dict[str, Any]], Any]

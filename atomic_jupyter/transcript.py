@@ -1,0 +1,369 @@
+"""What one prompt's run showed, as data: text, thinking, tool calls, notes, dialogs. No widgets.
+
+A :class:`Transcript` takes the agent's events (:meth:`Transcript.apply`) on the reader
+thread and keeps an ordered list of blocks. Each block has a revision number that grows when
+it changes, so a view re-renders only the blocks that changed since it last looked.
+Streaming ``message_update`` events carry the whole partial message; the transcript keeps a
+reference to the newest one and extracts nothing until a view asks, so a flood of deltas
+costs almost nothing here.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .messages import AgentEvent
+
+if TYPE_CHECKING:
+    from .dialogs import Dialog
+
+__all__ = [
+    "AssistantBlock",
+    "Block",
+    "DialogBlock",
+    "NoteBlock",
+    "ToolBlock",
+    "Transcript",
+    "UserBlock",
+    "Usage",
+    "content_text",
+]
+
+
+def content_text(content: Any, kind: str = "text") -> str:
+    """The text of a message's content: a string, or the ``kind`` blocks of a list joined."""
+    if isinstance(content, str):
+        return content if kind == "text" else ""
+    if not isinstance(content, list):
+        return ""
+    key = "thinking" if kind == "thinking" else "text"
+    parts = [
+        str(part.get(key, ""))
+        for part in content
+        if isinstance(part, dict) and part.get("type") == kind
+    ]
+    return "\n\n".join(p for p in parts if p)
+
+
+@dataclass
+class Block:
+    """Base of every transcript block; ``rev`` grows whenever the block changes."""
+
+    rev: int = field(default=0, init=False)
+
+    def touch(self) -> None:
+        """Mark the block changed."""
+        self.rev += 1
+
+
+@dataclass
+class AssistantBlock(Block):
+    """One assistant message, streaming (``final`` False) or complete."""
+
+    message: dict[str, Any] = field(default_factory=dict)
+    final: bool = False
+
+    @property
+    def text(self) -> str:
+        """The message's text parts, joined."""
+        return content_text(self.message.get("content"), "text")
+
+    @property
+    def thinking(self) -> str:
+        """The message's thinking parts, joined."""
+        return content_text(self.message.get("content"), "thinking")
+
+    @property
+    def error(self) -> str | None:
+        """Why the message ended badly (``stopReason`` error or aborted), else None."""
+        reason = self.message.get("stopReason")
+        if reason in ("error", "aborted"):
+            return str(self.message.get("errorMessage") or reason)
+        return None
+
+
+@dataclass
+class ToolBlock(Block):
+    """One tool call: its arguments, live output, and result."""
+
+    call_id: str = ""
+    name: str = ""
+    args: Any = None
+    output: str = ""
+    result: str | None = None
+    is_error: bool = False
+    done: bool = False
+
+
+@dataclass
+class NoteBlock(Block):
+    """A short line: a queue change, compaction, retry, or an error."""
+
+    text: str = ""
+    level: str = "info"
+    kind: str = "note"
+
+
+@dataclass
+class UserBlock(Block):
+    """A user message delivered during the run (a steering or follow-up message)."""
+
+    text: str = ""
+
+
+@dataclass
+class DialogBlock(Block):
+    """A dialog raised during the run, where it happened."""
+
+    dialog: Dialog | None = None
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens and cost summed over a run's assistant messages."""
+
+    turns: int = 0
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+    cost: float = 0.0
+
+    @classmethod
+    def of(cls, messages: Any) -> Usage:
+        """Sum the ``usage`` of every assistant message in ``messages``."""
+        turns = inp = out = cr = cw = 0
+        cost = 0.0
+        for message in messages if isinstance(messages, list) else []:
+            if not isinstance(message, dict) or message.get("role") != "assistant":
+                continue
+            turns += 1
+            usage = message.get("usage") or {}
+            inp += _int(usage.get("input"))
+            out += _int(usage.get("output"))
+            cr += _int(usage.get("cacheRead"))
+            cw += _int(usage.get("cacheWrite"))
+            total = (
+                (usage.get("cost") or {}).get("total")
+                if isinstance(usage.get("cost"), dict)
+                else None
+            )
+            cost += float(total) if isinstance(total, (int, float)) else 0.0
+        return cls(turns, inp, out, cr, cw, cost)
+
+
+def _int(value: Any) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0
+
+
+class Transcript:
+    """The blocks of one run, in the order they happened.
+
+    Attributes
+    ----------
+    blocks:
+        The blocks, oldest first (read under :attr:`lock`, or use :meth:`snapshot`).
+    usage:
+        Totals from ``agent_end``, once it came.
+    elapsed:
+        Seconds from the prompt to ``agent_end``, once it came.
+    ended:
+        Whether ``agent_end`` came.
+    """
+
+    def __init__(self, prompt: str) -> None:
+        self.prompt = prompt
+        self.lock = threading.Lock()
+        self.blocks: list[Block] = []
+        self.created = time.monotonic()
+        self.usage: Usage | None = None
+        self.elapsed: float | None = None
+        self.ended = False
+        self.started = False
+        self.rev = 0
+        self._assistant: AssistantBlock | None = None
+        self._tools: dict[str, ToolBlock] = {}
+        self._users_seen = 0
+
+    def snapshot(self) -> list[Block]:
+        """A copy of the block list."""
+        with self.lock:
+            return list(self.blocks)
+
+    def _add(self, block: Block) -> None:
+        block.touch()
+        self.blocks.append(block)
+
+    def note(self, text: str, level: str = "info", kind: str = "note") -> None:
+        """Add a short line."""
+        with self.lock:
+            self._add(NoteBlock(text=text, level=level, kind=kind))
+            self.rev += 1
+
+    def add_dialog(self, dialog: Dialog) -> None:
+        """Add a dialog at the current position."""
+        with self.lock:
+            self._add(DialogBlock(dialog=dialog))
+            self.rev += 1
+
+    def text(self) -> str:
+        """All assistant text of the run, final messages as the agent sent them."""
+        with self.lock:
+            return "\n\n".join(
+                b.text for b in self.blocks if isinstance(b, AssistantBlock) and b.text
+            )
+
+    def apply(self, event: AgentEvent) -> bool:
+        """Take one agent event; return whether the transcript changed."""
+        handler = getattr(self, "_on_" + event.type, None)
+        if handler is None:
+            return False
+        with self.lock:
+            changed = bool(handler(event.fields))
+            if changed:
+                self.rev += 1
+            return changed
+
+    # ------------------------------------------------------------------ event handlers
+
+    def _on_agent_start(self, _e: dict[str, Any]) -> bool:
+        self.started = True
+        return False
+
+    def _on_agent_end(self, e: dict[str, Any]) -> bool:
+        self.ended = True
+        self.usage = Usage.of(e.get("messages"))
+        self.elapsed = time.monotonic() - self.created
+        if self._assistant is not None:
+            self._assistant.final = True
+            self._assistant.touch()
+        return True
+
+    def _on_message_start(self, e: dict[str, Any]) -> bool:
+        message = e.get("message")
+        if not isinstance(message, dict):
+            return False
+        role = message.get("role")
+        if role == "assistant":
+            self._assistant = AssistantBlock(message=message)
+            self._add(self._assistant)
+            return True
+        if role == "user":
+            self._users_seen += 1
+            if self._users_seen == 1:
+                return False  # the prompt itself, already shown in the header
+            self._add(UserBlock(text=content_text(message.get("content"))))
+            return True
+        return False
+
+    def _on_message_update(self, e: dict[str, Any]) -> bool:
+        message = e.get("message")
+        block = self._assistant
+        if block is None or not isinstance(message, dict) or message.get("role") != "assistant":
+            return False
+        block.message = message
+        block.touch()
+        return True
+
+    def _on_message_end(self, e: dict[str, Any]) -> bool:
+        message = e.get("message")
+        block = self._assistant
+        if block is None or not isinstance(message, dict) or message.get("role") != "assistant":
+            return False
+        block.message = message
+        block.final = True
+        block.touch()
+        self._assistant = None
+        return True
+
+    def _tool(self, e: dict[str, Any]) -> ToolBlock:
+        call_id = str(e.get("toolCallId", ""))
+        block = self._tools.get(call_id)
+        if block is None:
+            block = ToolBlock(call_id=call_id, name=str(e.get("toolName", "")), args=e.get("args"))
+            self._tools[call_id] = block
+            self._add(block)
+        return block
+
+    def _on_tool_execution_start(self, e: dict[str, Any]) -> bool:
+        block = self._tool(e)
+        block.args = e.get("args", block.args)
+        block.touch()
+        return True
+
+    def _on_tool_execution_update(self, e: dict[str, Any]) -> bool:
+        block = self._tool(e)
+        partial = e.get("partialResult")
+        block.output = content_text(partial.get("content")) if isinstance(partial, dict) else ""
+        block.touch()
+        return True
+
+    def _on_tool_execution_end(self, e: dict[str, Any]) -> bool:
+        block = self._tool(e)
+        result = e.get("result")
+        block.result = (
+            content_text(result.get("content")) if isinstance(result, dict) else str(result or "")
+        )
+        block.is_error = e.get("isError") is True
+        block.done = True
+        block.touch()
+        return True
+
+    def _on_queue_update(self, e: dict[str, Any]) -> bool:
+        steering = e.get("steering") or []
+        follow = e.get("followUp") or []
+        text = f"queued: {len(steering)} steering, {len(follow)} follow-up"
+        last = self.blocks[-1] if self.blocks else None
+        if isinstance(last, NoteBlock) and last.kind == "queue":
+            last.text = text
+            last.touch()
+        else:
+            self._add(NoteBlock(text=text, kind="queue"))
+        return True
+
+    def _on_compaction_start(self, e: dict[str, Any]) -> bool:
+        self._add(
+            NoteBlock(
+                text=f"compacting the context ({e.get('reason', 'manual')})…", kind="compaction"
+            )
+        )
+        return True
+
+    def _on_compaction_end(self, e: dict[str, Any]) -> bool:
+        if e.get("aborted"):
+            text, level = "compaction aborted", "warning"
+        elif e.get("errorMessage"):
+            text, level = f"compaction failed: {e.get('errorMessage')}", "error"
+        else:
+            result = e.get("result") or {}
+            before = result.get("tokensBefore") if isinstance(result, dict) else None
+            text, level = f"compaction done (context was {before} tokens)", "info"
+        self._add(NoteBlock(text=text, level=level, kind="compaction"))
+        return True
+
+    def _on_auto_retry_start(self, e: dict[str, Any]) -> bool:
+        delay = (e.get("delayMs") or 0) / 1000
+        text = (
+            f"retrying (attempt {e.get('attempt')} of {e.get('maxAttempts')}) in {delay:g} s: "
+            f"{e.get('errorMessage', '')}"
+        )
+        self._add(NoteBlock(text=text, level="warning", kind="retry"))
+        return True
+
+    def _on_auto_retry_end(self, e: dict[str, Any]) -> bool:
+        if e.get("success"):
+            text, level = f"retry succeeded (attempt {e.get('attempt')})", "info"
+        else:
+            text, level = f"retries failed: {e.get('finalError', '')}", "error"
+        self._add(NoteBlock(text=text, level=level, kind="retry"))
+        return True
+
+    def _on_extension_error(self, e: dict[str, Any]) -> bool:
+        where = os.path.basename(str(e.get("extensionPath") or "")) or "an extension"
+        text = f"extension error in {where} ({e.get('event', '?')}): {e.get('error', '')}"
+        self._add(NoteBlock(text=text, level="error", kind="extension_error"))
+        return True

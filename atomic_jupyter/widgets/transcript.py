@@ -1,0 +1,227 @@
+"""The transcript of one prompt: streamed Markdown, thinking, tool cards, notes and dialogs.
+
+:class:`TranscriptView` turns a :class:`~atomic_jupyter.transcript.Transcript` into widgets.
+It only ever reads the transcript, and only re-renders blocks whose revision changed, so a
+render costs one Markdown conversion of the message that is streaming. The session calls
+:meth:`TranscriptView.render` at most about 20 times a second, plus once at the end.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import ipywidgets as w
+
+from ..runs import PromptRun
+from ..transcript import AssistantBlock, Block, DialogBlock, NoteBlock, ToolBlock, UserBlock
+from .markdown import render_markdown
+from .text import TextLine, pre_html
+
+__all__ = ["TranscriptView"]
+
+#: The most characters of a tool's arguments and of its output that a card shows.
+ARGS_SHOWN = 4000
+OUTPUT_SHOWN = 20000
+
+_LEVEL_COLORS = {
+    "info": "var(--jp-ui-font-color2,#555)",
+    "warning": "var(--jp-warn-color1,#e65100)",
+    "error": "var(--jp-error-color1,#c62828)",
+}
+
+
+def _tail(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return f"… ({len(text) - limit} characters above not shown)\n" + text[-limit:]
+
+
+def _head(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f"\n… ({len(text) - limit} more characters not shown)"
+
+
+def _args_text(args: Any) -> str:
+    if isinstance(args, dict) and set(args) == {"command"} and isinstance(args["command"], str):
+        return "$ " + args["command"]
+    try:
+        return json.dumps(args, indent=2, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        return repr(args)
+
+
+class _AssistantView:
+    def __init__(self) -> None:
+        self.thinking = w.HTML("")
+        self.fold = w.Accordion(children=[self.thinking], titles=("Thinking",), selected_index=None)
+        self.fold.add_class("atomic-thinking")
+        self.fold.layout.display = "none"
+        self.markdown = w.HTML("")
+        self.markdown.add_class("atomic-assistant-text")
+        self.error = TextLine("", color=_LEVEL_COLORS["error"])
+        self.error.add_class("atomic-assistant-error")
+        self.error.layout.display = "none"
+        self.root = w.VBox([self.fold, self.markdown, self.error])
+        self.root.add_class("atomic-assistant")
+        self._text: str | None = None
+        self._thinking: str | None = None
+
+    def update(self, block: AssistantBlock) -> None:
+        thinking = block.thinking
+        if thinking != self._thinking:
+            self._thinking = thinking
+            self.thinking.value = pre_html(thinking.split("\n"))
+            self.fold.layout.display = None if thinking else "none"
+        text = block.text
+        if text != self._text:
+            self._text = text
+            self.markdown.value = render_markdown(text)
+        error = block.error
+        self.error.text = f"The answer ended with an error: {error}" if error else ""
+        self.error.layout.display = None if error else "none"
+
+
+class _ToolView:
+    def __init__(self) -> None:
+        self.header = TextLine("", bold=True)
+        self.header.add_class("atomic-tool-header")
+        self.args = w.HTML("")
+        self.args.add_class("atomic-tool-args")
+        self.output = w.HTML("")
+        self.output.add_class("atomic-tool-output")
+        self.root = w.VBox(
+            [self.header, self.args, self.output],
+            layout=w.Layout(
+                border="1px solid var(--jp-border-color2,#ddd)", padding="4px", margin="4px 0"
+            ),
+        )
+        self.root.add_class("atomic-tool")
+
+    def update(self, block: ToolBlock) -> None:
+        state = "error" if block.is_error else "done" if block.done else "running…"
+        self.header.text = f"🔧 {block.name} · {state}"
+        for cls in ("atomic-tool-running", "atomic-tool-done", "atomic-tool-error"):
+            self.root.remove_class(cls)
+        self.root.add_class(
+            "atomic-tool-" + ("error" if block.is_error else "done" if block.done else "running")
+        )
+        self.args.value = pre_html(_head(_args_text(block.args), ARGS_SHOWN).split("\n"))
+        shown = block.result if block.done and block.result is not None else block.output
+        color = _LEVEL_COLORS["error"] if block.is_error else None
+        self.output.value = (
+            pre_html(_tail(shown or "", OUTPUT_SHOWN).split("\n"), color) if shown else ""
+        )
+
+
+class TranscriptView:
+    """The widget of one run: a header with a Stop button, the blocks, and a footer.
+
+    Parameters
+    ----------
+    run:
+        The run to show.
+    on_stop:
+        Called when the Stop button is clicked (aborts the agent's run).
+    """
+
+    def __init__(self, run: PromptRun, on_stop: Callable[[], None]) -> None:
+        self.run = run
+        first = run.message.split("\n", 1)[0]
+        self.prompt = TextLine(f"> {first}" + (" …" if "\n" in run.message else ""))
+        self.prompt.add_class("atomic-run-prompt")
+        self.state = TextLine("")
+        self.state.add_class("atomic-run-state")
+        self.stop = w.Button(
+            description="Stop", tooltip="Abort the agent's run", layout=w.Layout(width="auto")
+        )
+        self.stop.add_class("atomic-stop")
+        self.stop.on_click(lambda _b: on_stop())
+        self.blocks = w.VBox([])
+        self.blocks.add_class("atomic-transcript-blocks")
+        self.footer = TextLine("", color=_LEVEL_COLORS["info"])
+        self.footer.add_class("atomic-footer")
+        self.root = w.VBox(
+            [
+                w.HBox([self.prompt, self.state, self.stop], layout=w.Layout(align_items="center")),
+                self.blocks,
+                self.footer,
+            ]
+        )
+        self.root.add_class("atomic-run")
+        self.root.add_class("atomic-transcript")
+        self._views: dict[int, tuple[int, Any]] = {}
+        self.renders = 0
+        self.render()
+
+    def render(self) -> None:
+        """Bring the widgets in line with the transcript."""
+        self.renders += 1
+        transcript = self.run.transcript
+        added = []
+        for block in transcript.snapshot():
+            known = self._views.get(id(block))
+            if known is None:
+                view = self._make(block)
+                added.append(view)
+                self._views[id(block)] = (-1, view)
+                known = (-1, view)
+            rev, view = known
+            if rev != block.rev:
+                self._update(block, view)
+                self._views[id(block)] = (block.rev, view)
+        if added:
+            self.blocks.children = (*self.blocks.children, *(self._root(v) for v in added))
+        self._render_state()
+
+    @staticmethod
+    def _root(view: Any) -> w.Widget:
+        return view if isinstance(view, w.Widget) else view.root
+
+    def _make(self, block: Block) -> Any:
+        if isinstance(block, AssistantBlock):
+            return _AssistantView()
+        if isinstance(block, ToolBlock):
+            return _ToolView()
+        if isinstance(block, DialogBlock):
+            assert block.dialog is not None
+            return block.dialog.widget
+        label = TextLine("")
+        label.add_class("atomic-note" if isinstance(block, NoteBlock) else "atomic-user-message")
+        return label
+
+    def _update(self, block: Block, view: Any) -> None:
+        if isinstance(block, (AssistantBlock, ToolBlock)):
+            view.update(block)
+        elif isinstance(block, NoteBlock):
+            view.text = block.text
+            view.add_class(f"atomic-note-{block.level}")
+            view.color = _LEVEL_COLORS.get(block.level)
+        elif isinstance(block, UserBlock):
+            view.text = f"you: {block.text}"
+
+    def _render_state(self) -> None:
+        run = self.run
+        transcript = run.transcript
+        # The footer first: a frontend that sees "done" sees the footer too.
+        usage, elapsed = transcript.usage, transcript.elapsed
+        if usage is not None and elapsed is not None:
+            parts = [f"{usage.turns} turn{'s' if usage.turns != 1 else ''}"]
+            parts.append(f"{usage.input:,} in / {usage.output:,} out tokens")
+            if usage.cache_read or usage.cache_write:
+                parts.append(f"cache {usage.cache_read:,} read / {usage.cache_write:,} written")
+            parts.append(f"${usage.cost:.4f}")
+            parts.append(f"{elapsed:.1f} s")
+            self.footer.text = " · ".join(parts)
+        if run.error:
+            self.state.text = "failed"
+        elif run.finished:
+            self.state.text = "done"
+        elif transcript.started or run.answered:
+            self.state.text = "working…"
+        else:
+            self.state.text = "sent"
+        self.stop.disabled = run.finished
+        self.stop.layout.display = "none" if run.finished else None
