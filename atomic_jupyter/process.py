@@ -233,7 +233,10 @@ class AgentProcess:
                 item._finish(False, broken)
                 continue
             try:
-                stdin.write(item.payload)
+                view = memoryview(item.payload)
+                while view:  # a raw pipe may take only part of a write
+                    written = stdin.write(view)
+                    view = view[written or 0 :]
                 item._finish(True)
             except (BrokenPipeError, OSError, ValueError) as exc:
                 broken = f"the agent's stdin is closed ({exc.__class__.__name__})"

@@ -41,6 +41,8 @@ class PromptRun(LazyWidget):
         self.response: Response | None = None
         self.error: str | None = None
         self.transcript = Transcript(message)
+        #: Whether the run's area is on the page (a prompt cell, or the panel's editor).
+        self.shown = False
         self._answered = threading.Event()
         self._finished = threading.Event()
         self._init_widget()

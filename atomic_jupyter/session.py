@@ -460,6 +460,7 @@ class AgentSession(AgentCommands):
         images: Any = None,
         streaming_behavior: str | None = None,
         display: bool = True,
+        _shown: bool | None = None,
         **fields: Any,
     ) -> PromptRun:
         """Send a prompt (or an extension command such as ``"/name"``) and return at once.
@@ -490,6 +491,7 @@ class AgentSession(AgentCommands):
         if streaming_behavior is not None:
             command["streamingBehavior"] = streaming_behavior
         run = PromptRun("", text)
+        run.shown = _shown if _shown is not None else display and _in_ipython()
         self._attach_run_widget(run)
 
         def settle(response: Response | None, error: str | None) -> None:
@@ -650,9 +652,13 @@ class AgentSession(AgentCommands):
         if host is not None:
             host.transcript.add_dialog(dialog)
             self._render_run(host)
-        elif self._view is not None:
+        if host is not None and not host.shown and self._view is not None:
+            # The prompt's area was never shown (prompt(display=False)): use the panel.
             view = self._view
-            self._ui.call(lambda: view.add_dialog(dialog, None))
+            self._ui.call(lambda: view.add_dialog(dialog))
+        elif host is None and self._view is not None:
+            view = self._view
+            self._ui.call(lambda: view.add_dialog(dialog))
         if dialog.deadline is not None and dialog.pending:
             self._ensure_ticker()
         self._changed.set()
@@ -999,10 +1005,18 @@ class AgentSession(AgentCommands):
         text = self._editor_text
         if not text.strip():
             return None
-        run = self.prompt(text, display=False)
+        run = self.prompt(text, display=False, _shown=True)  # the panel shows its area
         self._editor_text = ""
         self._refresh("editor")
         return run
+
+
+def _in_ipython() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython is a dependency
+        return False
+    return get_ipython() is not None
 
 
 def _display_if_ipython(obj: Any) -> None:

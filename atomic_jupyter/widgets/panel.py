@@ -117,7 +117,7 @@ class SessionView:
         """Show the dialogs that were pending before the panel existed (those of no prompt)."""
         for dialog in self.session.pending_dialogs:
             if getattr(dialog, "host", None) is None:
-                self.add_dialog(dialog, None)
+                self.add_dialog(dialog)
 
     # ------------------------------------------------------------------ session -> widgets
 
@@ -204,16 +204,13 @@ class SessionView:
 
     # ------------------------------------------------------------------ dialogs
 
-    def add_dialog(self, dialog: Dialog, host: PromptRun | None) -> None:
-        """Build a dialog's widget and show it in its prompt's area, or in the panel."""
+    def add_dialog(self, dialog: Dialog) -> None:
+        """Show a dialog in the panel (one raised with no prompt area on the page)."""
         root = dialog.widget
         if root is None or id(root) in self.placed:
             return
         self.placed.add(id(root))
-        container = self.dialogs
-        if host is not None and host.widget is not None:
-            container = self.run_views[id(host)].blocks
-        container.children = (*container.children, root)
+        self.dialogs.children = (*self.dialogs.children, root)
 
     def build_dialog(self, dialog: Dialog) -> w.Widget:
         """Build the widget of a dialog (once; :attr:`Dialog.widget` calls this)."""
