@@ -43,6 +43,8 @@ class PromptRun(LazyWidget):
         self.transcript = Transcript(message)
         #: Whether the run's area is on the page (a prompt cell, or the panel's editor).
         self.shown = False
+        #: Whether the prompt waits in the agent's queue behind a running run.
+        self.queued = False
         self._answered = threading.Event()
         self._finished = threading.Event()
         self._init_widget()

@@ -53,6 +53,7 @@ from .messages import (
 from .policies import CANCEL, Policy, decide
 from .process import AgentProcess
 from .runs import PromptRun
+from .transcript import content_text
 
 if TYPE_CHECKING:
     from .widgets.panel import SessionView
@@ -160,7 +161,10 @@ class AgentSession(AgentCommands):
         self._dialogs: list[Dialog] = []
         self._dialog_ids: set[str] = set()
         self._runs: list[PromptRun] = []
-        self._dialog_host: PromptRun | None = None
+        # The newest prompt, and the run whose transcript receives the agent's events: they
+        # differ while a prompt sent during a run waits in the agent's queue.
+        self._latest_run: PromptRun | None = None
+        self._event_run: PromptRun | None = None
         self.diagnostics: deque[str] = deque(maxlen=DIAGNOSTICS_KEPT)
         self.diagnostic_count = 0
         self.events: deque[AgentEvent] = deque(maxlen=EVENTS_KEPT)
@@ -292,7 +296,8 @@ class AgentSession(AgentCommands):
             self._exit_code = None
             self._stop_requested = False
             self._reset_ui_state()
-            self._dialog_host = None
+            self._latest_run = None
+            self._event_run = None
         process = AgentProcess(
             self.argv,
             on_message=self._on_message,
@@ -510,7 +515,14 @@ class AgentSession(AgentCommands):
             run.id = cid
             self._runs.append(run)
             del self._runs[:-100]
-            self._dialog_host = run
+            self._latest_run = run
+            current = self._event_run
+            if current is None or current.finished:
+                self._event_run = run
+            else:
+                # A run is going on: this prompt is queued (or refused); its transcript takes
+                # over when the agent delivers its message (see _switch_to_queued_run).
+                run.queued = True
         if display:
             _display_if_ipython(run.widget)
         return run
@@ -636,7 +648,7 @@ class AgentSession(AgentCommands):
                 self._dialog_ids.add(request.id)
                 self._dialogs.append(dialog)
                 self._trim_dialogs()
-                host = self._dialog_host
+                host = self._dialog_host()
                 exited = not self.alive and self.state != "starting"
         if duplicate:
             self._diagnose(
@@ -747,7 +759,9 @@ class AgentSession(AgentCommands):
     def _on_event(self, event: AgentEvent) -> None:
         if event.type != "message_update":  # each carries the whole partial message
             self.events.append(event)
-        run = self._dialog_host
+        if event.type == "message_start":
+            self._switch_to_queued_run(event)
+        run = self._event_run
         if run is not None and run.transcript.apply(event):
             self._render_run(run)
         if event.type == "agent_end":
@@ -785,6 +799,33 @@ class AgentSession(AgentCommands):
         self._changed.set()
 
     # ------------------------------------------------------------------ runs
+
+    def _dialog_host(self) -> PromptRun | None:
+        """Where a new dialog goes: the newest prompt while the agent is still handling it
+        (an extension command answers only when its handler is done), else the run whose
+        events are streaming."""
+        latest = self._latest_run
+        if latest is not None and not latest.answered:
+            return latest
+        return self._event_run or latest
+
+    def _switch_to_queued_run(self, event: AgentEvent) -> None:
+        """A user message begins: if it is a queued prompt's, that run's transcript takes over."""
+        message = event.get("message")
+        if not isinstance(message, dict) or message.get("role") != "user":
+            return
+        text = content_text(message.get("content"))
+        with self._lock:
+            for run in self._runs:
+                if run.queued and not run.finished and run.message == text:
+                    run.queued = False
+                    previous, self._event_run = self._event_run, run
+                    break
+            else:
+                return
+        if previous is not None:
+            previous.transcript.note("continued below, in the cell of the queued prompt")
+            self._render_run(previous)
 
     def _render_run(self, run: PromptRun, final: bool = False) -> None:
         """Show the run's transcript: throttled while it streams, at once when final."""

@@ -72,6 +72,10 @@ def conversation_script(request):
         if turn == 0:
             return Turn([ToolCall("bash", {"command": "echo dangerous-but-fine"})], usage=Usage(80, 10))
         return Turn([Text("The command ran (or was blocked).")], usage=Usage(90, 8))
+    if "long tool" in prompt:
+        if turn == 0:
+            return Turn([Text("Checking first."), ToolCall("bash", {"command": "seq 1 3"})], usage=Usage(100, 20))
+        return Turn([Text(LONG_ANSWER, chunk=8)], usage=Usage(300, 9000))
     if "tool" in prompt:
         if turn == 0:
             return Turn([Text("Let me check."), ToolCall("bash", {"command": "echo hello-from-tool"})], usage=Usage(100, 20))

@@ -182,3 +182,37 @@ def test_steer_from_the_magic_reaches_the_running_agent(kernel: BrowserLikeKerne
     wait_done(kernel, transcript, timeout=30)
     users = kernel.widgets("HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-user-message"))
     assert [text(u) for u in users] == ["you: and now, change course"]
+
+
+def test_long_answer_after_a_tool_call_shows_the_right_transcript_with_bounded_updates(kernel: BrowserLikeKernel) -> None:
+    transcript = run_cell(kernel, "a long tool answer please")
+    wait_done(kernel, transcript)
+    blocks = kernel.find("VBox", within=transcript.comm_id, _dom_classes=has_class("atomic-transcript-blocks"))
+    order = [kernel.widget(c.removeprefix("IPY_MODEL_")) for c in blocks.state["children"]]
+    kinds = [next(k for k in ("atomic-assistant", "atomic-tool") if k in w.state["_dom_classes"]) for w in order]
+    assert kinds == ["atomic-assistant", "atomic-tool", "atomic-assistant"]
+    card = order[1]
+    output = kernel.find("HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-output"))
+    assert text(output) == "1\n2\n3\n"
+    final = kernel.find("HTML", within=order[2].comm_id, _dom_classes=has_class("atomic-assistant-text"))
+    assert "Line 599: the quick brown fox" in text(final)
+    # Every widget of the transcript together got a bounded number of updates.
+    ids = {w.comm_id for w in kernel.descendants(transcript.comm_id)} | {transcript.comm_id}
+    updates = [m for m in kernel.iter_messages("comm_msg") if m["content"]["comm_id"] in ids]
+    assert len(updates) < len(LONG_ANSWER) // 8 // 10
+    footer = kernel.find("HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-footer"))
+    assert text(footer).startswith("2 turns · 400 in / 9,020 out tokens")
+
+
+def test_wait_keeps_the_transcript_updating_while_the_cell_blocks(kernel: BrowserLikeKernel) -> None:
+    result = kernel.execute("%%atomic_agent --wait --timeout 60\ngo slow while I wait")
+    assert result.stderr == ""
+    (transcript_id,) = result.widget_ids
+    text_widget = kernel.find("HTML", within=transcript_id, _dom_classes=has_class("atomic-assistant-text"))
+    assert text(text_widget).strip() == ("slow " * 400).strip()
+    during = [
+        m for m in kernel.iter_messages("comm_msg")
+        if m["content"]["comm_id"] == text_widget.comm_id and m["parent_header"].get("msg_id") == result.msg_id
+    ]
+    # The answer streams for about 4 s: the frontend saw it grow while the cell was blocked.
+    assert len(during) > 5
