@@ -25,6 +25,7 @@ def start(
     config: AtomicAgent | None = None,
     timeout: float | None = None,
     display: bool = True,
+    demo: bool = False,
 ) -> AgentSession:
     """Start an agent session and, in IPython, display its panel.
 
@@ -54,6 +55,10 @@ def start(
         Seconds to wait for the agent to become ready (``AtomicAgent.startup_timeout``).
     display:
         Whether to display the panel in IPython.
+    demo:
+        Run on the offline demo model (no API key needed) with the bundled demo extension:
+        a scripted model server on 127.0.0.1 and a private agent configuration directory,
+        both gone when the session stops.
 
     Returns
     -------
@@ -73,6 +78,7 @@ def start(
         cwd=cwd,
         env=dict(env or {}),
         extra_args=tuple(extra_args),
+        demo=demo,
     )
     new = AgentSession(name, spec, config=config or _ipython_config())
     try:

@@ -42,6 +42,8 @@ class LaunchSpec:
         Extra environment variables for the agent only.
     extra_args:
         More arguments for the agent, after everything else.
+    demo:
+        Run on the offline demo model, with the bundled demo extension.
     """
 
     command: str | Sequence[str] | None = None
@@ -51,6 +53,7 @@ class LaunchSpec:
     cwd: str | None = None
     env: Mapping[str, str] = field(default_factory=dict)
     extra_args: tuple[str, ...] = ()
+    demo: bool = False
 
 
 def _split(command: str | Sequence[str]) -> tuple[str, ...]:

@@ -110,6 +110,11 @@ class AtomicAgentMagics(Magics):
     )
     @argument("--cwd", help="start: the agent's working directory")
     @argument(
+        "--demo",
+        action="store_true",
+        help="start: run on the offline demo model with the demo extension (no API key)",
+    )
+    @argument(
         "--env",
         action="append",
         metavar="KEY=VALUE",
@@ -146,7 +151,7 @@ class AtomicAgentMagics(Magics):
 
         Line magic, ``%atomic_agent ACTION [options]``:
 
-        - ``start [--command CMD] [--provider P] [--model M] [-e PATH ...] [--cwd DIR]
+        - ``start [--demo] [--command CMD] [--provider P] [--model M] [-e PATH ...] [--cwd DIR]
           [--env KEY=VALUE ...] [-- AGENT ARGS]``, ``stop``, ``restart``, ``status``,
           ``show`` (the panel again);
         - ``wait [--timeout S]``: block until the latest run ends, or a dialog needs you;
@@ -181,6 +186,7 @@ class AtomicAgentMagics(Magics):
                 name=args.name,
                 env=_parse_env(args.env),
                 extra_args=extra,
+                demo=args.demo,
             )
             return None
         if args.action in ("stop", "restart", "status", "show"):

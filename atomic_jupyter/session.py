@@ -56,6 +56,7 @@ from .runs import PromptRun
 from .transcript import content_text
 
 if TYPE_CHECKING:
+    from .demo.runtime import DemoBackend
     from .widgets.panel import SessionView
 
 __all__ = ["AgentSession"]
@@ -142,7 +143,9 @@ class AgentSession(AgentCommands):
         self.config = config or AtomicAgent()
         resolved = resolve_command(self.spec.command, self.config.command or None)
         self.command_source = resolved.source
-        self.argv = build_argv(resolved.argv, self.spec)
+        self._base_argv = build_argv(resolved.argv, self.spec)
+        self.argv = list(self._base_argv)
+        self._demo: DemoBackend | None = None
         self.state = "new"
         self._lock = threading.RLock()
         self._ui = UiDispatcher()
@@ -291,6 +294,16 @@ class AgentSession(AgentCommands):
                 raise AgentStartError(f"the working directory {cwd!r} does not exist")
         env = dict(os.environ)
         env.update({str(k): str(v) for k, v in self.spec.env.items()})
+        argv = list(self._base_argv)
+        if self.spec.demo:
+            from .demo.runtime import DemoBackend
+
+            if self._demo is not None:
+                self._demo.stop()
+            self._demo = DemoBackend().start()
+            env.update(self._demo.env())
+            argv += self._demo.args()
+        self.argv = argv
         with self._lock:
             self.state = "starting"
             self._exit_code = None
@@ -315,6 +328,7 @@ class AgentSession(AgentCommands):
                 self.state = "exited"
             self._process = None
             self._refresh("state")
+            self._stop_demo()
             raise
         timeout = self.config.startup_timeout if timeout is None else timeout
         try:
@@ -953,7 +967,13 @@ class AgentSession(AgentCommands):
             )
         return result
 
+    def _stop_demo(self) -> None:
+        demo, self._demo = self._demo, None
+        if demo is not None:
+            demo.stop()
+
     def _on_exit(self, code: int) -> None:
+        self._stop_demo()  # the demo model goes with its agent
         with self._lock:
             self._exit_code = code
             self.state = "stopped" if self._stop_requested else "exited"

@@ -85,7 +85,7 @@ def test_tool_call_shows_a_card_with_arguments_and_result(kernel: BrowserLikeKer
     card = kernel.find("VBox", within=transcript.comm_id, _dom_classes=has_class("atomic-tool"))
     assert "atomic-tool-done" in card.state["_dom_classes"]
     header = kernel.find("HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-header"))
-    assert text(header) == "🔧 bash · done"
+    assert text(header) == "tool bash · done"
     args = kernel.find("HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-args"))
     assert (text(args)) == "$ echo hello-from-tool"
     output = kernel.find("HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-output"))

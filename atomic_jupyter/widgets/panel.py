@@ -186,8 +186,8 @@ class SessionView:
 
     def _refresh_state(self) -> None:
         s = self.session
+        # The exit details first: a frontend that sees "exited" sees them too.
         if s.state == "exited":
-            self.state.text = f"exited with code {s.returncode}"
             tail = s.stderr_tail.strip()
             self.exit_info.value = pre_html(
                 [
@@ -196,9 +196,10 @@ class SessionView:
                 ],
                 _NOTIFY_COLORS["error"],
             ) + pre_html(["Run %atomic_agent restart to start it again."])
+            self.state.text = f"exited with code {s.returncode}"
         else:
-            self.state.text = _STATE_TEXT.get(s.state, s.state)
             self.exit_info.value = ""
+            self.state.text = _STATE_TEXT.get(s.state, s.state)
         running = s.state in ("idle", "working")
         self.send.disabled = not running
 

@@ -102,7 +102,7 @@ class _ToolView:
 
     def update(self, block: ToolBlock) -> None:
         state = "error" if block.is_error else "done" if block.done else "running…"
-        self.header.text = f"🔧 {block.name} · {state}"
+        self.header.text = f"tool {block.name} · {state}"
         for cls in ("atomic-tool-running", "atomic-tool-done", "atomic-tool-error"):
             self.root.remove_class(cls)
         self.root.add_class(
@@ -132,8 +132,9 @@ class TranscriptView:
         first = run.message.split("\n", 1)[0]
         self.prompt = TextLine(f"> {first}" + (" …" if "\n" in run.message else ""))
         self.prompt.add_class("atomic-run-prompt")
-        self.state = TextLine("")
+        self.state = TextLine("", color=_LEVEL_COLORS["info"])
         self.state.add_class("atomic-run-state")
+        self.state.layout.margin = "0 12px"
         self.stop = w.Button(
             description="Stop", tooltip="Abort the agent's run", layout=w.Layout(width="auto")
         )
@@ -169,9 +170,10 @@ class TranscriptView:
                 self._views[id(block)] = (-1, view)
                 known = (-1, view)
             rev, view = known
-            if rev != block.rev:
+            current = block.rev  # read before the block is read: a change after it shows next time
+            if rev != current:
                 self._update(block, view)
-                self._views[id(block)] = (block.rev, view)
+                self._views[id(block)] = (current, view)
         if added:
             self.blocks.children = (*self.blocks.children, *(self._root(v) for v in added))
         self._render_state()
