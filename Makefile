@@ -13,7 +13,7 @@ lab: setup agent
 
 ## Every test, with everything it needs installed first.
 test: setup agent lint
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest tests notebooks --nbval-lax $(PYTEST_ARGS)
 
 ## Static checks of the package: ruff (lint and format) and strict mypy.
 lint: setup

@@ -916,7 +916,8 @@ class AgentSession(AgentCommands):
         run:
             The run to wait for (the latest by default).
         quiet:
-            Do not print why the wait ended early.
+            Do not print why the wait ended early (a dialog waiting for a person is a
+            notice on stdout; an agent that exited, an error on stderr).
 
         Returns
         -------
@@ -958,12 +959,11 @@ class AgentSession(AgentCommands):
             print(
                 f"A {result.dialog.method} dialog needs your answer: {result.dialog.title!r}. "
                 "Answer it where it is shown, then wait again (or give an answer policy).",
-                file=sys.stderr,
             )
         elif not quiet and result.reason == "exited":
             print(
                 f"The agent exited with code {self.returncode} before the run ended.",
-                file=sys.stderr,
+                file=sys.stderr,  # this one is an error
             )
         return result
 

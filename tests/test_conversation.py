@@ -361,11 +361,11 @@ def test_wait_prints_why_it_stopped_unless_quiet(
     conversation.prompt("run the dangerous command again", display=False)
     result = conversation.wait(timeout=RUN_TIMEOUT)
     assert result.reason == "dialog" and result.dialog is not None
-    err = capsys.readouterr().err
-    assert "confirm dialog needs your answer" in err and GUARD_TITLE in err
+    out = capsys.readouterr().out
+    assert "confirm dialog needs your answer" in out and GUARD_TITLE in out
     result.dialog.respond(False)
     assert conversation.wait(timeout=RUN_TIMEOUT).reason == "finished"
-    assert capsys.readouterr().err == ""
+    assert capsys.readouterr().out == ""
 
 
 def test_a_value_policy_answers_without_stopping_the_wait(conversation: AgentSession) -> None:

@@ -120,7 +120,8 @@ def test_markdown_payloads_render_without_script(kernel: BrowserLikeKernel) -> N
 
 def test_wait_stops_early_for_a_dialog_then_finishes_after_the_click(kernel: BrowserLikeKernel) -> None:
     result = kernel.execute("%%atomic_agent --wait --timeout 60\nrun the dangerous command")
-    assert "dialog needs your answer" in result.stderr and "Run a dangerous command?" in result.stderr
+    assert "dialog needs your answer" in result.stdout and "Run a dangerous command?" in result.stdout
+    assert result.stderr == ""
     (transcript_id,) = result.widget_ids
     dialog = kernel.wait_for(
         lambda: next(iter(kernel.widgets("VBox", within=transcript_id, _dom_classes=has_class("atomic-dialog-confirm"))), None),
@@ -129,7 +130,7 @@ def test_wait_stops_early_for_a_dialog_then_finishes_after_the_click(kernel: Bro
     yes = kernel.find("Button", within=dialog.comm_id, description="Yes")
     kernel.click(yes.comm_id)
     waited = kernel.execute("%atomic_agent wait --timeout 60")
-    assert waited.stderr == ""
+    assert waited.stdout == "" and waited.stderr == ""
     transcript = kernel.widget(transcript_id)
     assert text(run_state(kernel, transcript)) == "done"
     card = kernel.find("VBox", within=transcript_id, _dom_classes=has_class("atomic-tool"))

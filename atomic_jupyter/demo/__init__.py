@@ -1,0 +1,7 @@
+"""The offline demo: a scripted model (:func:`demo_script`) and the bundled demo extension."""
+
+from __future__ import annotations
+
+from .script import DEMO_PROMPTS, KEYWORDS, demo_script, intent_of
+
+__all__ = ["DEMO_PROMPTS", "KEYWORDS", "demo_script", "intent_of"]

@@ -1,0 +1,354 @@
+"""The offline demo model's script: deterministic turns chosen by what the prompt asks.
+
+:func:`demo_script` is a :class:`~atomic_jupyter.model_server.ScriptedModelServer` script.
+It looks at the *last user message* only, lower-cased, for these keywords (whole words; the
+first group that matches, in this order, wins):
+
+``clean`` / ``delete`` / ``dangerous``
+    A ``bash`` call ``rm -rf ./demo-scratch`` (a harmless path), which the bundled demo
+    extension guards with a ``select`` dialog ("Allow" / "Block"), then a text turn that
+    reports whether the tool result says it was blocked or that it ran.
+``read``
+    ``bash`` ``ls -la`` (or the ``ls`` tool when the agent offers one), then a ``read`` call on
+    a file of the listing (the first ``*.ipynb``, else a ``README``, else ``*.md``, else any
+    file), then a short summary of what was read.
+``files`` / ``list``
+    ``bash`` ``ls -la`` (or ``ls``), then a short summary of the listing.
+``think`` / ``plan``
+    A thinking block, then text.
+``markdown`` / ``hello`` / ``intro``
+    Streamed Markdown: a heading, a list, a table and a fenced Python code block.
+anything else
+    A polite answer: this is an offline demo model with scripted answers, the prompts it
+    understands (:data:`DEMO_PROMPTS`), and how to start a real model instead.
+
+Text streams in small chunks with a tiny delay, so streaming is visible in the notebook while
+a whole answer takes well under two seconds. Every turn reports a plausible
+:class:`~atomic_jupyter.model_server.Usage` (about four characters a token, estimated from
+the request and the answer), so the transcript's footer shows tokens.
+
+The script is pure (no I/O, no clock, no randomness): the same request always gets the same
+turn. The pinned agent (pi 0.73.1) offers the tools ``read`` (``path``, ``offset``,
+``limit``), ``bash`` (``command``, ``timeout``), ``edit`` (``path``, ``edits``) and ``write``
+(``path``, ``content``); ``ls`` (``path``, ``limit``) only when enabled with ``--tools``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from ..model_server import ChatRequest, Text, Thinking, ToolCall, Turn, Usage
+
+__all__ = [
+    "CHUNK",
+    "DELAY",
+    "DEMO_PROMPTS",
+    "KEYWORDS",
+    "SCRATCH_COMMAND",
+    "demo_script",
+    "intent_of",
+]
+
+#: Characters per streamed piece of text, and seconds before each piece.
+CHUNK = 6
+DELAY = 0.005
+
+#: The bash command of the "clean" prompts; the demo extension guards it with a dialog.
+SCRATCH_COMMAND = "rm -rf ./demo-scratch"
+
+#: Example prompts, one per keyword, for notebooks to show.
+DEMO_PROMPTS: dict[str, str] = {
+    "hello": "hello! who are you?",
+    "markdown": "show me some markdown",
+    "intro": "give me a short intro",
+    "think": "think about how to test a notebook",
+    "plan": "plan a small refactoring",
+    "files": "what files are here?",
+    "list": "list the files here",
+    "read": "read a file from this folder",
+    "clean": "clean up the scratch files",
+    "delete": "delete the scratch folder",
+    "dangerous": "do something dangerous",
+}
+
+#: Intent -> the words (lower-case, whole words) that choose it, in the order tried.
+KEYWORDS: dict[str, tuple[str, ...]] = {
+    "clean": ("clean", "cleanup", "delete", "dangerous"),
+    "read": ("read",),
+    "files": ("files", "file", "list"),
+    "think": ("think", "thinking", "plan", "planning"),
+    "markdown": ("markdown", "hello", "intro", "introduction", "introduce"),
+}
+
+_WORD = re.compile(r"[a-z]+")
+
+
+def intent_of(prompt: str) -> str:
+    """The intent a prompt asks for: a key of :data:`KEYWORDS`, or ``"fallback"``."""
+    words = set(_WORD.findall(prompt.lower()))
+    for intent, forms in KEYWORDS.items():
+        if words.intersection(forms):
+            return intent
+    return "fallback"
+
+
+def demo_script(request: ChatRequest) -> Turn:
+    """The demo model's turn for ``request`` (see the module's docstring)."""
+    intent = intent_of(request.last_user_text)
+    if intent == "clean":
+        return _clean(request)
+    if intent == "read":
+        return _read(request)
+    if intent == "files":
+        return _files(request)
+    if intent == "think":
+        return _turn(request, [_thinking(THINKING), _text(THOUGHT)])
+    if intent == "markdown":
+        return _turn(request, [_text(MARKDOWN)])
+    return _turn(request, [_text(FALLBACK)])
+
+
+# --------------------------------------------------------------------------- texts
+
+MARKDOWN = """\
+# Hello from the offline demo model
+
+I am a **scripted** model: no network, no API key. What you see was *streamed* to the \
+notebook in small pieces.
+
+- text arrives in chunks, as from a real model
+- tool calls show up as cards
+- dialogs from extensions become widgets
+
+| Prompt | What happens |
+|---|---|
+| `list the files here` | a `bash` tool call |
+| `clean up the scratch files` | a guarded command |
+
+```python
+import atomic_jupyter as aj
+s = aj.start(demo=True)
+s.prompt("list the files here")
+```
+"""
+
+THINKING = (
+    "The user wants a plan. First I should look at what is there, then change one thing "
+    "at a time, and check each step before the next."
+)
+
+THOUGHT = """\
+Here is my plan:
+
+1. **Look** at the files (try `list the files here`).
+2. **Change** one small thing.
+3. **Check** that it still works, then repeat.
+
+(The grey block above is my *thinking*, streamed before this answer.)
+"""
+
+FALLBACK_HEAD = """\
+I am the **offline demo model** of atomic-jupyter: I play scripted answers, with no network \
+and no API key, so I cannot really answer that. I understand prompts with these keywords:
+
+| Keyword | Try |
+|---|---|
+"""
+
+FALLBACK_TAIL = """
+To use a real model, start a session with a provider and a model, for example:
+
+```
+%atomic_agent start --provider anthropic --model claude-sonnet-4-5
+```
+
+and give the agent its API key through the environment, never in a cell's source or output: \
+set `ANTHROPIC_API_KEY` in the kernel's environment before starting (for example \
+`os.environ["ANTHROPIC_API_KEY"] = getpass.getpass()`), or pass it to the agent alone with \
+`--env ANTHROPIC_API_KEY=...` (`aj.start(env={...})` in Python). Never print the key.
+"""
+
+FALLBACK = (
+    FALLBACK_HEAD
+    + "".join(f"| `{keyword}` | {prompt} |\n" for keyword, prompt in DEMO_PROMPTS.items())
+    + FALLBACK_TAIL
+)
+
+
+# --------------------------------------------------------------------------- turns
+
+
+def _text(text: str) -> Text:
+    return Text(text, chunk=CHUNK, delay=DELAY)
+
+
+def _thinking(text: str) -> Thinking:
+    return Thinking(text, chunk=CHUNK, delay=DELAY)
+
+
+def _tokens(text: str) -> int:
+    return max(1, math.ceil(len(text) / 4))
+
+
+def _turn(request: ChatRequest, parts: Sequence[Text | Thinking | ToolCall]) -> Turn:
+    """A turn with a usage estimated from the request (its messages and tools) and the parts."""
+    prompt = json.dumps(request.messages, ensure_ascii=False) + json.dumps(
+        request.body.get("tools") or [], ensure_ascii=False
+    )
+    answer = "".join(
+        p.text if isinstance(p, (Text, Thinking)) else p.name + json.dumps(dict(p.arguments))
+        for p in parts
+    )
+    return Turn(list(parts), usage=Usage(input=_tokens(prompt), output=_tokens(answer)))
+
+
+def _content(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            str(p.get("text", ""))
+            for p in content
+            if isinstance(p, dict) and p.get("type") == "text"
+        )
+    return ""
+
+
+def _results(request: ChatRequest) -> list[str]:
+    """The texts of the tool results since the last user message, oldest first."""
+    return [_content(m) for m in request.tool_results]
+
+
+def _list_call(request: ChatRequest) -> ToolCall:
+    if "ls" in request.tool_names:
+        return ToolCall("ls", {"path": "."})
+    return ToolCall("bash", {"command": "ls -la"})
+
+
+_LONG_LISTING = re.compile(r"^[-dlcbps][-rwxsStTl.+@]{9}")
+
+
+def _entries(listing: str) -> list[tuple[str, str]]:
+    """``(name, kind)`` for each entry of an ``ls -la`` (or ``ls`` tool) listing.
+
+    ``kind`` is ``"file"``, ``"folder"`` or ``"other"`` (a link, a device, ...).
+    """
+    entries: list[tuple[str, str]] = []
+    for line in listing.splitlines():
+        line = line.rstrip()
+        if not line or line.startswith(("total ", "[")):
+            continue
+        if _LONG_LISTING.match(line):
+            fields = line.split(None, 8)
+            if len(fields) < 9:
+                continue
+            name = fields[8]
+            if line[0] == "l":
+                name = name.split(" -> ", 1)[0]
+            if name in (".", ".."):
+                continue
+            kind = {"-": "file", "d": "folder"}.get(line[0], "other")
+            entries.append((name, kind))
+        elif line.endswith("/"):  # the ls tool: one name a line, folders end with "/"
+            entries.append((line.rstrip("/"), "folder"))
+        else:
+            entries.append((line, "file"))
+    return entries
+
+
+def _pick_file(listing: str) -> str | None:
+    """The file to read: the first ``*.ipynb``, a README, a ``*.md``, else any file."""
+    files = [name for name, kind in _entries(listing) if kind == "file"]
+    visible = [f for f in files if not f.startswith(".")] or files
+    for test in (
+        lambda f: f.lower().endswith(".ipynb"),
+        lambda f: f.lower().startswith("readme"),
+        lambda f: f.lower().endswith(".md"),
+        lambda f: True,
+    ):
+        for name in visible:
+            if test(name):
+                return name
+    return None
+
+
+def _listing_summary(listing: str) -> str:
+    entries = _entries(listing)
+    files = [name for name, kind in entries if kind == "file"]
+    folders = [name for name, kind in entries if kind == "folder"]
+    others = len(entries) - len(files) - len(folders)
+    lines = len(listing.splitlines())
+    if not entries:
+        return f"The folder looks empty: the listing has {lines} line(s) and no files or folders."
+    counts = f"{len(files)} file(s) and {len(folders)} folder(s)"
+    if others:
+        counts += f" (and {others} other entr{'y' if others == 1 else 'ies'})"
+    shown = ", ".join(f"`{name}`" for name in files[:8]) or "none"
+    more = f" and {len(files) - 8} more" if len(files) > 8 else ""
+    return f"The listing has {lines} lines: {counts}.\n\nFiles: {shown}{more}."
+
+
+def _files(request: ChatRequest) -> Turn:
+    if request.turn_index == 0:
+        return _turn(request, [_text("Let me look at the files here."), _list_call(request)])
+    results = _results(request)
+    listing = results[0] if results else ""
+    return _turn(request, [_text(_listing_summary(listing))])
+
+
+def _read(request: ChatRequest) -> Turn:
+    turn = request.turn_index
+    results = _results(request)
+    if turn == 0:
+        return _turn(
+            request, [_text("First, let me see which files there are."), _list_call(request)]
+        )
+    listing = results[0] if results else ""
+    name = _pick_file(listing)
+    if turn == 1:
+        if name is None:
+            return _turn(request, [_text("I found no file to read here.")])
+        return _turn(
+            request,
+            [_text(f"I will read `{name}`."), ToolCall("read", {"path": name, "limit": 40})],
+        )
+    content = results[1] if len(results) > 1 else ""
+    first = next((line.strip() for line in content.splitlines() if line.strip()), "")
+    first = first.replace("`", "'")
+    if len(first) > 80:
+        first = first[:79] + "…"
+    summary = f"I read `{name}`: the tool showed {len(content.splitlines())} line(s)."
+    if first:
+        summary += f" It starts with `{first}`."
+    return _turn(request, [_text(summary)])
+
+
+def _clean(request: ChatRequest) -> Turn:
+    if request.turn_index == 0:
+        return _turn(
+            request,
+            [
+                _text("I will remove the demo's scratch folder."),
+                ToolCall("bash", {"command": SCRATCH_COMMAND}),
+            ],
+        )
+    results = _results(request)
+    result = results[0] if results else ""
+    said = next((line.strip() for line in result.splitlines() if line.strip()), "(nothing)")
+    said = said.replace("`", "'")
+    if "blocked" in result.lower():
+        text = (
+            f"The command `{SCRATCH_COMMAND}` was **blocked**, so nothing was deleted. "
+            f"The tool said: `{said}`"
+        )
+    else:
+        text = (
+            f"The command `{SCRATCH_COMMAND}` **ran**: `./demo-scratch` is gone (if it was "
+            f"there). The tool said: `{said}`"
+        )
+    return _turn(request, [_text(text)])

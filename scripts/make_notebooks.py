@@ -1,0 +1,242 @@
+"""Write the notebooks in notebooks/ (run: .venv/bin/python scripts/make_notebooks.py).
+
+The notebooks are generated so they stay output-free and consistent; edit them here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+
+NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+md = nbformat.v4.new_markdown_cell
+code = nbformat.v4.new_code_cell
+
+
+def write(name: str, cells: list) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = cells
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    nbformat.validate(nb)
+    nbformat.write(nb, NOTEBOOKS / name)
+
+
+QUICKSTART = [
+    md(
+        "# atomic-jupyter quickstart\n\n"
+        "A coding agent beside your notebook: start it, talk to it in cells, watch it use its tools, "
+        "and answer its questions by clicking.\n\n"
+        "This notebook needs **no API key**: `--demo` runs the real agent on an offline demo model "
+        "(scripted answers, served inside this kernel on 127.0.0.1) with a demo extension that shows "
+        "every kind of dialog. Run the cells from the top."
+    ),
+    code("%load_ext atomic_jupyter"),
+    md(
+        "Start the agent. The panel shows the title, the status line (it counts turns) and widget lines "
+        "that the demo extension sets, an editor whose **Send** button prompts the agent, and notifications."
+    ),
+    code("%atomic_agent start --demo"),
+    md(
+        "Talk to it. The answer streams into the cell as Markdown. `--wait` makes the cell block until the "
+        "answer is done, which is what *Run All* needs; without it the cell returns at once and the answer "
+        "keeps streaming while you work."
+    ),
+    code("%%atomic_agent --wait\nhello! who are you?"),
+    md("Ask it to use a tool: each tool call is a card with its arguments and output."),
+    code("%%atomic_agent --wait\nlist the files here"),
+    md(
+        "Ask for something risky. The demo extension guards dangerous shell commands with a dialog: "
+        "**click Allow or Block** below the cell. While a dialog waits for you, `--wait` stops waiting "
+        "and says so, because a running cell cannot receive your click."
+    ),
+    code("%%atomic_agent --wait\nclean up the scratch files"),
+    md(
+        "If you clicked, the dialog has collapsed to one line saying what you chose. When this notebook "
+        "runs unattended (Run All, nbval, papermill), the next cell answers instead, and waits for the end "
+        "of the run."
+    ),
+    code(
+        "import atomic_jupyter as aj\n\n"
+        "session = aj.session()\n"
+        "for dialog in session.pending_dialogs:  # nothing left if you clicked\n"
+        "    dialog.respond(\"Block\")\n"
+        "session.wait(timeout=60)"
+    ),
+    md(
+        "Extensions have commands of their own, sent like prompts. This one asks a yes/no question; "
+        "its dialog appears below the cell."
+    ),
+    code("%%atomic_agent\n/demo-confirm"),
+    code(
+        "for dialog in session.pending_dialogs:  # click Yes or No above, or let this answer\n"
+        "    dialog.respond(True)"
+    ),
+    md("Everything the panel shows is also plain Python state:"),
+    code(
+        "print(\"title: \", session.title)\n"
+        "print(\"status:\", session.status)\n"
+        "print(\"widget blocks:\", list(session.widgets))\n"
+        "print(\"last notification:\", session.notifications[-1])"
+    ),
+    code("%atomic_agent status"),
+    md(
+        "Stop the agent when you are done (shutting the kernel down stops it too, and the demo model "
+        "with it). Next: `ui_tour.ipynb` shows every dialog kind, `headless_automation.ipynb` runs the "
+        "agent unattended, and `real_provider.ipynb` uses a real model."
+    ),
+    code("%atomic_agent stop"),
+]
+
+TOUR = [
+    md(
+        "# A tour of every extension UI method\n\n"
+        "Extensions running inside the agent talk to you through nine methods. Four are dialogs that wait "
+        "for an answer (`select`, `confirm`, `input`, `editor`); five just show something (`notify`, "
+        "`setStatus`, `setWidget`, `setTitle`, `set_editor_text`). The demo extension has a command for "
+        "each; extension commands need no model.\n\n"
+        "In a live notebook, answer each dialog by clicking. Every answer cell below does it from Python "
+        "instead, so the notebook also runs unattended."
+    ),
+    code("%load_ext atomic_jupyter\nimport atomic_jupyter as aj"),
+    code("%atomic_agent start --demo\nsession = aj.session()"),
+    md("`setTitle`, `setStatus` and `setWidget` ran when the session started:"),
+    code("print(session.title)\nprint(session.status)\nfor key, block in session.widgets.items():\n    print(key, block[\"placement\"], block[\"lines\"][:2])"),
+    md("## select\nAt most eight options are buttons; more become a dropdown with a Submit button. Cancel dismisses any dialog."),
+    code("%%atomic_agent\n/demo-select"),
+    code("dialog = session.pending_dialogs[0]\nprint(dialog.method, dialog.title, dialog.request[\"options\"])\ndialog.respond(dialog.request[\"options\"][1])\nprint(dialog.state, \"-\", dialog.outcome)"),
+    md("## confirm"),
+    code("%%atomic_agent\n/demo-confirm"),
+    code("dialog = session.pending_dialogs[0]\ndialog.respond(False)\nprint(dialog.outcome)"),
+    md("## input\nA text box with the extension's placeholder."),
+    code("%%atomic_agent\n/demo-input"),
+    code("dialog = session.pending_dialogs[0]\nprint(\"placeholder:\", dialog.request.get(\"placeholder\"))\ndialog.respond(\"Grace Hopper\")"),
+    md("## editor\nA multi-line text area holding the extension's prefill."),
+    code("%%atomic_agent\n/demo-editor"),
+    code("dialog = session.pending_dialogs[0]\ndialog.respond(dialog.request[\"prefill\"] + \"\\ndates\")"),
+    md("## cancel\nEvery dialog has a Cancel button; the extension then gets its default."),
+    code("%%atomic_agent\n/demo-confirm"),
+    code("session.pending_dialogs[0].cancel()"),
+    md("## notify\nNotifications are listed in the panel, coloured by type."),
+    code("%%atomic_agent --wait\n/demo-notify"),
+    code("for note in session.notifications[-3:]:\n    print(note[\"type\"], \"-\", note[\"message\"])"),
+    md("## setStatus and setWidget\nRun these twice: the second time clears what the first set."),
+    code("%%atomic_agent --wait\n/demo-status compiling…"),
+    code("%%atomic_agent --wait\n/demo-widget first line | second line"),
+    code("print(session.status.get(\"demo-status\"))\nprint(session.widgets.get(\"demo-widget\"))"),
+    md("## set_editor_text\nThe extension fills the panel's editor; press **Send** in the panel to run it."),
+    code("%%atomic_agent --wait\n/demo-prefill list the files here"),
+    code("print(repr(session.editor_text))"),
+    md("Every dialog seen so far, oldest first, with what became of it:"),
+    code("for dialog in session.dialogs:\n    print(f\"{dialog.method:8} {dialog.state:10} {dialog.outcome}\")"),
+    code("%atomic_agent stop"),
+]
+
+HEADLESS = [
+    md(
+        "# Headless automation: answer policies and wait\n\n"
+        "A running cell blocks the kernel, so nobody can click while a cell waits. For *Run All*, nbval, "
+        "papermill or a scheduled job, tell the session how to answer dialogs (**policies**) and block "
+        "until each run ends (**wait**)."
+    ),
+    code("import atomic_jupyter as aj\n\nsession = aj.start(demo=True)"),
+    md(
+        "A policy matches dialogs by method and a title pattern, and answers with a value, `\"cancel\"`, or "
+        "a function that gets the request and decides (returning None leaves the dialog to a person)."
+    ),
+    code(
+        "def guard(request):\n"
+        "    \"\"\"Allow shell commands on the scratch folder only.\"\"\"\n"
+        "    return \"Allow\" if \"demo-scratch\" in request[\"title\"] else \"Block\"\n\n"
+        "session.answer_with(guard, method=\"select\", title=\"Dangerous command\")\n"
+        "session.answer_with(True, method=\"confirm\")\n"
+        "for policy in session.policies:\n"
+        "    print(policy.describe())"
+    ),
+    md("The magic says the same: `%atomic_agent policy --method confirm yes`. Now a run that hits the guard finishes without stopping:"),
+    code(
+        "import os\n\n"
+        "os.makedirs(\"demo-scratch\", exist_ok=True)\n"
+        "run = session.prompt(\"clean up the scratch files\")\n"
+        "result = session.wait(timeout=60)\n"
+        "print(result.reason)\n"
+        "print(run.text)"
+    ),
+    md("The dialog was answered by the policy, and says so:"),
+    code("for dialog in session.dialogs:\n    print(dialog.outcome, \"| answered by\", dialog.answered_by)"),
+    md("`wait` returns a result that is true only when the run finished, so scripts can check it:"),
+    code(
+        "run = session.prompt(\"list the files here\")\n"
+        "assert session.wait(timeout=60), \"the run did not finish\"\n"
+        "tool = next(block for block in run.transcript.blocks if type(block).__name__ == \"ToolBlock\")\n"
+        "print(tool.name, tool.args)\n"
+        "print(tool.result.splitlines()[0])"
+    ),
+    md("Commands work the same way, and return the agent's data:"),
+    code(
+        "stats = session.get_session_stats()\n"
+        "print(stats[\"tokens\"])\n"
+        "print(session.get_state()[\"model\"][\"id\"])"
+    ),
+    md("Without a policy, `wait` stops early when a dialog needs a person, and says which:"),
+    code(
+        "session.remove_policy()\n"
+        "session.prompt(\"do something dangerous\")\n"
+        "result = session.wait(timeout=60)\n"
+        "print(result.reason, \"->\", result.dialog.title)\n"
+        "result.dialog.respond(\"Block\")\n"
+        "print(session.wait(timeout=60).reason)"
+    ),
+    code("session.stop()"),
+]
+
+REAL_PROVIDER = [
+    md(
+        "# Using a real model\n\n"
+        "The demo model is scripted. To work with a real one, start the agent with a provider and a model, "
+        "and give it your API key **through the environment**, never in a cell's source or output.\n\n"
+        "The cells below show how. They only start a real agent when a key is set, so the notebook still "
+        "runs unattended without one."
+    ),
+    md(
+        "Put the key in the kernel's environment without printing it. `getpass` asks for it without echoing; "
+        "it then lives only in this kernel process. (Avoid `%env KEY=value`: IPython echoes the value.)\n\n"
+        "```python\n"
+        "import getpass, os\n"
+        "os.environ[\"ANTHROPIC_API_KEY\"] = getpass.getpass(\"Anthropic API key: \")\n"
+        "```\n\n"
+        "Or pass it to the agent alone with `--env`, reading it from a variable set before Jupyter started:\n\n"
+        "```python\n"
+        "%atomic_agent start --provider anthropic --model claude-sonnet-4-5 --env ANTHROPIC_API_KEY=$ANTHROPIC_API_KEY\n"
+        "```\n\n"
+        "atomic-jupyter never shows environment values: not in the panel, `%atomic_agent status`, or errors."
+    ),
+    code(
+        "import os\n\n"
+        "import atomic_jupyter as aj\n\n"
+        "PROVIDERS = {\"ANTHROPIC_API_KEY\": (\"anthropic\", \"claude-sonnet-4-5\"), \"OPENAI_API_KEY\": (\"openai\", \"gpt-4.1\")}\n"
+        "configured = [(key, *spec) for key, spec in PROVIDERS.items() if os.environ.get(key)]\n"
+        "print(\"keys found:\", [key for key, *_ in configured] or \"none: the cells below use the demo model\")"
+    ),
+    code(
+        "if configured:\n"
+        "    _, provider, model = configured[0]\n"
+        "    session = aj.start(provider=provider, model=model)\n"
+        "else:\n"
+        "    session = aj.start(demo=True)\n"
+        "print(session.get_state()[\"model\"][\"provider\"])"
+    ),
+    md("From here on, everything works as with the demo: prompts, tools, dialogs, policies, commands."),
+    code("%%atomic_agent --wait\nlist the files here and say which one is the largest"),
+    md("See which models the agent can use, and switch:"),
+    code("models = session.get_available_models()[\"models\"]\nprint(sorted({m[\"provider\"] for m in models}))"),
+    code("session.stop()"),
+]
+
+if __name__ == "__main__":
+    write("quickstart.ipynb", QUICKSTART)
+    write("ui_tour.ipynb", TOUR)
+    write("headless_automation.ipynb", HEADLESS)
+    write("real_provider.ipynb", REAL_PROVIDER)
+    print("wrote", ", ".join(sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))))

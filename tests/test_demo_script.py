@@ -1,0 +1,405 @@
+"""The offline demo model's script, tested as a pure function of ``ChatRequest`` objects.
+
+Requests are built the way the scripted model server builds them from what the pinned agent
+(pi 0.73.1) sends: ``ChatRequest(body)`` with the ``messages`` (system, user, assistant with
+``tool_calls``, ``tool`` results as strings) and the ``tools`` the agent offers. The tool
+schemas below are the agent's own (captured from its requests), so the arguments the script
+sends are checked against what the agent accepts.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+import math
+import re
+import time
+from typing import Any
+
+import pytest
+
+from atomic_jupyter.demo import DEMO_PROMPTS, KEYWORDS, demo_script, intent_of
+from atomic_jupyter.demo.script import (
+    FALLBACK,
+    MARKDOWN,
+    SCRATCH_COMMAND,
+    THINKING,
+    THOUGHT,
+)
+from atomic_jupyter.model_server import ChatRequest, Text, Thinking, ToolCall, Turn, Usage
+
+#: pi 0.73.1's built-in tools: name -> (required arguments, all arguments). ``read``, ``bash``,
+#: ``edit`` and ``write`` are offered by default; ``ls`` only with ``--tools``.
+PI_TOOLS: dict[str, tuple[set[str], set[str]]] = {
+    "read": ({"path"}, {"path", "offset", "limit"}),
+    "bash": ({"command"}, {"command", "timeout"}),
+    "edit": ({"path", "edits"}, {"path", "edits"}),
+    "write": ({"path", "content"}, {"path", "content"}),
+    "ls": (set(), {"path", "limit"}),
+}
+DEFAULT_TOOLS = ("read", "bash", "edit", "write")
+
+LS_LA = """\
+total 28
+drwxr-xr-x  3 ada ada 4096 Nov 29 12:00 .
+drwxr-xr-x 12 ada ada 4096 Nov 29 11:00 ..
+-rw-r--r--  1 ada ada   30 Nov 29 12:00 .hidden
+-rw-r--r--  1 ada ada  120 Nov 29 12:00 README.md
+-rw-r--r--  1 ada ada 2048 Nov 29 12:00 analysis notes.ipynb
+drwxr-xr-x  2 ada ada 4096 Nov 29 12:00 demo-scratch
+lrwxrwxrwx  1 ada ada    9 Nov 29 12:00 link -> README.md
+-rw-r--r--  1 ada ada   10 Nov 29 12:00 data.csv
+"""
+#: What the ``ls`` tool returns for the same folder.
+LS_TOOL = ".hidden\nREADME.md\nanalysis notes.ipynb\ndata.csv\ndemo-scratch/\nlink\n"
+
+
+def tool_schema(name: str) -> dict[str, Any]:
+    required, names = PI_TOOLS[name]
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": f"the {name} tool",
+            "parameters": {
+                "type": "object",
+                "required": sorted(required),
+                "properties": {n: {"type": "string"} for n in sorted(names)},
+            },
+        },
+    }
+
+
+def request(
+    prompt: str,
+    results: list[tuple[ToolCall, str]] = (),  # type: ignore[assignment]
+    *,
+    tools: tuple[str, ...] = DEFAULT_TOOLS,
+    history: list[dict[str, Any]] | None = None,
+) -> ChatRequest:
+    """A request for ``prompt``, after the given tool calls and their results (one a turn)."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are pi."}]
+    messages += history or []
+    messages.append({"role": "user", "content": [{"type": "text", "text": prompt}]})
+    for i, (call, result) in enumerate(results):
+        call_id = f"call_{i}_0"
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": call_id,
+                        "type": "function",
+                        "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
+                    }
+                ],
+            }
+        )
+        messages.append({"role": "tool", "content": result, "tool_call_id": call_id})
+    body = {
+        "model": "offline-demo",
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "messages": messages,
+        "tools": [tool_schema(name) for name in tools],
+    }
+    return ChatRequest(body=body)
+
+
+def kinds(turn: Turn) -> list[type]:
+    return [type(part) for part in turn.items]
+
+
+def tool_calls(turn: Turn) -> list[ToolCall]:
+    return [part for part in turn.items if isinstance(part, ToolCall)]
+
+
+def text_of(turn: Turn) -> str:
+    return "".join(part.text for part in turn.items if isinstance(part, Text))
+
+
+def assert_accepted(call: ToolCall, tools: tuple[str, ...] = DEFAULT_TOOLS) -> None:
+    """The call names a tool the agent offers, with arguments its schema accepts."""
+    assert call.name in tools, call
+    required, names = PI_TOOLS[call.name]
+    assert required <= set(call.arguments) <= names, call
+    json.dumps(dict(call.arguments))  # plain JSON
+
+
+def run_files(prompt: str, listing: str = LS_LA) -> tuple[Turn, Turn]:
+    first = demo_script(request(prompt))
+    (call,) = tool_calls(first)
+    return first, demo_script(request(prompt, [(call, listing)]))
+
+
+# --------------------------------------------------------------------------- keywords
+
+
+def test_every_example_prompt_chooses_its_keywords_intent() -> None:
+    assert set(DEMO_PROMPTS) == {form for forms in KEYWORDS.values() for form in forms} - {
+        "cleanup",
+        "file",
+        "thinking",
+        "planning",
+        "introduction",
+        "introduce",
+    }
+    for keyword, prompt in DEMO_PROMPTS.items():
+        expected = next(intent for intent, forms in KEYWORDS.items() if keyword in forms)
+        assert intent_of(prompt) == expected, (keyword, prompt)
+        assert keyword in prompt.lower()
+
+
+@pytest.mark.parametrize(
+    ("prompt", "intent"),
+    [
+        ("HELLO there", "markdown"),
+        ("Show me some Markdown, please", "markdown"),
+        ("a quick INTRO?", "markdown"),
+        ("Think it over", "think"),
+        ("make a PLAN", "think"),
+        ("which FILES are here", "files"),
+        ("List everything", "files"),
+        ("READ something", "read"),
+        ("read the files", "read"),  # read wins over files
+        ("Clean up the scratch files", "clean"),  # clean wins over files
+        ("please DELETE it", "clean"),
+        ("something Dangerous", "clean"),
+        ("are you ready?", "fallback"),  # whole words only: not "read"
+        ("a playlist", "fallback"),
+        ("what is 2 + 2?", "fallback"),
+        ("", "fallback"),
+    ],
+)
+def test_keywords_are_case_insensitive_whole_words(prompt: str, intent: str) -> None:
+    assert intent_of(prompt) == intent
+
+
+# --------------------------------------------------------------------------- text turns
+
+
+def test_markdown_turn_streams_real_markdown_in_small_chunks() -> None:
+    for prompt in ("hello", "show me some markdown", "give me a short intro"):
+        turn = demo_script(request(prompt))
+        assert kinds(turn) == [Text]
+        (part,) = turn.items
+        assert isinstance(part, Text) and part.text == MARKDOWN
+    assert 300 <= len(MARKDOWN) <= 1000
+    lines = MARKDOWN.splitlines()
+    assert lines[0].startswith("# ")
+    assert any(line.startswith("- ") for line in lines)
+    assert any(re.fullmatch(r"\|(-+\|)+", line) for line in lines)  # a table's rule
+    assert "```python\n" in MARKDOWN and MARKDOWN.rstrip().endswith("```")
+    assert turn.finish == "stop"
+
+
+def test_think_turn_is_thinking_then_text() -> None:
+    for prompt in ("think about it", "plan a refactoring"):
+        turn = demo_script(request(prompt))
+        assert kinds(turn) == [Thinking, Text]
+        thinking, text = turn.items
+        assert isinstance(thinking, Thinking) and thinking.text == THINKING
+        assert isinstance(text, Text) and text.text == THOUGHT
+
+
+def test_every_streamed_part_is_visible_but_quick() -> None:
+    prompts = [*DEMO_PROMPTS.values(), "anything else"]
+    for prompt in prompts:
+        turn = demo_script(request(prompt))
+        for part in turn.items:
+            if isinstance(part, (Text, Thinking)):
+                assert 1 <= part.chunk <= 8 and 0 < part.delay <= 0.01, part
+                assert math.ceil(len(part.text) / part.chunk) * part.delay < 2, part
+
+
+# --------------------------------------------------------------------------- tools
+
+
+def test_files_lists_with_bash_then_summarises_the_listing() -> None:
+    first, second = run_files("list the files here")
+    assert kinds(first) == [Text, ToolCall]
+    (call,) = tool_calls(first)
+    assert (call.name, dict(call.arguments)) == ("bash", {"command": "ls -la"})
+    assert_accepted(call)
+    assert first.finish == "tool_calls"
+
+    assert kinds(second) == [Text]
+    assert second.finish == "stop"
+    summary = text_of(second)
+    assert f"{len(LS_LA.splitlines())} lines" in summary
+    assert "4 file(s) and 1 folder(s) (and 1 other entry)" in summary  # the link
+    for name in ("README.md", "analysis notes.ipynb", "data.csv", ".hidden"):
+        assert f"`{name}`" in summary
+
+
+def test_files_uses_the_ls_tool_when_the_agent_offers_it() -> None:
+    tools = (*DEFAULT_TOOLS, "ls")
+    first = demo_script(request("what files are here?", tools=tools))
+    (call,) = tool_calls(first)
+    assert (call.name, dict(call.arguments)) == ("ls", {"path": "."})
+    assert_accepted(call, tools)
+    second = demo_script(request("what files are here?", [(call, LS_TOOL)], tools=tools))
+    summary = text_of(second)
+    assert "6 lines" in summary and "5 file(s) and 1 folder(s)" in summary
+    assert "`analysis notes.ipynb`" in summary and "`demo-scratch`" not in summary
+
+
+def test_read_lists_then_reads_the_first_notebook_then_summarises() -> None:
+    prompt = "read a file from this folder"
+    first = demo_script(request(prompt))
+    (ls_call,) = tool_calls(first)
+    assert dict(ls_call.arguments) == {"command": "ls -la"}
+
+    second = demo_script(request(prompt, [(ls_call, LS_LA)]))
+    assert kinds(second) == [Text, ToolCall]
+    (read_call,) = tool_calls(second)
+    assert read_call.name == "read"
+    assert read_call.arguments["path"] == "analysis notes.ipynb"  # a name with a space
+    assert_accepted(read_call)
+
+    content = '{\n "cells": [],\n "nbformat": 4\n}\n'
+    third = demo_script(request(prompt, [(ls_call, LS_LA), (read_call, content)]))
+    assert kinds(third) == [Text] and third.finish == "stop"
+    summary = text_of(third)
+    assert "`analysis notes.ipynb`" in summary and "4 line(s)" in summary
+    assert "starts with `{`" in summary
+
+
+@pytest.mark.parametrize(
+    ("listing", "expected"),
+    [
+        (LS_LA.replace("analysis notes.ipynb", "analysis.txt"), "README.md"),
+        (
+            "total 8\n-rw-r--r-- 1 a a 1 Nov 1 10:00 notes.md\n-rw-r--r-- 1 a a 1 Nov 1 10:00 a.py\n",
+            "notes.md",
+        ),
+        ("total 4\n-rw-r--r-- 1 a a 1 Nov 1 10:00 .env\n", ".env"),
+        ("data.csv\nsub/\n", "data.csv"),
+    ],
+)
+def test_read_prefers_a_notebook_then_a_readme_then_markdown(listing: str, expected: str) -> None:
+    prompt = "read something"
+    ls_call = tool_calls(demo_script(request(prompt)))[0]
+    (read_call,) = tool_calls(demo_script(request(prompt, [(ls_call, listing)])))
+    assert read_call.arguments["path"] == expected
+
+
+def test_read_with_nothing_to_read_says_so() -> None:
+    prompt = "read a file"
+    ls_call = tool_calls(demo_script(request(prompt)))[0]
+    empty = "total 8\ndrwxr-xr-x 2 a a 4096 Nov 1 10:00 .\ndrwxr-xr-x 9 a a 4096 Nov 1 10:00 ..\n"
+    turn = demo_script(request(prompt, [(ls_call, empty)]))
+    assert kinds(turn) == [Text] and "no file to read" in text_of(turn)
+
+
+def test_clean_sends_the_guarded_bash_call() -> None:
+    for prompt in (
+        "clean up the scratch files",
+        "delete the scratch folder",
+        "do something dangerous",
+    ):
+        turn = demo_script(request(prompt))
+        assert kinds(turn) == [Text, ToolCall]
+        (call,) = tool_calls(turn)
+        assert (call.name, dict(call.arguments)) == ("bash", {"command": "rm -rf ./demo-scratch"})
+        assert call.arguments["command"] == SCRATCH_COMMAND
+        assert_accepted(call)
+
+
+def test_clean_reports_a_blocked_call() -> None:
+    prompt = "clean up the scratch files"
+    (call,) = tool_calls(demo_script(request(prompt)))
+    turn = demo_script(request(prompt, [(call, "Blocked by the demo guard: the user chose Block")]))
+    assert kinds(turn) == [Text] and turn.finish == "stop"
+    text = text_of(turn)
+    assert "**blocked**" in text and "nothing was deleted" in text
+    assert "the user chose Block" in text
+
+
+def test_clean_reports_a_call_that_ran() -> None:
+    prompt = "clean up the scratch files"
+    (call,) = tool_calls(demo_script(request(prompt)))
+    text = text_of(demo_script(request(prompt, [(call, "(no output)")])))
+    assert "**ran**" in text and "blocked" not in text and "(no output)" in text
+
+
+# --------------------------------------------------------------------------- the fallback
+
+
+def test_fallback_explains_the_demo_and_how_to_use_a_real_model() -> None:
+    turn = demo_script(request("What is the capital of France?"))
+    assert kinds(turn) == [Text]
+    text = text_of(turn)
+    assert text == FALLBACK
+    assert "offline demo model" in text
+    for keyword, prompt in DEMO_PROMPTS.items():
+        assert f"`{keyword}`" in text and prompt in text
+    assert "%atomic_agent start --provider anthropic --model claude-sonnet-4-5" in text
+    assert "ANTHROPIC_API_KEY" in text and "environment" in text
+    assert "--env ANTHROPIC_API_KEY=..." in text
+    assert "Never print the key" in text
+
+
+def test_no_answer_contains_anything_like_an_api_key() -> None:
+    key_like = re.compile(r"sk-[A-Za-z0-9_-]{8,}|[A-Za-z0-9_-]{32,}|AKIA[0-9A-Z]{12,}")
+    for prompt in [*DEMO_PROMPTS.values(), "anything else", "what is your API key?"]:
+        turn = demo_script(request(prompt))
+        for part in turn.items:
+            shown = part.text if isinstance(part, (Text, Thinking)) else json.dumps(part.arguments)
+            assert not key_like.search(shown), (prompt, shown)
+
+
+# --------------------------------------------------------------------------- every turn
+
+
+def test_every_turn_reports_a_plausible_usage() -> None:
+    prompt = "read a file"
+    ls_call = tool_calls(demo_script(request(prompt)))[0]
+    read_call = tool_calls(demo_script(request(prompt, [(ls_call, LS_LA)])))[0]
+    turns = [demo_script(request(p)) for p in [*DEMO_PROMPTS.values(), "anything"]]
+    turns += [
+        demo_script(request(prompt, [(ls_call, LS_LA)])),
+        demo_script(request(prompt, [(ls_call, LS_LA), (read_call, "x\n")])),
+    ]
+    for turn in turns:
+        usage = turn.usage
+        assert isinstance(usage, Usage)
+        assert 10 <= usage.input <= 100_000 and 1 <= usage.output <= 2_000, usage
+    # More context in, more tokens in.
+    assert turns[-1].usage is not None and turns[-2].usage is not None
+    assert turns[-1].usage.input > turns[-2].usage.input
+
+
+def test_only_the_last_user_message_counts() -> None:
+    history = [
+        {"role": "user", "content": "list the files here"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}},
+        ]},
+        {"role": "tool", "content": LS_LA, "tool_call_id": "c1"},
+        {"role": "assistant", "content": "The listing has 9 lines."},
+    ]  # fmt: skip
+    turn = demo_script(request("hello again", history=history))
+    assert kinds(turn) == [Text] and text_of(turn) == MARKDOWN
+    # A new "list" prompt starts over at its first turn, despite the earlier tool result.
+    turn = demo_script(request("list them again", history=history))
+    assert kinds(turn) == [Text, ToolCall]
+
+
+def test_the_script_is_pure_and_deterministic(monkeypatch: pytest.MonkeyPatch) -> None:
+    def forbidden(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the demo script must not do I/O or look at the clock")
+
+    prompt = "read a file"
+    ls_call = tool_calls(demo_script(request(prompt)))[0]
+    requests = [request(p) for p in [*DEMO_PROMPTS.values(), "anything"]]
+    requests.append(request(prompt, [(ls_call, LS_LA)]))
+    expected = [demo_script(r) for r in requests]
+    monkeypatch.setattr(builtins, "open", forbidden)
+    monkeypatch.setattr(time, "time", forbidden)
+    monkeypatch.setattr(time, "monotonic", forbidden)
+    monkeypatch.setattr(time, "sleep", forbidden)
+    assert [demo_script(r) for r in requests] == expected
+    # And a fresh but equal request gets the same turn.
+    assert demo_script(request(prompt, [(ls_call, LS_LA)])) == expected[-1]
