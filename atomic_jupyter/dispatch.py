@@ -39,6 +39,7 @@ class UiDispatcher:
         self._flush_pending = False
         self._throttled: dict[Hashable, tuple[Callable[[], None], float]] = {}
         self._last_run: dict[Hashable, float] = {}
+        self._armed: set[Hashable] = set()
         self.errors: list[str] = []
 
     def capture_loop(self) -> None:
@@ -105,17 +106,38 @@ class UiDispatcher:
             self._throttled[key] = (func, due)
         if due <= now and self._inline():
             self._run_throttled(key)
-            return
+        else:
+            self._arm(key, due)
+
+    def _arm(self, key: Hashable, due: float) -> None:
+        """Set one loop timer for ``key`` (one at most: a blocked loop must not pile them up)."""
         loop = self._loop
-        if entry is None and loop is not None and not loop.is_closed():
-            try:
-                loop.call_soon_threadsafe(self._run_at, key, due)
-            except RuntimeError:
-                pass
+        if loop is None or loop.is_closed():
+            return
+        with self._lock:
+            if key in self._armed:
+                return
+            self._armed.add(key)
+        try:
+            loop.call_soon_threadsafe(self._run_at, key, due)
+        except RuntimeError:  # the loop closed under us
+            with self._lock:
+                self._armed.discard(key)
 
     def _run_at(self, key: Hashable, due: float) -> None:
         assert self._loop is not None
-        self._loop.call_later(max(0.0, due - time.monotonic()), self._run_throttled, key)
+        self._loop.call_later(max(0.0, due - time.monotonic()), self._on_timer, key)
+
+    def _on_timer(self, key: Hashable) -> None:
+        with self._lock:
+            self._armed.discard(key)
+            entry = self._throttled.get(key)
+        if entry is None:
+            return
+        if entry[1] > time.monotonic():  # pump() ran it meanwhile, and a newer call waits
+            self._arm(key, entry[1])
+            return
+        self._run_throttled(key)
 
     def _run_throttled(self, key: Hashable) -> None:
         with self._lock:

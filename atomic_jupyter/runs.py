@@ -45,6 +45,13 @@ class PromptRun(LazyWidget):
         self.shown = False
         #: Whether the prompt waits in the agent's queue behind a running run.
         self.queued = False
+        #: Whether the prompt invokes an extension command (which runs at once).
+        self.is_command = False
+        #: How many ``agent_end`` events had come when the prompt was answered.
+        self.answered_after = 0
+        #: Whether the run ended because the agent exited.
+        self.exited = False
+        self._done = threading.Event()
         self._answered = threading.Event()
         self._finished = threading.Event()
         self._init_widget()
@@ -60,8 +67,12 @@ class PromptRun(LazyWidget):
 
     @property
     def finished(self) -> bool:
-        """Whether the run is over: the agent went idle after it, or it failed."""
+        """Whether the run is over: the agent went idle after it, it failed, or the agent exited."""
         return self._finished.is_set()
+
+    def wait_done(self, timeout: float | None = None) -> bool:
+        """Block until the run is over and its final transcript was handed to the page."""
+        return self._done.wait(timeout)
 
     @property
     def text(self) -> str:
@@ -76,8 +87,9 @@ class PromptRun(LazyWidget):
         self.response = response
         self.error = error
         self._answered.set()
-        if error is not None:
-            self._finished.set()
 
     def _finish(self) -> None:
         self._finished.set()
+
+    def _final_shown(self) -> None:
+        self._done.set()

@@ -52,8 +52,8 @@ from .messages import (
 )
 from .policies import CANCEL, Policy, decide
 from .process import AgentProcess
+from .run_tracker import RunTracker
 from .runs import PromptRun
-from .transcript import content_text
 
 if TYPE_CHECKING:
     from .demo.runtime import DemoBackend
@@ -163,17 +163,12 @@ class AgentSession(AgentCommands):
         self._notification_total = 0
         self._dialogs: list[Dialog] = []
         self._dialog_ids: set[str] = set()
-        self._runs: list[PromptRun] = []
-        # The newest prompt, and the run whose transcript receives the agent's events: they
-        # differ while a prompt sent during a run waits in the agent's queue.
-        self._latest_run: PromptRun | None = None
-        self._event_run: PromptRun | None = None
+        self._tracker = RunTracker(self._probe_state, self._render_run, self._changed_set)
         self.diagnostics: deque[str] = deque(maxlen=DIAGNOSTICS_KEPT)
         self.diagnostic_count = 0
         self.events: deque[AgentEvent] = deque(maxlen=EVENTS_KEPT)
         self._event_listeners: list[Callable[[AgentEvent], None]] = []
         self._policies: list[Policy] = []
-        self._retrying = False
         self._changed = threading.Event()
 
     def _reset_ui_state(self) -> None:
@@ -240,9 +235,8 @@ class AgentSession(AgentCommands):
 
     @property
     def runs(self) -> list[PromptRun]:
-        """Prompts sent in this session, oldest first."""
-        with self._lock:
-            return list(self._runs)
+        """Prompts sent in this session, oldest first (the newest hundred)."""
+        return list(self._tracker.runs)
 
     @property
     def alive(self) -> bool:
@@ -309,8 +303,7 @@ class AgentSession(AgentCommands):
             self._exit_code = None
             self._stop_requested = False
             self._reset_ui_state()
-            self._latest_run = None
-            self._event_run = None
+            self._tracker.reset()
         process = AgentProcess(
             self.argv,
             on_message=self._on_message,
@@ -354,7 +347,21 @@ class AgentSession(AgentCommands):
             if self.state == "starting":
                 self.state = "idle"
         self._refresh("state")
+        self._learn_extension_commands()
         return self
+
+    def _learn_extension_commands(self) -> None:
+        """Remember which ``/name`` prompts are extension commands (they run at once)."""
+        try:
+            data = self.request({"type": "get_commands"}, timeout=10).data
+        except AtomicAgentError:
+            return
+        commands = data.get("commands", []) if isinstance(data, dict) else []
+        self._tracker.extension_commands = {
+            str(c.get("name"))
+            for c in commands
+            if isinstance(c, dict) and c.get("source") == "extension"
+        }
 
     @property
     def command_line(self) -> str:
@@ -457,6 +464,10 @@ class AgentSession(AgentCommands):
         elif fields:
             command = {**command, **fields}
         timeout = self.config.request_timeout if timeout is None else timeout
+        if command.get("type") in ("steer", "follow_up") and isinstance(
+            command.get("message"), str
+        ):
+            self._tracker.injected(command["message"])
         cid, pending = self._send_command(command)
         if not pending.done.wait(timeout):
             with self._lock:
@@ -514,29 +525,12 @@ class AgentSession(AgentCommands):
         self._attach_run_widget(run)
 
         def settle(response: Response | None, error: str | None) -> None:
-            if response is not None and not response.success:
-                error = f"the agent refused the prompt: {response.error or 'no reason given'}"
-            run._settle(response, error)
-            if error is not None:
-                run.transcript.note(error, "error")
-                self._render_run(run, final=True)
-            elif response is not None:
-                self._probe_run_end(run)
-            self._changed.set()
+            self._tracker.answered(run, response, error)
 
-        with self._lock:
+        with self._lock:  # the answer is handled on the reader thread, after this block
             cid, _ = self._send_command(command, on_response=settle)
             run.id = cid
-            self._runs.append(run)
-            del self._runs[:-100]
-            self._latest_run = run
-            current = self._event_run
-            if current is None or current.finished:
-                self._event_run = run
-            else:
-                # A run is going on: this prompt is queued (or refused); its transcript takes
-                # over when the agent delivers its message (see _switch_to_queued_run).
-                run.queued = True
+            self._tracker.sent(run)
         if display:
             _display_if_ipython(run.widget)
         return run
@@ -652,27 +646,23 @@ class AgentSession(AgentCommands):
         raw = request.raw if request.raw is not None else request.to_dict()
         dialog = Dialog(request, raw, self._send_ui_response)
         dialog._set_widget_factory(lambda d: self._ensure_view().build_dialog(d))
-        host: PromptRun | None = None
-        exited = False
         with self._lock:
-            if request.id in self._dialog_ids:
-                duplicate = True
-            else:
-                duplicate = False
-                self._dialog_ids.add(request.id)
-                self._dialogs.append(dialog)
-                self._trim_dialogs()
-                host = self._dialog_host()
-                exited = not self.alive and self.state != "starting"
+            duplicate = request.id in self._dialog_ids
+            self._dialog_ids.add(request.id)
         if duplicate:
             self._diagnose(
                 f"ignored a second {request.method} dialog with the same id {request.id!r}"
             )
             return
-        if exited:
+        if not self.alive and self.state != "starting":
             dialog.close("the agent is not running")
         else:
+            # Before the dialog is published, so a wait never stops for one a policy answers.
             self._apply_policy(dialog)
+        host = self._tracker.dialog_host()
+        with self._lock:
+            self._dialogs.append(dialog)
+            self._trim_dialogs()
         dialog.observe(self._on_dialog_change)
         dialog.host = host
         if host is not None:
@@ -736,7 +726,13 @@ class AgentSession(AgentCommands):
                 self._policies.remove(policy)
 
     def _apply_policy(self, dialog: Dialog) -> None:
-        decision = decide(self.policies, dialog.method, dialog.title, dialog.request)
+        try:
+            decision = decide(self.policies, dialog.method, dialog.title, dialog.request)
+        except Exception as exc:  # a policy's own code failed: leave the dialog to a person
+            self._diagnose(
+                f"an answer policy failed on the dialog {dialog.title!r}: {type(exc).__name__}: {exc}"
+            )
+            return
         if decision is None:
             return
         try:
@@ -773,19 +769,7 @@ class AgentSession(AgentCommands):
     def _on_event(self, event: AgentEvent) -> None:
         if event.type != "message_update":  # each carries the whole partial message
             self.events.append(event)
-        if event.type == "message_start":
-            self._switch_to_queued_run(event)
-        run = self._event_run
-        if run is not None and run.transcript.apply(event):
-            self._render_run(run)
-        if event.type == "agent_end":
-            self._retrying = False
-            self._probe_agent_idle()
-        elif event.type == "auto_retry_start":
-            self._retrying = True
-        elif event.type == "auto_retry_end" and not event.get("success"):
-            self._retrying = False
-            self._finish_runs()
+        self._tracker.on_event(event)
         if event.type == "agent_start":
             with self._lock:
                 if self.state in ("idle", "starting"):
@@ -814,33 +798,6 @@ class AgentSession(AgentCommands):
 
     # ------------------------------------------------------------------ runs
 
-    def _dialog_host(self) -> PromptRun | None:
-        """Where a new dialog goes: the newest prompt while the agent is still handling it
-        (an extension command answers only when its handler is done), else the run whose
-        events are streaming."""
-        latest = self._latest_run
-        if latest is not None and not latest.answered:
-            return latest
-        return self._event_run or latest
-
-    def _switch_to_queued_run(self, event: AgentEvent) -> None:
-        """A user message begins: if it is a queued prompt's, that run's transcript takes over."""
-        message = event.get("message")
-        if not isinstance(message, dict) or message.get("role") != "user":
-            return
-        text = content_text(message.get("content"))
-        with self._lock:
-            for run in self._runs:
-                if run.queued and not run.finished and run.message == text:
-                    run.queued = False
-                    previous, self._event_run = self._event_run, run
-                    break
-            else:
-                return
-        if previous is not None:
-            previous.transcript.note("continued below, in the cell of the queued prompt")
-            self._render_run(previous)
-
     def _render_run(self, run: PromptRun, final: bool = False) -> None:
         """Show the run's transcript: throttled while it streams, at once when final."""
         view = self._view
@@ -853,52 +810,47 @@ class AgentSession(AgentCommands):
         else:
             self._ui.call_throttled(render, key=key, interval=TRANSCRIPT_INTERVAL)
 
-    def _probe_agent_idle(self) -> None:
-        """After ``agent_end``: finish the answered runs, unless the agent retries.
-
-        A run that failed with a transient error ends with ``agent_end`` and is then retried
-        (``auto_retry_start``, another ``agent_start`` ... ``agent_end``). The agent emits
-        ``auto_retry_start`` before it reads its next command, so when the answer to a
-        ``get_state`` sent now comes back with no retry begun, the run is really over.
-        """
-
-        def settle(response: Response | None, error: str | None) -> None:
-            if not self._retrying:
-                self._finish_runs()
-
-        try:
-            self._send_command({"type": "get_state"}, on_response=settle)
-        except AtomicAgentError:
-            self._finish_runs()
-
-    def _finish_runs(self) -> None:
-        """Mark every answered run finished and show its final transcript."""
-        for run in self.runs:
-            if run.answered and not run.finished:
-                run._finish()
-                self._render_run(run, final=True)
+    def _changed_set(self) -> None:
         self._changed.set()
 
-    def _probe_run_end(self, run: PromptRun) -> None:
-        """Find out whether a run already ended, once its prompt was answered.
-
-        An extension command, or a prompt the agent handled at once, brings no
-        ``agent_end``. The agent sets its streaming flag before it answers a prompt, so a
-        ``get_state`` sent after that answer tells whether a run is going on.
-        """
+    def _probe_state(self, callback: Callable[[dict[str, Any] | None], None]) -> None:
+        """Send ``get_state`` and hand its data (None without an answer) to ``callback``."""
 
         def settle(response: Response | None, error: str | None) -> None:
-            data = response.data if response is not None and response.success else None
-            streaming = isinstance(data, dict) and data.get("isStreaming") is True
-            if not streaming and not run.finished:
-                run._finish()
-                self._render_run(run, final=True)
-            self._changed.set()
+            callback(response.data if response is not None and response.success else None)
 
         try:
             self._send_command({"type": "get_state"}, on_response=settle)
         except AtomicAgentError:
-            run._finish()
+            callback(None)
+
+    def abort(self, timeout: float | None = None) -> Any:
+        """Abort the current run; its pending dialogs are cancelled first.
+
+        The agent's abort waits for an extension's open dialog, so the dialogs go first.
+        """
+        for dialog in self.pending_dialogs:
+            try:
+                dialog.cancel(by="abort")
+            except AtomicAgentError:
+                pass
+        return super().abort(timeout)
+
+    def stop_run(self, run: PromptRun | None = None) -> None:
+        """Abort without waiting (the Stop button): cancel the run's dialogs, send ``abort``."""
+        for dialog in self.pending_dialogs:
+            if run is None or dialog.host is run or dialog.host is None:
+                try:
+                    dialog.cancel(by="stop")
+                except AtomicAgentError:
+                    pass
+
+        def settle(response: Response | None, error: str | None) -> None:
+            if run is not None and (error or (response is not None and not response.success)):
+                run.transcript.note(f"could not stop the run: {error or response.error}", "error")  # type: ignore[union-attr]
+                self._render_run(run)
+
+        self._send_command({"type": "abort"}, on_response=settle)
 
     def wait(
         self, timeout: float | None = None, *, run: PromptRun | None = None, quiet: bool = False
@@ -937,8 +889,8 @@ class AgentSession(AgentCommands):
             self._changed.clear()
             self._ui.pump()
             waiting = self.pending_dialogs
-            if run is None or run.finished:
-                result = WaitResult("finished", run)
+            if run is None or run.wait_done(0):
+                result = WaitResult("exited" if run is not None and run.exited else "finished", run)
                 break
             if waiting:
                 result = WaitResult("dialog", run, waiting[0])
@@ -987,11 +939,7 @@ class AgentSession(AgentCommands):
             command.settle(None, reason)
         for dialog in dialogs:
             dialog.close(reason)
-        for run in self.runs:
-            if not run.finished:
-                run._finish()
-                run.transcript.note(reason, "error" if self.state == "exited" else "info")
-                self._render_run(run, final=True)
+        self._tracker.exited(reason, "error" if self.state == "exited" else "info")
         self._ticker_wake.set()
         self._changed.set()
         self._refresh("state")

@@ -168,9 +168,9 @@ class Transcript:
     blocks:
         The blocks, oldest first (read under :attr:`lock`, or use :meth:`snapshot`).
     usage:
-        Totals from ``agent_end``, once it came.
+        Totals of this transcript's assistant messages, once the run is over.
     elapsed:
-        Seconds from the prompt to ``agent_end``, once it came.
+        Seconds from the prompt to the end of the run, once it is over.
     ended:
         Whether ``agent_end`` came.
     """
@@ -188,6 +188,7 @@ class Transcript:
         self._assistant: AssistantBlock | None = None
         self._tools: dict[str, ToolBlock] = {}
         self._users_seen = 0
+        self._finals: list[dict[str, Any]] = []
 
     def snapshot(self) -> list[Block]:
         """A copy of the block list."""
@@ -234,10 +235,17 @@ class Transcript:
         self.started = True
         return False
 
+    def close(self) -> None:
+        """The run is over: total up this transcript's own messages (call once, at the end)."""
+        with self.lock:
+            self.usage = Usage.of(self._finals)
+            self.elapsed = time.monotonic() - self.created
+            self.rev += 1
+
     def _on_agent_end(self, e: dict[str, Any]) -> bool:
+        # Totals come from this transcript's own messages (close()): an agent run can span
+        # several prompt cells when prompts are queued.
         self.ended = True
-        self.usage = Usage.of(e.get("messages"))
-        self.elapsed = time.monotonic() - self.created
         if self._assistant is not None:
             self._assistant.final = True
             self._assistant.touch()
@@ -278,6 +286,7 @@ class Transcript:
         block.final = True
         block.touch()
         self._assistant = None
+        self._finals.append(message)
         return True
 
     def _tool(self, e: dict[str, Any]) -> ToolBlock:

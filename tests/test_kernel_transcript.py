@@ -71,6 +71,10 @@ def test_long_answer_streams_with_bounded_updates_and_exact_final_text(kernel: B
     deltas = len(LONG_ANSWER) // 8
     updates = updates_of(kernel, text_widget.comm_id)
     assert len(updates) < deltas / 10, f"{len(updates)} frontend updates for {deltas} deltas"
+    # And at most about 20 a second (the kernel's own message times), plus the final one.
+    times = sorted(m["header"]["date"] for m in updates)  # jupyter_client parses them
+    span = (times[-1] - times[0]).total_seconds()
+    assert len(updates) <= 20 * span + 3, f"{len(updates)} updates in {span:.2f} s"
     footer = kernel.find("HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-footer"))
     assert "1 turn" in text(footer) and "1,200 in / 9,000 out tokens" in text(footer)
     # The Python side has the exact text.

@@ -249,7 +249,7 @@ class SessionView:
         from ..errors import AtomicAgentError
 
         try:
-            self.session.abort()
+            self.session.stop_run(run)  # never blocks the kernel
         except AtomicAgentError as exc:
             run.transcript.note(f"could not stop the run: {exc}", "error")
             self.render_run(run)

@@ -1,0 +1,234 @@
+"""Which prompt run the agent's events and dialogs belong to, and when each run has ended.
+
+The agent's events carry no prompt id, so a client has to follow the conversation:
+
+* a prompt sent while the agent is idle becomes the *current* run at once; its events and
+  dialogs go into its transcript;
+* a prompt sent while a run is going is *queued* (``streamingBehavior``) or refused; a queued
+  prompt's run becomes current when the agent delivers its user message (matched by text, else
+  the oldest queued run, leaving out the texts sent with ``steer``/``follow_up``);
+* an extension command (``/name`` of a registered command) runs at once, even during a run,
+  and is over when the agent answers it;
+* a run is over when the agent is idle after it. ``agent_end`` alone does not say so: the
+  agent may retry after a transient error (``auto_retry_start``), compact after a context
+  overflow and try again, or already be working on the next prompt. So after ``agent_end``,
+  after a prompt's answer, and after compaction or a failed retry, the tracker asks
+  ``get_state``; the agent sets its streaming flag before it answers a prompt and announces a
+  retry before it reads its next command, so the reply tells the truth.
+
+No widgets and no I/O here: the session gives the tracker a way to send that probe, to render
+a run, and to wake waiters.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from .messages import AgentEvent, Response
+from .runs import PromptRun
+from .transcript import content_text
+
+__all__ = ["RunTracker"]
+
+#: How many runs are kept (the newest).
+RUNS_KEPT = 100
+
+Probe = Callable[[Callable[[dict[str, Any] | None], None]], None]
+
+
+class RunTracker:
+    """Routes events and dialogs to prompt runs and decides when runs end.
+
+    Parameters
+    ----------
+    probe:
+        ``probe(callback)`` sends ``get_state`` and later calls ``callback(data)`` (None when
+        there is no answer).
+    render:
+        ``render(run, final)`` shows a run's transcript.
+    changed:
+        Called whenever a run's state changes (wakes :meth:`AgentSession.wait`).
+    """
+
+    def __init__(
+        self, probe: Probe, render: Callable[[PromptRun, bool], None], changed: Callable[[], None]
+    ) -> None:
+        self._probe = probe
+        self._render = render
+        self._changed = changed
+        self._lock = threading.RLock()
+        self.runs: list[PromptRun] = []
+        self.latest: PromptRun | None = None
+        self.current: PromptRun | None = None
+        self.extension_commands: set[str] = set()
+        self._injected: deque[str] = deque(maxlen=50)
+        self._ends = 0
+        self._retrying = False
+
+    def reset(self) -> None:
+        """Forget the routing (a new agent process); the runs stay listed."""
+        with self._lock:
+            self.latest = self.current = None
+            self._injected.clear()
+            self._retrying = False
+
+    # ------------------------------------------------------------------ prompts
+
+    def is_extension_command(self, text: str) -> bool:
+        """Whether ``text`` invokes a registered extension command (which runs at once)."""
+        if not text.startswith("/"):
+            return False
+        name = text[1:].split(None, 1)[0] if len(text) > 1 else ""
+        return name in self.extension_commands
+
+    def sent(self, run: PromptRun) -> None:
+        """A prompt was sent."""
+        with self._lock:
+            self.runs.append(run)
+            del self.runs[:-RUNS_KEPT]
+            self.latest = run
+            run.is_command = self.is_extension_command(run.message)
+            current = self.current
+            if current is None or current.finished:
+                self.current = run
+            elif not run.is_command:
+                run.queued = True  # waits in the agent's queue, or will be refused
+
+    def answered(self, run: PromptRun, response: Response | None, error: str | None) -> None:
+        """The agent answered (or could not answer) a prompt."""
+        if response is not None and not response.success:
+            error = f"the agent refused the prompt: {response.error or 'no reason given'}"
+        with self._lock:
+            run.answered_after = self._ends
+            run._settle(response, error)
+            going = (
+                self.current is not None and self.current is not run and not self.current.finished
+            )
+        if error is not None:
+            run.queued = False
+            self.finish([run], note=(error, "error"))
+        elif run.is_command and going:
+            self.finish([run])  # done when answered; the other run goes on
+        elif not run.queued:
+            self._probe(lambda data: self._after_answer(run, data))
+        self._changed()
+
+    def injected(self, text: str) -> None:
+        """A ``steer`` or ``follow_up`` message was sent (it is not a prompt of its own)."""
+        self._injected.append(text)
+
+    def dialog_host(self) -> PromptRun | None:
+        """Where a new dialog goes: the newest prompt while the agent is still handling it
+        (an extension command is answered only when its handler is done), else the run
+        whose events are streaming."""
+        with self._lock:
+            latest = self.latest
+            if latest is not None and not latest.answered:
+                return latest
+            return self.current or latest
+
+    # ------------------------------------------------------------------ events
+
+    def on_event(self, event: AgentEvent) -> None:
+        """Route one agent event to the current run's transcript; follow the run's end."""
+        kind = event.type
+        if kind == "message_start":
+            self._maybe_switch(event)
+        run = self.current
+        if run is not None and run.transcript.apply(event):
+            self._render(run, False)
+        if kind == "agent_end":
+            with self._lock:
+                self._ends += 1
+                self._retrying = False
+                end = self._ends
+            self._probe(lambda data: self._after_end(end, data))
+        elif kind == "auto_retry_start":
+            self._retrying = True
+        elif kind == "auto_retry_end":
+            self._retrying = False
+            if not event.get("success"):
+                end = self._ends
+                self._probe(lambda data: self._after_end(end, data))
+        elif kind == "compaction_end":
+            if event.get("willRetry"):
+                self._retrying = True  # an overflow: compacted, and the prompt goes again
+            else:
+                end = self._ends
+                self._probe(lambda data: self._after_end(end, data))
+        elif kind == "agent_start":
+            self._retrying = False  # the retry has begun; its agent_end decides
+
+    def _maybe_switch(self, event: AgentEvent) -> None:
+        message = event.get("message")
+        if not isinstance(message, dict) or message.get("role") != "user":
+            return
+        text = content_text(message.get("content"))
+        with self._lock:
+            if text in self._injected:
+                self._injected.remove(text)
+                return
+            queued = [r for r in self.runs if r.queued and not r.finished]
+            if not queued:
+                return
+            run = next((r for r in queued if r.message == text), queued[0])
+            run.queued = False
+            previous, self.current = self.current, run
+        if previous is not None and previous is not run:
+            previous.transcript.note("continued below, in the cell of the queued prompt")
+            self._render(previous, False)
+
+    # ------------------------------------------------------------------ ends
+
+    @staticmethod
+    def _idle(data: dict[str, Any] | None) -> bool:
+        return (
+            isinstance(data, dict) and not data.get("isStreaming") and not data.get("isCompacting")
+        )
+
+    def _after_answer(self, run: PromptRun, data: dict[str, Any] | None) -> None:
+        if data is None or (self._idle(data) and not self._retrying):
+            self.finish([run])
+
+    def _after_end(self, end: int, data: dict[str, Any] | None) -> None:
+        with self._lock:
+            candidates = [
+                r for r in self.runs if r.answered and not r.finished and r.answered_after < end
+            ]
+            newer = any(
+                r.answered and r.error is None and r.answered_after >= end for r in self.runs
+            )
+            retrying = self._retrying
+        if not candidates:
+            return
+        busy_with_next = (
+            newer and not retrying and isinstance(data, dict) and not data.get("isCompacting")
+        )
+        if data is None or (self._idle(data) and not retrying) or busy_with_next:
+            self.finish(candidates)
+
+    def finish(
+        self, runs: list[PromptRun], note: tuple[str, str] | None = None, exited: bool = False
+    ) -> None:
+        """Mark runs over, show their final transcripts, then wake waiters."""
+        for run in runs:
+            with self._lock:
+                if run.finished:
+                    continue
+                if note is not None:
+                    run.transcript.note(*note)
+                run.transcript.close()
+                run.exited = exited
+                run._finish()
+            self._render(run, True)
+            run._final_shown()
+        self._changed()
+
+    def exited(self, reason: str, level: str) -> None:
+        """The agent went away: every run still going is over."""
+        with self._lock:
+            going = [r for r in self.runs if not r.finished]
+        self.finish(going, note=(reason, level), exited=True)
