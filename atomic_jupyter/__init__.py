@@ -1,6 +1,7 @@
 """atomic-jupyter: the atomic coding agent in Jupyter notebooks.
 
-Load the magic with ``%load_ext atomic_jupyter``, or use the Python API::
+Load the magics (``%atomic_agent``, ``%%atomic_extension``) with ``%load_ext atomic_jupyter``,
+or use the Python API::
 
     import atomic_jupyter as aj
     s = aj.start(extensions=["my_extension.ts"])
@@ -49,6 +50,7 @@ __all__ = [
 
 def load_ipython_extension(ipython: Any) -> None:
     """Register ``%atomic_agent`` (called by ``%load_ext atomic_jupyter``)."""
-    from .magics import AtomicAgentMagics
+    from .magics import AtomicAgentMagics, AtomicExtensionMagics
 
     ipython.register_magics(AtomicAgentMagics)
+    ipython.register_magics(AtomicExtensionMagics)

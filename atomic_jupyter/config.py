@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from traitlets import Float, List, Unicode, Union
+from traitlets import Bool, Float, List, Unicode, Union
 from traitlets.config import Configurable
 
 __all__ = ["AtomicAgent"]
@@ -28,6 +28,14 @@ class AtomicAgent(Configurable):
 
     startup_timeout = Float(
         60.0, help="Seconds to wait for a new agent to answer its first command."
+    ).tag(config=True)
+
+    prototyping = Bool(
+        True,
+        help=(
+            "Load atomic-jupyter's prototype hub extension into each agent, so extensions "
+            "written in %%atomic_extension cells load without restarting the agent."
+        ),
     ).tag(config=True)
 
     request_timeout = Float(

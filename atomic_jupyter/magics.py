@@ -14,7 +14,7 @@ from . import api, registry
 from .errors import AtomicAgentError
 from .policies import parse_answer
 
-__all__ = ["AtomicAgentMagics", "status_text"]
+__all__ = ["AtomicAgentMagics", "AtomicExtensionMagics", "status_text"]
 
 #: Actions whose argument is free text, taken from the line as typed (quotes and all).
 TEXT_ACTIONS = {"steer", "follow_up", "bash", "name", "compact"}
@@ -262,6 +262,53 @@ class AtomicAgentMagics(Magics):
             session.answer_with(answer, method=args.method, title=args.title)
         policies = session.policies
         print("\n".join(p.describe() for p in policies) if policies else "No answer policies.")
+
+
+@magics_class
+class AtomicExtensionMagics(Magics):
+    """The ``atomic_extension`` line and cell magic."""
+
+    @magic_arguments()
+    @argument("words", nargs="*", help="cell: NAME; line: list | show NAME | remove NAME")
+    @argument("--name", default="default", help="the session's name (default: %(default)s)")
+    @line_cell_magic
+    def atomic_extension(self, line: str, cell: str | None = None) -> Any:
+        """Prototype an agent extension in a cell.
+
+        Cell magic: ``%%atomic_extension NAME [--name SESSION]``: the cell is a TypeScript (or
+        JavaScript) extension. It is type-checked and test-loaded, then loaded into the running
+        agent in place of any earlier version of NAME, without restarting the agent. The cell
+        shows what it registered, with a button per command, or its errors with file and line.
+
+        Line magic: ``%atomic_extension list``, ``%atomic_extension show NAME``,
+        ``%atomic_extension remove NAME`` (each takes ``--name SESSION``).
+        """
+        args = self.atomic_extension.parser.parse_intermixed_args(_tokens(line))
+        session = api.session(args.name)
+        if cell is not None:
+            if len(args.words) != 1:
+                raise MagicUsageError("usage: %%atomic_extension NAME [--name SESSION]")
+            from IPython.display import display
+
+            from .widgets.prototype import PrototypeView
+
+            result = session.define_extension(args.words[0], cell)
+            display(PrototypeView(session, result).root)
+            return None
+        action, *rest = args.words or ["list"]
+        if action == "list":
+            names = session.extensions()
+            print("\n".join(names) if names else "No prototype extensions.")
+        elif action == "show" and len(rest) == 1:
+            print(session.extension_source(rest[0]))
+        elif action == "remove" and len(rest) == 1:
+            session.remove_extension(rest[0])
+            print(f"Removed the extension {rest[0]!r}.")
+        else:
+            raise MagicUsageError(
+                "usage: %atomic_extension list | show NAME | remove NAME [--name SESSION]"
+            )
+        return None
 
 
 def status_text(session: Any) -> str:

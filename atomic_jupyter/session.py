@@ -52,6 +52,7 @@ from .messages import (
 )
 from .policies import CANCEL, Policy, decide
 from .process import AgentProcess
+from .prototype import PrototypeError, PrototypeManager, PrototypeResult
 from .run_tracker import RunTracker
 from .runs import PromptRun
 
@@ -146,6 +147,8 @@ class AgentSession(AgentCommands):
         self._base_argv = build_argv(resolved.argv, self.spec)
         self.argv = list(self._base_argv)
         self._demo: DemoBackend | None = None
+        #: Extensions defined in notebook cells (None when AtomicAgent.prototyping is off).
+        self.prototypes: PrototypeManager | None = None
         self.state = "new"
         self._lock = threading.RLock()
         self._ui = UiDispatcher()
@@ -289,6 +292,11 @@ class AgentSession(AgentCommands):
         env = dict(os.environ)
         env.update({str(k): str(v) for k, v in self.spec.env.items()})
         argv = list(self._base_argv)
+        if self.config.prototyping:
+            if self.prototypes is None:
+                self.prototypes = PrototypeManager(self)
+            env.update(self.prototypes.env())
+            argv += self.prototypes.args()
         if self.spec.demo:
             from .demo.runtime import DemoBackend
 
@@ -781,6 +789,8 @@ class AgentSession(AgentCommands):
                     self.state = "idle"
             self._refresh("state")
         elif event.type == "extension_error":
+            if self.prototypes is not None:
+                self.prototypes.extension_error(str(event.get("error", "")))
             where = os.path.basename(str(event.get("extensionPath", "") or "")) or "an extension"
             self._on_ui_request(
                 NotifyRequest(
@@ -1002,6 +1012,33 @@ class AgentSession(AgentCommands):
             return
         for part in parts:
             self._ui.call(partial(view.refresh, part), key=part)
+
+    # ------------------------------------------------------------------ prototype extensions
+
+    def _prototypes(self) -> PrototypeManager:
+        if self.prototypes is None:
+            raise PrototypeError("prototyping is off for this session (AtomicAgent.prototyping)")
+        return self.prototypes
+
+    def define_extension(self, name: str, source: str) -> PrototypeResult:
+        """Load ``source`` as the extension ``name``, replacing its earlier version.
+
+        The code is type-checked and test-loaded first; errors come back in the result, each
+        with the extension's file name and line, and leave the earlier version loaded.
+        """
+        return self._prototypes().define(name, source)
+
+    def remove_extension(self, name: str) -> None:
+        """Unload the prototype extension ``name``."""
+        self._prototypes().remove(name)
+
+    def extensions(self) -> list[str]:
+        """The prototype extensions defined in this session."""
+        return self._prototypes().names()
+
+    def extension_source(self, name: str) -> str:
+        """The code of the prototype extension ``name``, as loaded."""
+        return self._prototypes().source(name)
 
     # ------------------------------------------------------------------ panel actions
 

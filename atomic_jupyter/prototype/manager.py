@@ -1,0 +1,339 @@
+"""Prototype extensions: write them, check them, load them into the running agent.
+
+Every session loads the bundled hub extension (``hub.ts``), which loads the prototypes listed
+in the session's private folder and can reload the agent's extensions on request
+(``/atomic-jupyter-reload``). Defining a prototype therefore never restarts the agent:
+
+1. the cell's code is checked first, the way the agent would load it: a TypeScript type check
+   (``tsc`` from the pinned agent install, with the extension API's types), then a load in a
+   separate Node.js process with a stand-in API, which catches syntax errors and exceptions
+   thrown while loading, each with the prototype's own file name and line;
+2. only code that passes replaces the previous version of the prototype: the file is written,
+   the manifest updated, and the agent reloads its extensions;
+3. the hub reports what loaded (``status.json``), and its guarded API adds the prototype's file
+   and line to the error of any handler that throws later (``extension_error``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import AtomicAgentError
+
+if TYPE_CHECKING:
+    from ..session import AgentSession
+
+__all__ = ["HUB_EXTENSION", "PrototypeError", "PrototypeManager", "PrototypeResult"]
+
+HERE = Path(__file__).resolve().parent
+#: The hub extension loaded into every session.
+HUB_EXTENSION = HERE / "hub.ts"
+CHECKER = HERE / "check.mjs"
+NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
+#: Marker the hub adds to a handler's error: "[atomic-extension NAME at NAME.ts:L:C]".
+LOCATED_ERROR = re.compile(
+    r"\[atomic-extension (?P<name>[A-Za-z][A-Za-z0-9_-]*) at (?P<where>[^\]]+)\]"
+)
+TSC_LINE = re.compile(
+    r"^(?P<file>[^()]+)\((?P<line>\d+),(?P<column>\d+)\): error (?P<code>TS\d+): (?P<message>.*)$"
+)
+
+
+class PrototypeError(AtomicAgentError):
+    """A prototype could not be defined (bad name, busy agent, no agent running)."""
+
+
+@dataclass
+class Problem:
+    """One error in a prototype, located in its own file."""
+
+    kind: str  # "type", "syntax", "load", "handler"
+    message: str
+    file: str
+    line: int | None = None
+    column: int | None = None
+
+    def __str__(self) -> str:
+        where = (
+            self.file
+            + (f":{self.line}" if self.line else "")
+            + (f":{self.column}" if self.column else "")
+        )
+        return f"{where}: {self.kind} error: {self.message}"
+
+
+@dataclass
+class PrototypeResult:
+    """What happened when a prototype was defined."""
+
+    name: str
+    ok: bool
+    version: int
+    problems: list[Problem] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    events: list[str] = field(default_factory=list)
+
+
+def agent_package_dir(argv0: str) -> Path | None:
+    """The agent's npm package folder, found from its executable (a symlink into it)."""
+    found = shutil.which(argv0) or argv0
+    try:
+        real = Path(os.path.realpath(found))
+    except OSError:
+        return None
+    for parent in real.parents:
+        if (parent / "package.json").exists() and (parent / "dist").is_dir():
+            return parent
+    return None
+
+
+class PrototypeManager:
+    """The prototypes of one session and their private folder."""
+
+    def __init__(self, session: AgentSession) -> None:
+        self.session = session
+        self.folder = Path(tempfile.mkdtemp(prefix="atomic-prototypes-"))
+        self.sources: dict[str, str] = {}
+        self.versions: dict[str, int] = {}
+        self.problems: dict[str, list[Problem]] = {}
+        self.commands: dict[str, list[str]] = {}
+        self._listeners: dict[str, list[Callable[[Problem], None]]] = {}
+        self._lock = threading.Lock()
+        self._write_manifest()
+
+    # ------------------------------------------------------------------ agent wiring
+
+    def env(self) -> dict[str, str]:
+        """Environment for the agent: where the hub finds the prototypes."""
+        return {"ATOMIC_JUPYTER_PROTOTYPES": str(self.folder)}
+
+    def args(self) -> list[str]:
+        """Agent arguments: the hub extension."""
+        return ["-e", str(HUB_EXTENSION)]
+
+    def _write_manifest(self) -> None:
+        (self.folder / "manifest.json").write_text(json.dumps(list(self.sources)))
+
+    # ------------------------------------------------------------------ public
+
+    def names(self) -> list[str]:
+        """The prototypes defined, in order."""
+        return list(self.sources)
+
+    def source(self, name: str) -> str:
+        """A prototype's code as loaded."""
+        if name not in self.sources:
+            raise PrototypeError(
+                f"no prototype extension called {name!r}; defined: {', '.join(self.sources) or 'none'}"
+            )
+        return self.sources[name]
+
+    def define(self, name: str, source: str, *, timeout: float = 60.0) -> PrototypeResult:
+        """Check a prototype and, when it passes, load it in place of its earlier version."""
+        if not NAME_RE.match(name):
+            raise PrototypeError(
+                f"an extension name is a letter then letters, digits, - or _ (not {name!r})"
+            )
+        if not self.session.alive:
+            raise PrototypeError(
+                f"the agent of session {self.session.name!r} is not running; start it first"
+            )
+        if self.session.state == "working":
+            raise PrototypeError(
+                "the agent is busy with a run; wait for it to end (or abort it), then run the cell again"
+            )
+        version = self.versions.get(name, 0) + 1
+        file_name = f"{name}.ts"
+        problems, seen = self._check(name, source)
+        result = PrototypeResult(
+            name, False, version, problems, seen.get("commands", []), seen.get("events", [])
+        )
+        if problems:
+            return result
+        with self._lock:
+            (self.folder / file_name).write_text(source)
+            old = self.sources.get(name)
+            self.sources[name] = source
+            self._write_manifest()
+        status = self._reload(timeout)
+        entry = status.get(name, {})
+        if not entry.get("ok", False):
+            line, column = _split_where(entry.get("where"))
+            result.problems.append(
+                Problem("load", str(entry.get("error", "did not load")), file_name, line, column)
+            )
+            with self._lock:  # keep what was loaded before
+                if old is None:
+                    self.sources.pop(name, None)
+                else:
+                    self.sources[name] = old
+                    (self.folder / file_name).write_text(old)
+                self._write_manifest()
+            self._reload(timeout)
+            return result
+        self.versions[name] = version
+        self.problems[name] = []
+        self.commands[name] = list(entry.get("commands", []))
+        result.ok = True
+        result.commands = self.commands[name]
+        return result
+
+    def remove(self, name: str, *, timeout: float = 60.0) -> None:
+        """Unload a prototype and forget it."""
+        self.source(name)
+        with self._lock:
+            self.sources.pop(name)
+            self.commands.pop(name, None)
+            (self.folder / f"{name}.ts").unlink(missing_ok=True)
+            self._write_manifest()
+        self._reload(timeout)
+
+    def on_problem(self, name: str, callback: Callable[[Problem], None]) -> None:
+        """Call ``callback(problem)`` when the prototype's handler throws later."""
+        self._listeners.setdefault(name, []).append(callback)
+
+    def extension_error(self, text: str) -> bool:
+        """Route an ``extension_error`` to its prototype; return whether it was one."""
+        match = LOCATED_ERROR.search(text)
+        if not match or match.group("name") not in self.sources:
+            return False
+        name = match.group("name")
+        file, line, column = _split_file_where(match.group("where"))
+        problem = Problem(
+            "handler", text[: match.start()].strip(), file or f"{name}.ts", line, column
+        )
+        self.problems.setdefault(name, []).append(problem)
+        del self.problems[name][:-20]
+        for callback in list(self._listeners.get(name, [])):
+            callback(problem)
+        return True
+
+    def close(self) -> None:
+        """Remove the private folder."""
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    # ------------------------------------------------------------------ checks
+
+    def _check(self, name: str, source: str) -> tuple[list[Problem], dict[str, Any]]:
+        package = agent_package_dir(self.session.argv[0])
+        staging = self.folder / ".check"
+        staging.mkdir(exist_ok=True)
+        file = staging / f"{name}.ts"
+        file.write_text(source)
+        if package is None:
+            return [], {}
+        problems = self._type_check(file, package)
+        if problems:
+            return problems, {}
+        return self._load_check(file, package)
+
+    def _type_check(self, file: Path, package: Path) -> list[Problem]:
+        tsc = _find_up(package, Path("node_modules/typescript/bin/tsc"))
+        types = _find_up(package, Path("node_modules/@types"))
+        if tsc is None:
+            return []
+        config = {
+            "compilerOptions": {
+                "strict": True,
+                "noEmit": True,
+                "target": "ES2022",
+                "module": "NodeNext",
+                "moduleResolution": "NodeNext",
+                "skipLibCheck": True,
+                "types": ["node"] if types and (types / "node").exists() else [],
+                "typeRoots": [str(types)] if types else [],
+                "paths": {"@mariozechner/pi-coding-agent": [str(package / "dist" / "index.d.ts")]},
+            },
+            "files": [file.name],
+        }
+        (file.parent / "tsconfig.json").write_text(json.dumps(config))
+        done = _run(
+            ["node", str(tsc), "-p", str(file.parent / "tsconfig.json"), "--pretty", "false"],
+            cwd=file.parent,
+        )
+        problems = []
+        for line in done.stdout.splitlines():
+            match = TSC_LINE.match(line.strip())
+            if match:
+                # TypeScript's TS1xxx codes are syntax errors; the others are type errors.
+                kind = "syntax" if match.group("code").startswith("TS1") else "type"
+                problems.append(
+                    Problem(
+                        kind,
+                        f"{match.group('message')} ({match.group('code')})",
+                        file.name,
+                        int(match.group("line")),
+                        int(match.group("column")),
+                    )
+                )
+        return problems
+
+    def _load_check(self, file: Path, package: Path) -> tuple[list[Problem], dict[str, Any]]:
+        done = _run(
+            ["node", "--enable-source-maps", str(CHECKER), str(file), str(package)], cwd=file.parent
+        )
+        try:
+            report = json.loads(done.stdout.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            tail = (done.stderr or done.stdout).strip()[-500:]
+            return [Problem("load", f"the checker failed: {tail}", file.name)], {}
+        if report.get("ok"):
+            return [], report
+        return [
+            Problem(
+                report.get("kind", "load"),
+                str(report.get("message", "")),
+                file.name,
+                report.get("line"),
+                report.get("column"),
+            )
+        ], {}
+
+    def _reload(self, timeout: float) -> dict[str, Any]:
+        status_file = self.folder / "status.json"
+        status_file.unlink(missing_ok=True)
+        self.session.request(
+            {"type": "prompt", "message": "/atomic-jupyter-reload"}, timeout=timeout
+        )
+        try:
+            data = json.loads(status_file.read_text())
+        except (OSError, ValueError):
+            return {}
+        return data if isinstance(data, dict) else {}
+
+
+def _run(argv: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=120)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return subprocess.CompletedProcess(argv, 1, "", f"{type(exc).__name__}: {exc}")
+
+
+def _find_up(start: Path, relative: Path) -> Path | None:
+    for parent in (start, *start.parents):
+        candidate = parent / relative
+        if candidate.exists():
+            return candidate
+    return None
+
+
+def _split_where(where: Any) -> tuple[int | None, int | None]:
+    _, line, column = _split_file_where(str(where)) if where else (None, None, None)
+    return line, column
+
+
+def _split_file_where(where: str) -> tuple[str | None, int | None, int | None]:
+    match = re.match(r"^(?P<file>.+?):(?P<line>\d+):(?P<column>\d+)$", where.strip())
+    if not match:
+        return where.strip() or None, None, None
+    return match.group("file"), int(match.group("line")), int(match.group("column"))

@@ -1,0 +1,74 @@
+"""The output of a ``%%atomic_extension`` cell: what loaded, its errors, its commands."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import ipywidgets as w
+
+from .text import TextLine
+
+if TYPE_CHECKING:
+    from ..prototype.manager import Problem, PrototypeResult
+    from ..session import AgentSession
+
+__all__ = ["PrototypeView"]
+
+_ERROR = "var(--jp-error-color1,#c62828)"
+_OK = "var(--jp-success-color1,#2e7d32)"
+
+
+class PrototypeView:
+    """Shows a prototype's load result, later handler errors, and a button per command.
+
+    A command's button sends ``/command`` to the agent; the run (and its dialogs) appear below.
+    """
+
+    def __init__(self, session: AgentSession, result: PrototypeResult) -> None:
+        self.session = session
+        self.name = result.name
+        if result.ok:
+            commands = " ".join(f"/{c}" for c in result.commands) or "no commands"
+            header = f"extension {result.name} v{result.version} loaded: {commands}"
+        else:
+            header = f"extension {result.name} not loaded" + (
+                f" (version {result.version - 1} stays loaded)" if result.version > 1 else ""
+            )
+        self.header = TextLine(header, bold=True, color=_OK if result.ok else _ERROR)
+        self.header.add_class("atomic-prototype-header")
+        self.errors = w.VBox([self._problem(p) for p in result.problems])
+        self.errors.add_class("atomic-prototype-errors")
+        buttons = []
+        for command in result.commands if result.ok else []:
+            button = w.Button(
+                description=f"/{command}",
+                tooltip=f"Send /{command} to the agent",
+                layout=w.Layout(width="auto"),
+            )
+            button.add_class("atomic-prototype-command")
+            button.on_click(lambda _b, c=command: self._run(c))
+            buttons.append(button)
+        self.runs = w.VBox([])
+        self.root = w.VBox([self.header, self.errors, w.HBox(buttons), self.runs])
+        self.root.add_class("atomic-prototype")
+        if result.ok:
+            session._prototypes().on_problem(result.name, self._later_problem)
+
+    @staticmethod
+    def _problem(problem: Problem) -> TextLine:
+        line = TextLine(str(problem), color=_ERROR)
+        line.add_class("atomic-prototype-error")
+        line.add_class(f"atomic-prototype-{problem.kind}-error")
+        return line
+
+    def _later_problem(self, problem: Problem) -> None:
+        # Reported on the agent's reader thread: show it on the kernel's loop.
+        self.session._ui.call(lambda: self._append(problem))
+
+    def _append(self, problem: Problem) -> None:
+        self.errors.children = (*self.errors.children, self._problem(problem))
+
+    def _run(self, command: str) -> None:
+        run = self.session.prompt(f"/{command}", display=False, _shown=True)
+        if run.widget is not None:
+            self.runs.children = (*self.runs.children, run.widget)
