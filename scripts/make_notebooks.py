@@ -234,9 +234,84 @@ REAL_PROVIDER = [
     code("session.stop()"),
 ]
 
+PROTOTYPING = [
+    md(
+        "# Prototyping an extension in a notebook\n\n"
+        "Agent extensions are TypeScript modules that hook into the agent: they add commands, watch "
+        "tool calls, and ask you things through dialogs. Here we build a small **permission gate** step "
+        "by step. Each `%%atomic_extension NAME` cell is type-checked, test-loaded, and loaded into the "
+        "running agent in place of its earlier version, without a restart. Errors show up in the cell, "
+        "with the file name and line."
+    ),
+    code("%load_ext atomic_jupyter\nimport atomic_jupyter as aj\n\n%atomic_agent start --demo"),
+    md("## Step 1: a command\nStart small: a command that reports how many calls the gate has seen. Its button runs it."),
+    code(
+        "%%atomic_extension gate\n"
+        "import type { ExtensionAPI } from \"@mariozechner/pi-coding-agent\";\n\n"
+        "export default function (pi: ExtensionAPI) {\n"
+        "  let seen = 0;\n"
+        "  pi.on(\"tool_call\", async () => { seen++; });\n"
+        "  pi.registerCommand(\"gate-status\", {\n"
+        "    description: \"How many tool calls the gate has seen\",\n"
+        "    handler: async (_args, ctx) => ctx.ui.notify(`gate: ${seen} tool calls seen`, \"info\"),\n"
+        "  });\n"
+        "}"
+    ),
+    code("%%atomic_agent --wait\n/gate-status"),
+    code("aj.session().notifications[-1]"),
+    md(
+        "## Step 2: a mistake\nErrors are the point of prototyping. This version has a typo; the cell "
+        "says where, and the previous version stays loaded."
+    ),
+    code(
+        "%%atomic_extension gate\n"
+        "import type { ExtensionAPI } from \"@mariozechner/pi-coding-agent\";\n\n"
+        "export default function (pi: ExtensionAPI) {\n"
+        "  pi.registerComand(\"gate-status\", { description: \"typo\", handler: async () => {} });\n"
+        "}"
+    ),
+    md(
+        "## Step 3: the gate\nNow guard shell commands: anything that deletes files needs your permission, "
+        "through a `select` dialog with a timeout. The status line shows the gate is armed."
+    ),
+    code(
+        "%%atomic_extension gate\n"
+        "import type { ExtensionAPI } from \"@mariozechner/pi-coding-agent\";\n\n"
+        "export default function (pi: ExtensionAPI) {\n"
+        "  let seen = 0;\n"
+        "  pi.on(\"session_start\", async (_event, ctx) => ctx.ui.setStatus(\"gate\", \"gate armed\"));\n"
+        "  pi.on(\"tool_call\", async (event, ctx) => {\n"
+        "    seen++;\n"
+        "    if (event.toolName !== \"bash\") return undefined;\n"
+        "    const command = String((event.input as { command?: string }).command ?? \"\");\n"
+        "    if (!/\\brm\\b/.test(command)) return undefined;\n"
+        "    const choice = await ctx.ui.select(`gate: allow \"${command}\"?`, [\"Allow\", \"Block\"], { timeout: 60000 });\n"
+        "    ctx.ui.notify(`gate: ${choice ?? \"no answer\"} for ${command}`, choice === \"Allow\" ? \"info\" : \"warning\");\n"
+        "    return choice === \"Allow\" ? undefined : { block: true, reason: \"Blocked by the gate\" };\n"
+        "  });\n"
+        "  pi.registerCommand(\"gate-status\", {\n"
+        "    description: \"How many tool calls the gate has seen\",\n"
+        "    handler: async (_args, ctx) => ctx.ui.notify(`gate: ${seen} tool calls seen`, \"info\"),\n"
+        "  });\n"
+        "}"
+    ),
+    md(
+        "Ask the demo model to delete something. In a live notebook, answer the gate's dialog by clicking. "
+        "For unattended runs, a policy answers it: block anything the gate asks about."
+    ),
+    code("session = aj.session()\nsession.answer_with(\"Block\", method=\"select\")"),
+    code("%%atomic_agent --wait\nclean up the scratch files"),
+    code("for note in session.notifications[-3:]:\n    print(note[\"type\"], note[\"message\"])"),
+    md("## Housekeeping"),
+    code("%atomic_extension list"),
+    code("%atomic_extension show gate"),
+    code("%atomic_extension remove gate\n%atomic_agent stop"),
+]
+
 if __name__ == "__main__":
     write("quickstart.ipynb", QUICKSTART)
     write("ui_tour.ipynb", TOUR)
     write("headless_automation.ipynb", HEADLESS)
     write("real_provider.ipynb", REAL_PROVIDER)
+    write("extension_prototyping.ipynb", PROTOTYPING)
     print("wrote", ", ".join(sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))))
