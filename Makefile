@@ -11,8 +11,9 @@ STAMP := $(VENV)/.installed
 lab: setup agent
 	scripts/lab.sh quickstart.ipynb
 
-## Every test, with everything it needs installed first.
+## Every test, with everything it needs installed first (Chromium too, for tests/browser).
 test: setup agent lint
+	command -v chromium >/dev/null 2>&1 || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
 	$(BIN)/python -m pytest tests notebooks --nbval-lax $(PYTEST_ARGS)
 
 ## Static checks of the package: ruff (lint and format) and strict mypy.

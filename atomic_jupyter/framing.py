@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Diagnostic", "JsonlDecoder", "Record", "encode_line"]
+__all__ = ["Diagnostic", "JsonlDecoder", "LineSplitter", "Record", "decode_line", "encode_line"]
 
 #: How much of a bad line a diagnostic keeps, so a 50 MB garbage line costs no memory.
 DIAGNOSTIC_EXCERPT_CHARS = 200
@@ -65,6 +65,29 @@ class JsonlDecoder:
     """
 
     def __init__(self) -> None:
+        self._lines = LineSplitter()
+
+    @property
+    def buffered(self) -> int:
+        """Number of bytes held for a line that has not ended yet."""
+        return self._lines.buffered
+
+    def feed(self, data: bytes) -> list[Item]:
+        """Add bytes from the stream; return the records of every line they complete."""
+        return [decode_line(line) for line in self._lines.feed(data)]
+
+    def close(self) -> list[Item]:
+        """End of stream: decode a final line that had no ``\\n`` after it, if any."""
+        return [decode_line(line) for line in self._lines.close()]
+
+
+class LineSplitter:
+    """Incremental, sans-IO splitter of a byte stream into ``\\n``-terminated lines.
+
+    Lines come out without their ``\\n``; a trailing ``\\r`` is left for the decoder.
+    """
+
+    def __init__(self) -> None:
         self._pending: list[bytes] = []
 
     @property
@@ -72,9 +95,9 @@ class JsonlDecoder:
         """Number of bytes held for a line that has not ended yet."""
         return sum(len(part) for part in self._pending)
 
-    def feed(self, data: bytes) -> list[Item]:
-        """Add bytes from the stream; return the records of every line they complete."""
-        items: list[Item] = []
+    def feed(self, data: bytes) -> list[bytes]:
+        """Add bytes; return every line they complete."""
+        lines: list[bytes] = []
         start = 0
         while True:
             end = data.find(b"\n", start)
@@ -85,19 +108,19 @@ class JsonlDecoder:
                 self._pending.append(piece)
                 piece = b"".join(self._pending)
                 self._pending = []
-            items.append(decode_line(piece))
+            lines.append(piece)
             start = end + 1
         if start < len(data):
             self._pending.append(data[start:])
-        return items
+        return lines
 
-    def close(self) -> list[Item]:
-        """End of stream: decode a final line that had no ``\\n`` after it, if any."""
+    def close(self) -> list[bytes]:
+        """End of stream: a final line that had no ``\\n`` after it, if any."""
         if not self._pending:
             return []
         piece = b"".join(self._pending)
         self._pending = []
-        return [decode_line(piece)]
+        return [piece]
 
 
 def decode_line(line: bytes) -> Item:

@@ -51,7 +51,7 @@ class LaunchSpec:
     model: str | None = None
     extensions: tuple[str, ...] = ()
     cwd: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = field(default_factory=dict, repr=False)  # may hold API keys
     extra_args: tuple[str, ...] = ()
     demo: bool = False
 

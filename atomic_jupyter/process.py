@@ -18,15 +18,18 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .decode import MessageDecoder
 from .errors import AgentNotRunningError, AgentStartError
-from .framing import Diagnostic, JsonlDecoder, Record, encode_line
-from .messages import Message, parse_message
+from .framing import Diagnostic, encode_line
+from .messages import Message
 
 __all__ = ["AgentProcess", "Delivery"]
 
 log = logging.getLogger(__name__)
 
 READ_CHUNK = 1 << 16
+#: Seconds an agent that closed its stdout gets to exit by itself before it is stopped.
+MUTE_GRACE_S = 1.0
 #: How much of the agent's stderr is kept (the tail; older bytes are dropped).
 STDERR_TAIL_BYTES = 16 * 1024
 
@@ -102,6 +105,8 @@ class AgentProcess:
         self._exited = threading.Event()
         self._closing = False
         self._threads: list[threading.Thread] = []
+        #: Set when the agent closed its stdout but kept running, and was stopped for it.
+        self.closed_output = False
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -258,7 +263,7 @@ class AgentProcess:
 
     def _read_stdout(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None
-        decoder = JsonlDecoder()
+        decoder = MessageDecoder()
         try:
             for chunk in _chunks(self._proc.stdout):
                 self._dispatch(decoder.feed(chunk))
@@ -266,12 +271,33 @@ class AgentProcess:
         finally:
             self._close_quietly(self._proc.stdout)
             self._reader_done.set()
+        if not self._closing and self._proc.poll() is None:
+            # Output closed but still running: it can never answer again, so end it.
+            threading.Thread(
+                target=self._end_mute_agent, name="atomic-agent-mute", daemon=True
+            ).start()
 
-    def _dispatch(self, items: list[Record | Diagnostic]) -> None:
+    def _end_mute_agent(self) -> None:
+        assert self._proc is not None
+        try:
+            self._proc.wait(MUTE_GRACE_S)
+            return  # it was exiting anyway
+        except subprocess.TimeoutExpired:
+            pass
+        self.closed_output = True
+        for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0)):
+            self._signal_group(sig)
+            try:
+                self._proc.wait(wait)
+                return
+            except subprocess.TimeoutExpired:
+                continue
+
+    def _dispatch(self, items: list[Message | Diagnostic]) -> None:
         for item in items:
             try:
-                if isinstance(item, Record):
-                    self._on_message(parse_message(item.value))
+                if not isinstance(item, Diagnostic):
+                    self._on_message(item)
                 elif self._on_diagnostic is not None:
                     self._on_diagnostic(item)
             except Exception:  # a bug in a handler must not stop the stream

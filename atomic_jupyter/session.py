@@ -17,12 +17,13 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .commands import AgentCommands
 from .config import AtomicAgent
+from .decode import MessageDecoder
 from .dialogs import Dialog
 from .dispatch import UiDispatcher
 from .errors import (
@@ -55,6 +56,7 @@ from .process import AgentProcess
 from .prototype import PrototypeError, PrototypeManager, PrototypeResult
 from .run_tracker import RunTracker
 from .runs import PromptRun
+from .secrets import Redactor
 
 if TYPE_CHECKING:
     from .demo.runtime import DemoBackend
@@ -166,6 +168,8 @@ class AgentSession(AgentCommands):
         self._notification_total = 0
         self._dialogs: list[Dialog] = []
         self._dialog_ids: set[str] = set()
+        self._feed_decoder: MessageDecoder | None = None
+        self._redact = Redactor.for_launch(self.spec.env, os.environ)
         self._tracker = RunTracker(self._probe_state, self._render_run, self._changed_set)
         self.diagnostics: deque[str] = deque(maxlen=DIAGNOSTICS_KEPT)
         self.diagnostic_count = 0
@@ -263,7 +267,7 @@ class AgentSession(AgentCommands):
     @property
     def stderr_tail(self) -> str:
         """The last part of what the agent wrote on stderr."""
-        return self._process.stderr_tail() if self._process else ""
+        return self._redact(self._process.stderr_tail()) if self._process else ""
 
     @property
     def panel(self) -> Any:
@@ -291,6 +295,7 @@ class AgentSession(AgentCommands):
                 raise AgentStartError(f"the working directory {cwd!r} does not exist")
         env = dict(os.environ)
         env.update({str(k): str(v) for k, v in self.spec.env.items()})
+        self._redact = Redactor.for_launch(self.spec.env, os.environ)
         argv = list(self._base_argv)
         if self.config.prototyping:
             if self.prototypes is None:
@@ -488,7 +493,9 @@ class AgentSession(AgentCommands):
         if pending.response is None:
             raise self._not_running_error()
         if not pending.response.success:
-            raise CommandError(pending.command, pending.response.error or "no reason given")
+            raise CommandError(
+                pending.command, self._redact(pending.response.error or "no reason given")
+            )
         return pending.response
 
     def prompt(
@@ -533,6 +540,8 @@ class AgentSession(AgentCommands):
         self._attach_run_widget(run)
 
         def settle(response: Response | None, error: str | None) -> None:
+            if response is not None and response.error:
+                response = replace(response, error=self._redact(response.error))
             self._tracker.answered(run, response, error)
 
         with self._lock:  # the answer is handled on the reader thread, after this block
@@ -548,6 +557,19 @@ class AgentSession(AgentCommands):
     def on_event(self, callback: Callable[[AgentEvent], None]) -> None:
         """Call ``callback(event)`` on the reader thread for every agent event."""
         self._event_listeners.append(callback)
+
+    def feed(self, data: bytes) -> None:
+        """Handle bytes as if the agent had written them (tests and benchmarks).
+
+        The bytes go through the same framing, decoding and dispatch as the agent's stdout.
+        """
+        if self._feed_decoder is None:
+            self._feed_decoder = MessageDecoder()
+        for item in self._feed_decoder.feed(data):
+            if isinstance(item, Diagnostic):
+                self._on_diagnostic(item)
+            else:
+                self._on_message(item)
 
     def _on_message(self, message: Message) -> None:
         if isinstance(message, Response):
@@ -567,6 +589,7 @@ class AgentSession(AgentCommands):
         )
 
     def _diagnose(self, text: str) -> None:
+        text = self._redact(text)
         with self._lock:
             self.diagnostics.append(text)
             self.diagnostic_count += 1
@@ -614,7 +637,7 @@ class AgentSession(AgentCommands):
         with self._lock:
             if isinstance(request, NotifyRequest):
                 self._notifications.append(
-                    {"message": request.message, "type": request.notify_type}
+                    {"message": self._redact(request.message), "type": request.notify_type}
                 )
                 self._notification_total += 1
                 del self._notifications[:-NOTIFICATIONS_KEPT]
@@ -945,6 +968,9 @@ class AgentSession(AgentCommands):
         reason = (
             "session stopped" if self.state == "stopped" else f"the agent exited with code {code}"
         )
+        if self._process is not None and self._process.closed_output:
+            reason = "the agent closed its output while still running, so it was stopped"
+            self._diagnose(reason)
         for command in pending:
             command.settle(None, reason)
         for dialog in dialogs:

@@ -62,19 +62,39 @@ class Block:
 
 @dataclass
 class AssistantBlock(Block):
-    """One assistant message, streaming (``final`` False) or complete."""
+    """One assistant message, streaming (``final`` False) or complete.
+
+    While it streams, the text and thinking are the deltas added up per content index; once
+    ``message_end`` came, they are the final message's, exactly as the agent sent it.
+    """
 
     message: dict[str, Any] = field(default_factory=dict)
     final: bool = False
+    deltas: dict[int, tuple[str, list[str]]] = field(default_factory=dict)
+
+    def add_delta(self, kind: str, index: int, delta: str) -> None:
+        """Add a streamed piece of text or thinking at ``index``."""
+        entry = self.deltas.get(index)
+        if entry is None:
+            entry = self.deltas[index] = (kind, [])
+        entry[1].append(delta)
+
+    def _streamed(self, kind: str) -> str:
+        parts = ["".join(pieces) for _, (k, pieces) in sorted(self.deltas.items()) if k == kind]
+        return "\n\n".join(p for p in parts if p)
 
     @property
     def text(self) -> str:
         """The message's text parts, joined."""
+        if self.deltas and not self.final:
+            return self._streamed("text")
         return content_text(self.message.get("content"), "text")
 
     @property
     def thinking(self) -> str:
         """The message's thinking parts, joined."""
+        if self.deltas and not self.final:
+            return self._streamed("thinking")
         return content_text(self.message.get("content"), "thinking")
 
     @property
@@ -269,13 +289,26 @@ class Transcript:
         return False
 
     def _on_message_update(self, e: dict[str, Any]) -> bool:
-        message = e.get("message")
         block = self._assistant
-        if block is None or not isinstance(message, dict) or message.get("role") != "assistant":
+        if block is None:
             return False
-        block.message = message
-        block.touch()
-        return True
+        message = e.get("message")
+        if isinstance(message, dict) and message.get("role") == "assistant":
+            block.message = message  # a full update (a decoder that kept the partial message)
+            block.deltas.clear()
+            block.touch()
+            return True
+        event = e.get("assistantMessageEvent")
+        if not isinstance(event, dict):
+            return False
+        kind = event.get("type")
+        delta = event.get("delta")
+        if kind in ("text_delta", "thinking_delta") and isinstance(delta, str):
+            index = event.get("contentIndex")
+            block.add_delta(kind[: -len("_delta")], index if isinstance(index, int) else 0, delta)
+            block.touch()
+            return True
+        return False
 
     def _on_message_end(self, e: dict[str, Any]) -> bool:
         message = e.get("message")

@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
-from conftest import ROOT
+from support import ROOT
 from nbclient import NotebookClient
 
 pytestmark = [pytest.mark.binder, pytest.mark.agent, pytest.mark.kernel]

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EXTENSIONS, LONG_ANSWER, MARKDOWN_PAYLOAD
+from support import EXTENSIONS, LONG_ANSWER, MARKDOWN_PAYLOAD
 
 import atomic_jupyter as aj
 from atomic_jupyter import AgentSession, CommandError

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import EXTENSIONS, LONG_ANSWER
+from support import EXTENSIONS, LONG_ANSWER
 from kernel_client import BrowserLikeKernel, WidgetRef
 from widget_text import has_class, shows, text, visible_text
 

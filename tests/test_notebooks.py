@@ -14,7 +14,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import ROOT
+from support import ROOT
 from nbclient import NotebookClient
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import EXTENSIONS
+from support import EXTENSIONS
 
 import atomic_jupyter as aj
 from atomic_jupyter.model_server import ChatRequest, Fail, ScriptedModelServer, Text, ToolCall, Turn, Usage, agent_args, write_models_json

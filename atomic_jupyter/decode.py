@@ -1,0 +1,100 @@
+"""Bytes from the agent to typed messages, decoding only what the client needs. No I/O.
+
+Most of the agent's stream is ``message_update`` events, and each carries the whole partial
+message twice (in ``message`` and in ``assistantMessageEvent.partial``), so decoding them in
+full costs time that grows with the square of an answer's length. The client needs only the
+delta: the transcript adds it up, and takes the exact final message from ``message_end``.
+So :class:`MessageDecoder` recognises a ``message_update`` line by its first bytes (the agent
+writes ``type`` first) and decodes it with msgspec into a small typed struct that skips the
+partial messages without building them. Every other line is decoded in full. Without msgspec
+(an optional speed-up), the standard library decodes the whole line and the partial messages
+are dropped afterwards, so the result is the same, only slower.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .framing import Diagnostic, LineSplitter, Record, decode_line
+from .messages import AgentEvent, Message, parse_message
+
+__all__ = ["FAST_PATH", "MessageDecoder"]
+
+_UPDATE_PREFIX = b'{"type":"message_update"'
+
+try:  # pragma: no branch - which branch runs depends on what is installed
+    import msgspec
+
+    class _AssistantEvent(msgspec.Struct):
+        type: str = ""
+        contentIndex: int = 0  # noqa: N815 - the agent's field name
+        delta: str | None = None
+
+    class _MessageUpdate(msgspec.Struct):
+        type: str = ""
+        assistantMessageEvent: _AssistantEvent | None = None  # noqa: N815
+
+    _update_decoder: Any = msgspec.json.Decoder(_MessageUpdate)
+    FAST_PATH = True
+except ImportError:  # pragma: no cover - the standard library fallback
+    _update_decoder = None
+    FAST_PATH = False
+
+
+def _lean_update(event: Any) -> AgentEvent:
+    """A ``message_update`` event reduced to its delta (msgspec struct or plain dict)."""
+    if isinstance(event, dict):
+        ame = event.get("assistantMessageEvent")
+        ame = ame if isinstance(ame, dict) else {}
+        kind, index, delta = ame.get("type", ""), ame.get("contentIndex", 0), ame.get("delta")
+    else:
+        ame = event.assistantMessageEvent
+        kind, index, delta = (
+            (ame.type, ame.contentIndex, ame.delta) if ame is not None else ("", 0, None)
+        )
+    fields: dict[str, Any] = {"type": kind, "contentIndex": index}
+    if delta is not None:
+        fields["delta"] = delta
+    return AgentEvent("message_update", {"assistantMessageEvent": fields})
+
+
+class MessageDecoder:
+    """Incremental decoder: bytes in, :class:`~atomic_jupyter.messages.Message` and
+    :class:`~atomic_jupyter.framing.Diagnostic` out, in stream order.
+
+    ``message_update`` events come out lean: ``assistantMessageEvent`` with only ``type``,
+    ``contentIndex`` and ``delta``; the partial messages are never built.
+    """
+
+    def __init__(self, *, fast: bool = True) -> None:
+        self._lines = LineSplitter()
+        self._fast = fast and FAST_PATH
+        #: How many message_update lines went through the fast path (for benchmarks).
+        self.fast_lines = 0
+
+    def feed(self, data: bytes) -> list[Message | Diagnostic]:
+        """Add bytes from the stream; return the messages of every line they complete."""
+        return [self._decode(line) for line in self._lines.feed(data)]
+
+    def close(self) -> list[Message | Diagnostic]:
+        """End of stream: decode a final line without a newline, if any."""
+        return [self._decode(line) for line in self._lines.close()]
+
+    def _decode(self, line: bytes) -> Message | Diagnostic:
+        if line.startswith(_UPDATE_PREFIX):
+            if self._fast:
+                try:
+                    event = _update_decoder.decode(line[:-1] if line.endswith(b"\r") else line)
+                except Exception:  # not valid after all: the full decoder says why
+                    pass
+                else:
+                    self.fast_lines += 1
+                    return _lean_update(event)
+            item = decode_line(line)
+            if isinstance(item, Record) and isinstance(item.value, dict):
+                return _lean_update(item.value)
+            return item if isinstance(item, Diagnostic) else parse_message(item.value)
+        item = decode_line(line)
+        if isinstance(item, Diagnostic):
+            return item
+        return parse_message(item.value)

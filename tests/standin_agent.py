@@ -1,0 +1,99 @@
+"""A stand-in agent for fault injection: speaks the RPC protocol, misbehaves on request.
+
+It answers ``get_state`` and ``get_commands`` like the real agent, and runs a scenario for a
+prompt ``/scenario NAME [ARG]``. It reports what it received with ``notify`` lines, so tests
+can check that no answer was lost or sent twice. Usage: ``python standin_agent.py --mode rpc``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+
+out = sys.stdout.buffer
+received: dict[str, int] = {}
+counter = {"dialogs": 0}
+
+
+def emit(value: dict) -> None:
+    out.write(json.dumps(value, separators=(",", ":")).encode() + b"\n")
+    out.flush()
+
+
+def notify(message: str) -> None:
+    emit({"type": "extension_ui_request", "id": f"n-{time.monotonic_ns()}", "method": "notify", "message": message, "notifyType": "info"})
+
+
+def dialog(dialog_id: str, title: str = "Choose", options: tuple[str, ...] = ("A", "B")) -> None:
+    emit({"type": "extension_ui_request", "id": dialog_id, "method": "select", "title": title, "options": list(options)})
+
+
+def scenario(name: str, arg: str, prompt_id: str) -> None:
+    if name == "flood":
+        for i in range(1, int(arg or 100000) + 1):
+            emit({"type": "extension_ui_request", "id": f"s{i}", "method": "setStatus", "statusKey": "flood", "statusText": f"{i}"})
+        notify(f"flood done {arg}")
+    elif name == "bigline":
+        out.write(b"x" * (int(arg or 50) * 1024 * 1024) + b"\n")
+        notify("after the big line")
+    elif name == "badutf8":
+        out.write(b"\xff\xfe\xfd not utf-8 \xc3\x28\n")
+        notify("after bad utf-8")
+    elif name == "stray":
+        emit({"type": "response", "id": "nobody-asked", "command": "get_state", "success": True, "data": {}})
+        notify("after the stray response")
+    elif name == "dup":
+        dialog("dup-1", "Duplicated")
+        dialog("dup-1", "Duplicated")
+    elif name == "deaf":
+        dialog("deaf-1", "Nobody will read this answer")
+        emit({"id": prompt_id, "type": "response", "command": "prompt", "success": True})
+        signal.pause()  # never reads stdin again
+    elif name == "mute":
+        emit({"id": prompt_id, "type": "response", "command": "prompt", "success": True})
+        os.close(1)
+        signal.pause()  # keeps running with its output closed
+    elif name == "dialogs":
+        for _ in range(int(arg or 10)):
+            counter["dialogs"] += 1
+            dialog(f"soak-{counter['dialogs']}", f"Soak {counter['dialogs']}")
+    elif name == "leak":  # an agent careless with secrets: everywhere it can write
+        secrets = [v for k, v in os.environ.items() if "MARKER" in k]
+        sys.stderr.write("environment: " + " ".join(secrets) + "\n")
+        sys.stderr.flush()
+        notify("my secrets: " + " ".join(secrets))
+        emit({"id": prompt_id, "type": "response", "command": "prompt", "success": False, "error": "refused, key " + " ".join(secrets)})
+        os._exit(1)
+    elif name == "crash":
+        dialog("crash-1", "Doomed")
+        os.kill(os.getpid(), signal.SIGKILL)
+    emit({"id": prompt_id, "type": "response", "command": "prompt", "success": True})
+
+
+def main() -> None:
+    for raw in sys.stdin.buffer:
+        command = json.loads(raw)
+        kind, cid = command.get("type"), command.get("id")
+        if kind == "get_state":
+            emit({"id": cid, "type": "response", "command": kind, "success": True, "data": {"isStreaming": False, "isCompacting": False}})
+        elif kind == "get_commands":
+            emit({"id": cid, "type": "response", "command": kind, "success": True, "data": {"commands": []}})
+        elif kind == "extension_ui_response":
+            key = command["id"]
+            received[key] = received.get(key, 0) + 1
+            notify(f"received {key} x{received[key]}: {json.dumps({k: v for k, v in command.items() if k not in ('type', 'id')})}")
+        elif kind == "prompt":
+            words = command.get("message", "").split()
+            if len(words) >= 2 and words[0] == "/scenario":
+                scenario(words[1], words[2] if len(words) > 2 else "", cid)
+            else:
+                emit({"id": cid, "type": "response", "command": kind, "success": True})
+        else:
+            emit({"id": cid, "type": "response", "command": kind, "success": False, "error": f"Unknown command: {kind}"})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+"""Constants and the scripted model's turns, shared by the tests (import from here, not conftest)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"
+EXTENSIONS = TESTS / "extensions"
+PINNED_AGENT = ROOT / "agent" / "node_modules" / ".bin" / "pi"
+
+#: What the scripted model says for a long answer: several thousand small deltas.
+LONG_ANSWER = "".join(f"Line {i}: the quick brown fox jumps over the lazy dog.\n" for i in range(600))
+MARKDOWN_PAYLOAD = (
+    "# Title\n\nSome **bold** text and a list:\n\n- one\n- two\n\n"
+    "<script>window.__pwned='script'</script>\n\n"
+    '<img src=x onerror="window.__pwned=\'img\'">\n\n'
+    "[click](javascript:window.__pwned='link')\n\n"
+    "```python\nprint('highlighted')\n```\n"
+)
+
+
+def conversation_script(request):
+    """The scripted model's turns, chosen by keywords in the last user message."""
+    from atomic_jupyter.model_server import Fail, Text, Thinking, ToolCall, Turn, Usage
+
+    prompt = request.last_user_text.lower()
+    turn = request.turn_index
+    if "long answer" in prompt:
+        return Turn([Text(LONG_ANSWER, chunk=8)], usage=Usage(1200, 9000))
+    if "think" in prompt:
+        return Turn([Thinking("Let me think step by step."), Text("Thought it through.")], usage=Usage(50, 10))
+    if "dangerous" in prompt:
+        if turn == 0:
+            return Turn([ToolCall("bash", {"command": "echo dangerous-but-fine"})], usage=Usage(80, 10))
+        return Turn([Text("The command ran (or was blocked).")], usage=Usage(90, 8))
+    if "long tool" in prompt:
+        if turn == 0:
+            return Turn([Text("Checking first."), ToolCall("bash", {"command": "seq 1 3"})], usage=Usage(100, 20))
+        return Turn([Text(LONG_ANSWER, chunk=8)], usage=Usage(300, 9000))
+    if "tool" in prompt:
+        if turn == 0:
+            return Turn([Text("Let me check."), ToolCall("bash", {"command": "echo hello-from-tool"})], usage=Usage(100, 20))
+        return Turn([Text("The tool said hello.")], usage=Usage(150, 12))
+    if "fail" in prompt:
+        return Fail(400, "scripted failure for the test")
+    if "payload" in prompt:
+        return Turn([Text(MARKDOWN_PAYLOAD)], usage=Usage(30, 60))
+    if "slow" in prompt:
+        return Turn([Text("slow " * 400, chunk=5, delay=0.01)], usage=Usage(20, 400))
+    return Turn([Text(f"You said: {request.last_user_text}")], usage=Usage(10, 5))
+
+

@@ -1,0 +1,50 @@
+"""API keys never reach the page, the status output, error messages, logs or saved outputs.
+
+Marker keys are given three ways (``--env``, the kernel's environment, ``env=`` in Python), and a
+stand-in agent that is careless with them writes them to stderr, a notification and an error,
+then exits. Everything the kernel sent to the frontend is then searched for them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from kernel_client import BrowserLikeKernel
+
+pytestmark = pytest.mark.kernel
+
+STANDIN = f"{sys.executable} {Path(__file__).with_name('standin_agent.py')}"
+ENV_KEY = "sk-marker-from-kernel-env-1234567"
+FLAG_KEY = "tok-marker-from-env-flag-7654321"
+
+
+def test_secrets_never_reach_the_frontend(tmp_path: Path) -> None:
+    env = {"MARKER_API_KEY": ENV_KEY}
+    with BrowserLikeKernel(tmp_path, env=env) as kernel:
+        kernel.execute("%load_ext atomic_jupyter")
+        kernel.execute(f'%atomic_agent start --command "{STANDIN}" --env MARKER_TOKEN={FLAG_KEY}')
+        status = kernel.execute("%atomic_agent status")
+        kernel.execute("%%atomic_agent\n/scenario leak")
+        kernel.wait_for(
+            lambda: kernel.execute("import atomic_jupyter.registry as r\nprint(r.get('default', running=False).state)").stdout.strip() == "exited",
+            what="the careless agent to exit",
+        )
+        failed = kernel.execute("%%atomic_agent\nhello", check=False)
+        more = kernel.execute(
+            "import atomic_jupyter.registry as r\ns = r.get('default', running=False)\n"
+            "print(s.stderr_tail); print(list(s.diagnostics)); print(s.notifications); print(repr(s.spec))"
+        )
+        # Everything the frontend received, but the cells' own source (what the user typed).
+        everything = json.dumps(
+            [m["content"] for m in kernel.messages if m["header"]["msg_type"] != "execute_input"], default=str
+        )
+    assert failed.status == "error"
+    assert "[redacted]" in more.stdout  # the stand-in did write them; they were caught
+    for marker in (ENV_KEY, FLAG_KEY):
+        assert marker not in status.stdout
+        assert marker not in more.stdout
+        assert marker not in (failed.evalue or "")
+        assert marker not in everything
