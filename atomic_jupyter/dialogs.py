@@ -53,7 +53,7 @@ class Dialog(LazyWidget):
         self,
         typed: DialogRequest,
         raw: Mapping[str, Any],
-        send: Callable[[UIResponse], None],
+        send: Callable[[UIResponse], Any],
         *,
         now: float | None = None,
     ) -> None:
@@ -65,6 +65,8 @@ class Dialog(LazyWidget):
         self.answer: str | bool | None = None
         self.outcome = ""
         self.answered_by: str | None = None
+        #: How the answer's write to the agent went (a ``process.Delivery``), once answered.
+        self.delivery: Any = None
         #: The prompt run whose transcript shows the dialog (None: the panel).
         self.host: Any = None
         self.received_at = time.monotonic() if now is None else now
@@ -169,11 +171,19 @@ class Dialog(LazyWidget):
                     f"the {self.method} dialog {self.title!r} was already {self.state}; nothing was sent"
                 )
             # Sending happens under the lock so two answers can never both go out.
-            self._send(response)
+            self.delivery = self._send(response)
             self.state = state
             self.answer = answer
             self.answered_by = by or "user"
             self.outcome = outcome + (f" ({by})" if by else "")
+        self._notify()
+
+    def mark_undelivered(self, reason: str) -> None:
+        """The answer never reached the agent (it stopped reading): say so in the outcome."""
+        with self._lock:
+            if self.state not in ("answered", "cancelled") or "not delivered" in self.outcome:
+                return
+            self.outcome += f" (not delivered: {reason})"
         self._notify()
 
     def _settle(self, state: DialogState, outcome: str) -> bool:

@@ -52,7 +52,7 @@ from .messages import (
     UnknownUIRequest,
 )
 from .policies import CANCEL, Policy, decide
-from .process import AgentProcess
+from .process import AgentProcess, Delivery
 from .prototype import PrototypeError, PrototypeManager, PrototypeResult
 from .run_tracker import RunTracker
 from .runs import PromptRun
@@ -70,6 +70,8 @@ DIAGNOSTICS_KEPT = 100
 EVENTS_KEPT = 200
 #: Dialogs kept besides the pending ones (the newest).
 DIALOGS_KEPT = 1000
+#: Dialog ids remembered to spot a repeated one.
+DIALOG_IDS_KEPT = 5000
 #: Seconds between two renders of a streaming transcript (at most 20 a second).
 TRANSCRIPT_INTERVAL = 0.05
 #: How often a blocking wait looks at its run when nothing wakes it.
@@ -167,7 +169,8 @@ class AgentSession(AgentCommands):
         self._notifications: list[dict[str, str]] = []
         self._notification_total = 0
         self._dialogs: list[Dialog] = []
-        self._dialog_ids: set[str] = set()
+        # Ids of recent dialogs, to ignore a repeated one (an ordered set, trimmed).
+        self._dialog_ids: dict[str, None] = {}
         self._feed_decoder: MessageDecoder | None = None
         self._redact = Redactor.for_launch(self.spec.env, os.environ)
         self._tracker = RunTracker(self._probe_state, self._render_run, self._changed_set)
@@ -585,7 +588,7 @@ class AgentSession(AgentCommands):
 
     def _on_diagnostic(self, diagnostic: Diagnostic) -> None:
         self._diagnose(
-            f"ignored a line that is {diagnostic.reason}: {diagnostic.excerpt!r} ({diagnostic.length} bytes)"
+            f"ignored a line that is {diagnostic.reason} ({diagnostic.length} bytes): {diagnostic.excerpt}"
         )
 
     def _diagnose(self, text: str) -> None:
@@ -679,7 +682,10 @@ class AgentSession(AgentCommands):
         dialog._set_widget_factory(lambda d: self._ensure_view().build_dialog(d))
         with self._lock:
             duplicate = request.id in self._dialog_ids
-            self._dialog_ids.add(request.id)
+            self._dialog_ids[request.id] = None
+            if len(self._dialog_ids) > DIALOG_IDS_KEPT:
+                for old in list(self._dialog_ids)[: len(self._dialog_ids) - DIALOG_IDS_KEPT]:
+                    del self._dialog_ids[old]
         if duplicate:
             self._diagnose(
                 f"ignored a second {request.method} dialog with the same id {request.id!r}"
@@ -785,12 +791,12 @@ class AgentSession(AgentCommands):
             keep = [d for d in self._dialogs[:-DIALOGS_KEPT] if d.pending]
             self._dialogs = keep + self._dialogs[-DIALOGS_KEPT:]
 
-    def _send_ui_response(self, response: UIResponse) -> None:
+    def _send_ui_response(self, response: UIResponse) -> Delivery:
         process = self._process
         # exited() looks at the process itself: the exit watcher may not have run yet.
         if process is None or not self.alive or process.exited():
             raise self._not_running_error()
-        process.send(response.to_dict())
+        return process.send(response.to_dict())
 
     def _on_dialog_change(self, dialog: Dialog) -> None:
         view = self._view
@@ -975,6 +981,13 @@ class AgentSession(AgentCommands):
             command.settle(None, reason)
         for dialog in dialogs:
             dialog.close(reason)
+        with self._lock:
+            answered = [d for d in self._dialogs if d.delivery is not None]
+        deadline = time.monotonic() + 1.0  # the writer settles what it still holds
+        for dialog in answered:  # answers still queued when the agent went away
+            done = dialog.delivery.done.wait(max(0.0, deadline - time.monotonic()))
+            if not done or not dialog.delivery.delivered:
+                dialog.mark_undelivered(dialog.delivery.error or "the agent did not read it")
         self._tracker.exited(reason, "error" if self.state == "exited" else "info")
         self._ticker_wake.set()
         self._changed.set()

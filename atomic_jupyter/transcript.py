@@ -317,6 +317,7 @@ class Transcript:
             return False
         block.message = message
         block.final = True
+        block.deltas.clear()  # the final message holds it all
         block.touch()
         self._assistant = None
         self._finals.append(message)

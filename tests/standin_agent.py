@@ -67,6 +67,21 @@ def scenario(name: str, arg: str, prompt_id: str) -> None:
         notify("my secrets: " + " ".join(secrets))
         emit({"id": prompt_id, "type": "response", "command": "prompt", "success": False, "error": "refused, key " + " ".join(secrets)})
         os._exit(1)
+    elif name == "stream":  # a run the way the agent streams it: the whole partial message each time
+        emit({"type": "agent_start"})
+        emit({"type": "message_start", "message": {"role": "user", "content": [{"type": "text", "text": "go"}]}})
+        emit({"type": "message_start", "message": {"role": "assistant", "content": []}})
+        text = ""
+        for i in range(int(arg or 200)):
+            delta = f"word{i} "
+            text += delta
+            partial = {"role": "assistant", "content": [{"type": "text", "text": text}]}
+            emit({"type": "message_update", "message": partial, "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": delta, "partial": partial}})
+        final = {"role": "assistant", "content": [{"type": "text", "text": text}], "usage": {"input": 1, "output": 2}}
+        emit({"id": prompt_id, "type": "response", "command": "prompt", "success": True})
+        emit({"type": "message_end", "message": final})
+        emit({"type": "agent_end", "messages": [final]})
+        return
     elif name == "crash":
         dialog("crash-1", "Doomed")
         os.kill(os.getpid(), signal.SIGKILL)

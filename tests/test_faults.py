@@ -96,6 +96,8 @@ def test_an_agent_that_stops_reading_does_not_block_and_answers_are_reported_und
         session.request({"type": "get_state"}, timeout=1)
     code = session.stop()
     assert code is not None and not session.alive
+    assert dialog.delivery is not None and dialog.delivery.delivered is False
+    assert "not delivered" in dialog.outcome
 
 
 def test_an_agent_that_closes_its_output_is_stopped_and_says_why(session: AgentSession) -> None:
