@@ -1026,7 +1026,7 @@ class BrowserLikeKernel:
             total += n
 
     def wait_for(
-        self, predicate: Callable[[], T], timeout: float = 10.0, what: str = "condition"
+        self, predicate: Callable[[], T], timeout: float = 30.0, what: str = "condition"
     ) -> T:
         """Process IOPub until ``predicate()`` is truthy.
 
