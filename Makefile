@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 AGENT := agent/node_modules/.bin/pi
 STAMP := $(VENV)/.installed
 
-.PHONY: lab test lint setup agent clean
+.PHONY: lab test lint setup agent clean bench
 
 ## The main job: JupyterLab on the quickstart notebook.
 lab: setup agent
@@ -15,6 +15,9 @@ lab: setup agent
 test: setup agent lint
 	command -v chromium >/dev/null 2>&1 || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
 	$(BIN)/python -m pytest tests notebooks --nbval-lax $(PYTEST_ARGS)
+
+bench: setup agent
+	$(BIN)/python -m benchmarks
 
 ## Static checks of the package: ruff (lint and format) and strict mypy.
 lint: setup

@@ -104,7 +104,8 @@ class UiDispatcher:
             entry = self._throttled.get(key)
             due = entry[1] if entry else max(now, self._last_run.get(key, float("-inf")) + interval)
             self._throttled[key] = (func, due)
-        if due <= now and self._inline():
+        if not self.has_loop or (due <= now and self._inline()):
+            # Without a kernel loop there is no frontend to spare and no timer to run later.
             self._run_throttled(key)
         else:
             self._arm(key, due)

@@ -74,6 +74,9 @@ DIALOGS_KEPT = 1000
 DIALOG_IDS_KEPT = 5000
 #: Seconds between two renders of a streaming transcript (at most 20 a second).
 TRANSCRIPT_INTERVAL = 0.05
+#: Panel parts that can change thousands of times a second, and their update interval.
+THROTTLED_PARTS = frozenset({"status", "widgets", "notifications", "diagnostics"})
+PANEL_INTERVAL = 0.05
 #: How often a blocking wait looks at its run when nothing wakes it.
 WAIT_TICK = 0.05
 
@@ -704,7 +707,7 @@ class AgentSession(AgentCommands):
         dialog.host = host
         if host is not None:
             host.transcript.add_dialog(dialog)
-            self._render_run(host)
+            self._render_run(host, now=True)  # a dialog is shown at once, not throttled
         if host is not None and not host.shown and self._view is not None:
             # The prompt's area was never shown (prompt(display=False)): use the panel.
             view = self._view
@@ -804,7 +807,7 @@ class AgentSession(AgentCommands):
             self._ui.call(lambda: view.refresh_dialog(dialog), key=("dialog", dialog.id))
 
     def _on_event(self, event: AgentEvent) -> None:
-        if event.type != "message_update":  # each carries the whole partial message
+        if event.type not in ("message_update", "tool_execution_update"):  # large and frequent
             self.events.append(event)
         self._tracker.on_event(event)
         if event.type == "agent_start":
@@ -837,7 +840,7 @@ class AgentSession(AgentCommands):
 
     # ------------------------------------------------------------------ runs
 
-    def _render_run(self, run: PromptRun, final: bool = False) -> None:
+    def _render_run(self, run: PromptRun, final: bool = False, now: bool = False) -> None:
         """Show the run's transcript: throttled while it streams, at once when final."""
         view = self._view
         if view is None or run._widget is None:
@@ -846,6 +849,8 @@ class AgentSession(AgentCommands):
         key = ("transcript", id(run))
         if final:
             self._ui.finish(render, key=key)
+        elif now:
+            self._ui.call(render, key=("now", key))
         else:
             self._ui.call_throttled(render, key=key, interval=TRANSCRIPT_INTERVAL)
 
@@ -1050,7 +1055,10 @@ class AgentSession(AgentCommands):
         if view is None:
             return
         for part in parts:
-            self._ui.call(partial(view.refresh, part), key=part)
+            if part in THROTTLED_PARTS:  # floods of setStatus/setWidget/notify
+                self._ui.call_throttled(partial(view.refresh, part), key=part, interval=PANEL_INTERVAL)
+            else:
+                self._ui.call(partial(view.refresh, part), key=part)
 
     # ------------------------------------------------------------------ prototype extensions
 
