@@ -1056,7 +1056,9 @@ class AgentSession(AgentCommands):
             return
         for part in parts:
             if part in THROTTLED_PARTS:  # floods of setStatus/setWidget/notify
-                self._ui.call_throttled(partial(view.refresh, part), key=part, interval=PANEL_INTERVAL)
+                self._ui.call_throttled(
+                    partial(view.refresh, part), key=part, interval=PANEL_INTERVAL
+                )
             else:
                 self._ui.call(partial(view.refresh, part), key=part)
 
