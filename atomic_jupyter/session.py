@@ -545,6 +545,9 @@ class AgentSession(AgentCommands):
         run.shown = _shown if _shown is not None else display and _in_ipython()
         self._attach_run_widget(run)
 
+        if run.shown:
+            _ = run.widget  # built before the prompt goes out, so no early event can miss it
+
         def settle(response: Response | None, error: str | None) -> None:
             if response is not None and response.error:
                 response = replace(response, error=self._redact(response.error))
@@ -843,7 +846,9 @@ class AgentSession(AgentCommands):
     def _render_run(self, run: PromptRun, final: bool = False, now: bool = False) -> None:
         """Show the run's transcript: throttled while it streams, at once when final."""
         view = self._view
-        if view is None or run._widget is None:
+        with run._build_lock:  # a build in progress finishes first (it may have missed this)
+            built = run._widget is not None
+        if view is None or not built:
             return  # built later, from the transcript as it then is
         render = partial(view.render_run, run)
         key = ("transcript", id(run))
