@@ -169,7 +169,9 @@ class LabServer:
                 pass
             if time.monotonic() > deadline:
                 self.stop()
-                raise RuntimeError(f"jupyter lab did not answer in {SERVER_START_S} s:\n{self.log_tail()}")
+                raise RuntimeError(
+                    f"jupyter lab did not answer in {SERVER_START_S} s:\n{self.log_tail()}"
+                )
             # Polling an HTTP endpoint: a short pause between attempts, not a wait for an effect.
             time.sleep(0.2)
 
@@ -199,6 +201,64 @@ class LabServer:
         except (urllib.error.URLError, OSError, ValueError):
             pass
 
+    def kernel_of(self, notebook: str) -> str | None:
+        """The id of the kernel of ``notebook`` (its path under the root), if it has one."""
+        with urllib.request.urlopen(self.api_url("/api/sessions"), timeout=10) as r:
+            sessions = json.loads(r.read())
+        for session in sessions:
+            if session.get("path") == notebook and session.get("kernel"):
+                return str(session["kernel"]["id"])
+        return None
+
+    def shutdown_kernel_of(self, notebook: str) -> None:
+        """Shut the notebook's kernel down (its agent stops with it)."""
+        try:
+            kernel = self.kernel_of(notebook)
+            if kernel is not None:
+                req = urllib.request.Request(
+                    self.api_url(f"/api/kernels/{kernel}"), method="DELETE"
+                )
+                with urllib.request.urlopen(req, timeout=30):
+                    pass
+        except (urllib.error.URLError, OSError, ValueError):
+            pass
+
+    def run_in_kernel(self, notebook: str, code: str, timeout: float = 30) -> str:
+        """Run ``code`` in the notebook's kernel from a second client; return its output.
+
+        For evidence when a test fails: what the session in the kernel holds.
+        """
+        import warnings
+
+        from jupyter_client import BlockingKernelClient
+
+        kernel = self.kernel_of(notebook)
+        if kernel is None:
+            return f"(no kernel for {notebook})"
+        out: list[str] = []
+
+        def hook(msg: dict[str, Any]) -> None:
+            content = msg.get("content", {})
+            if msg.get("msg_type") == "stream":
+                out.append(content.get("text", ""))
+            elif msg.get("msg_type") == "error":
+                out.append("\n".join(content.get("traceback", [])))
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            client = BlockingKernelClient(
+                connection_file=str(self.scratch / "jupyter-runtime" / f"kernel-{kernel}.json")
+            )
+            client.load_connection_file()
+            client.start_channels()
+            try:
+                client.execute_interactive(
+                    code, timeout=timeout, output_hook=hook, store_history=False
+                )
+            finally:
+                client.stop_channels()
+        return "".join(out)
+
     def stop(self) -> None:
         proc = self.proc
         if proc is None:
@@ -226,7 +286,11 @@ class LabServer:
 def write_notebook(path: Path, cells: Sequence[str]) -> Path:
     """A notebook of code cells, with the venv's ``python3`` kernel."""
     nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nb.metadata["language_info"] = {"name": "python"}
     nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
     nbformat.write(nb, path)
@@ -240,15 +304,25 @@ class NotebookPage:
     ----------
     page:
         The Playwright page.
-    cells:
-        The notebook's cell sources by name (their order in the notebook).
+    filename:
+        The notebook's path under the server's root.
+    names:
+        The names of the notebook's cells, in order.
     """
 
-    def __init__(self, page: Any, names: Sequence[str]) -> None:
+    def __init__(self, page: Any, filename: str, names: Sequence[str]) -> None:
         self.page = page
+        self.filename = filename
         self.names = list(names)
         self.js_dialogs: list[str] = []
         self.page_errors: list[str] = []
+        self.console_errors: list[str] = []
+        page.on(
+            "console",
+            lambda msg: self.console_errors.append(msg.text) if msg.type == "error" else None,
+        )
+        #: Cells whose Ctrl+Enter had to be pressed again (see :meth:`run`).
+        self.key_retries: list[str] = []
         page.on("dialog", self._on_js_dialog)
         page.on("pageerror", lambda exc: self.page_errors.append(str(exc)))
 
@@ -282,7 +356,9 @@ class NotebookPage:
     def wait_kernel_idle(self, timeout: float = WAIT_MS) -> None:
         from playwright.sync_api import expect
 
-        indicator = self.page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator").first
+        indicator = self.page.locator(
+            ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator"
+        ).first
         expect(indicator).to_have_attribute("data-status", "idle", timeout=timeout)
 
     def run(self, name: str, timeout: float = 90_000) -> Any:
@@ -294,27 +370,65 @@ class NotebookPage:
 
         cell = self.cell(name)
         prompt = cell.locator(".jp-InputArea-prompt").first
-        prompt.scroll_into_view_if_needed()
-        prompt.click()
-        expect(cell).to_have_class(re.compile(r"\bjp-mod-selected\b"))
-        self.page.keyboard.press("Control+Enter")
-        # "[ ]:" before, "[*]:" while it runs, "[N]:" when done.
+        # "[ ]:" before, "[*]:" as soon as JupyterLab sends the cell, "[N]:" when done. Right
+        # after the page loads, JupyterLab sometimes drops the first key press (focus still
+        # settling); the prompt then stays "[ ]:" and the press is repeated. A handled press
+        # changes the prompt at once, so a cell never runs twice.
+        for attempt in range(4):
+            prompt.scroll_into_view_if_needed()
+            prompt.click()
+            expect(cell).to_have_class(re.compile(r"\bjp-mod-selected\b"))
+            expect(self.notebook).to_have_class(re.compile(r"\bjp-mod-commandMode\b"))
+            self.page.keyboard.press("Control+Enter")
+            try:
+                expect(prompt).not_to_have_text(re.compile(r"^\[ \]:$"), timeout=5_000)
+                break
+            except AssertionError:
+                if attempt == 3:
+                    raise
+                self.key_retries.append(name)
         expect(prompt).to_have_text(re.compile(r"^\[\d+\]:$"), timeout=timeout)
         errors = cell.locator(
             ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
         )
         if errors.count():
-            raise AssertionError(f"cell {name!r} wrote to stderr:\n" + "\n".join(errors.all_inner_texts()))
+            raise AssertionError(
+                f"cell {name!r} wrote to stderr:\n" + "\n".join(errors.all_inner_texts())
+            )
         return cell
 
     # ------------------------------------------------------------------ looking
 
     def screenshot(self, locator: Any, name: str) -> Path:
         """A PNG of ``locator`` (scrolled into view) as ``artifacts/screenshots/<name>.png``."""
+        from playwright.sync_api import expect
+
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         path = SCREENSHOTS / f"{name}.png"
         locator.scroll_into_view_if_needed()
-        locator.screenshot(path=str(path), animations="disabled", caret="hide")
+        # The notebook scrolls inside the page, so an element taller than its visible part
+        # would be cut off: the window is made tall enough for it, then put back.
+        box = locator.bounding_box()
+        visible = self.page.locator(
+            ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer"
+        ).first.bounding_box()
+        needed = int(box["height"] - visible["height"]) + 80 if box and visible else 0
+        if needed > 0:
+            self.page.set_viewport_size(
+                {"width": VIEWPORT["width"], "height": min(VIEWPORT["height"] + needed, 6000)}
+            )
+            # JupyterLab lays itself out again on the resize: wait for the taller notebook.
+            self.page.wait_for_function(
+                "(h) => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer')].some(e => e.clientHeight >= h)",
+                arg=min(int(box["height"]), 5800) if box else 0,
+            )
+            expect(locator).to_be_visible()
+            locator.scroll_into_view_if_needed()
+        try:
+            locator.screenshot(path=str(path), animations="disabled", caret="hide")
+        finally:
+            if needed > 0:
+                self.page.set_viewport_size(VIEWPORT)
         return path
 
     def pwned(self) -> dict[str, Any]:
@@ -323,7 +437,9 @@ class NotebookPage:
         for frame in self.page.frames:
             try:
                 values.append(
-                    frame.evaluate("() => ({value: window.__pwned, hits: Array.from(window.__pwnedHits || [])})")
+                    frame.evaluate(
+                        "() => ({value: window.__pwned, hits: Array.from(window.__pwnedHits || [])})"
+                    )
                 )
             except Exception as exc:  # a frame that went away
                 values.append({"value": None, "hits": [], "error": str(exc)})
