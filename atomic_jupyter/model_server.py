@@ -55,6 +55,7 @@ __all__ = [
     "Turn",
     "Usage",
     "agent_args",
+    "content_text",
     "model_entry",
     "write_models_json",
 ]
@@ -232,7 +233,8 @@ class Turn:
 # --------------------------------------------------------------------------- requests
 
 
-def _content_text(content: Any) -> str:
+def content_text(content: Any) -> str:
+    """The text of an OpenAI-style message content: a string, or its text parts joined."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -307,7 +309,7 @@ class ChatRequest:
             if message.get("role") != "user":
                 continue
             after_tool = i > 0 and messages[i - 1].get("role") == "tool"
-            if after_tool and _content_text(message.get("content")) == _TOOL_IMAGES_TEXT:
+            if after_tool and content_text(message.get("content")) == _TOOL_IMAGES_TEXT:
                 continue  # not the user's: the images of the tool results before it
             return i
         return -1
@@ -316,7 +318,7 @@ class ChatRequest:
     def last_user_text(self) -> str:
         """The text of the last user message (string or text parts), "" when none."""
         i = self._last_user_index()
-        return _content_text(self.messages[i].get("content")) if i >= 0 else ""
+        return content_text(self.messages[i].get("content")) if i >= 0 else ""
 
     @property
     def tool_results(self) -> list[dict[str, Any]]:

@@ -41,7 +41,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..model_server import ChatRequest, Text, Thinking, ToolCall, Turn, Usage
+from ..model_server import ChatRequest, Text, Thinking, ToolCall, Turn, Usage, content_text
 
 __all__ = [
     "CHUNK",
@@ -207,16 +207,7 @@ def _turn(request: ChatRequest, parts: Sequence[Text | Thinking | ToolCall]) -> 
 
 
 def _content(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            str(p.get("text", ""))
-            for p in content
-            if isinstance(p, dict) and p.get("type") == "text"
-        )
-    return ""
+    return content_text(message.get("content"))
 
 
 def _results(request: ChatRequest) -> list[str]:
