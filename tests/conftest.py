@@ -13,7 +13,7 @@ TESTS = Path(__file__).resolve().parent
 if str(TESTS) not in sys.path:
     sys.path.insert(0, str(TESTS))
 
-from support import EXTENSIONS, PINNED_AGENT, ROOT, conversation_script  # noqa: E402
+from support import EXTENSIONS, PINNED_AGENT, conversation_script  # noqa: E402
 
 
 @pytest.fixture(scope="session")

@@ -51,3 +51,70 @@ def conversation_script(request):
     return Turn([Text(f"You said: {request.last_user_text}")], usage=Usage(10, 5))
 
 
+
+
+# --------------------------------------------------------------------------- helpers for tests
+
+import os  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+import uuid  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from typing import Any  # noqa: E402
+
+
+def wait_until(predicate: Callable[[], Any], what: str = "the condition", timeout: float = 30.0) -> Any:
+    """Poll ``predicate`` until it returns something truthy, and return that; fail naming
+    ``what`` after ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+        pause.wait(0.01)
+
+
+def unique_name(prefix: str) -> str:
+    """A session name no other test uses."""
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+def stop_quietly(session: Any) -> None:
+    """Stop a session in a finalizer, without hiding the test's own failure."""
+    try:
+        session.stop()
+    except Exception:
+        pass
+
+
+def cancel_pending(session: Any) -> None:
+    """Cancel every dialog still waiting, ignoring those settled meanwhile."""
+    for dialog in session.pending_dialogs:
+        try:
+            dialog.cancel()
+        except Exception:
+            pass
+
+
+def alive(pid: int) -> bool:
+    """Whether a process runs (a zombie does not count)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def gone(pid: int, timeout: float = 10) -> bool:
+    """Wait until a process has ended; return whether it did."""
+    deadline = time.monotonic() + timeout
+    while alive(pid) and time.monotonic() < deadline:
+        threading.Event().wait(0.02)
+    return not alive(pid)

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
-import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
+from support import stop_quietly, unique_name, wait_until
 
 import atomic_jupyter as aj
 from atomic_jupyter import (
@@ -33,7 +33,6 @@ from atomic_jupyter import (
 from atomic_jupyter.launch import LaunchSpec
 from atomic_jupyter.process import AgentProcess
 
-
 pytestmark = pytest.mark.agent
 
 EXTENSIONS = Path(__file__).resolve().parent / "extensions"
@@ -45,23 +44,8 @@ LOAD_THROWS_EXTENSION = str(EXTENSIONS / "agent_load_throws.ts")
 # --------------------------------------------------------------------------- helpers
 
 
-def wait_until(
-    predicate: Callable[[], Any], timeout: float = 10, what: str = "the condition"
-) -> Any:
-    """Poll ``predicate`` until it returns something truthy; fail naming ``what`` on time-out."""
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            pytest.fail(f"timed out after {timeout:g} s waiting for {what}")
-        pause.wait(0.02)
 
 
-def unique_name(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
 def js(value: Any) -> str:
@@ -89,7 +73,7 @@ class Command:
 
     def wait_got(self, count: int = 1, timeout: float = 10) -> list[str]:
         what = f"{count} 'got' report(s) from {self.text!r}"
-        wait_until(lambda: len(self.got()) >= count, timeout, what)
+        wait_until(lambda: len(self.got()) >= count, what, timeout)
         return self.got()
 
     def new_dialogs(self) -> list[aj.Dialog]:
@@ -102,7 +86,7 @@ class Command:
             found = [d for d in self.new_dialogs() if d.pending]
             return found if len(found) >= count else None
 
-        return wait_until(pending, timeout, f"{count} pending dialog(s) from {self.text!r}")
+        return wait_until(pending, f"{count} pending dialog(s) from {self.text!r}", timeout)
 
     def wait_dialog(self, method: str, timeout: float = 10) -> aj.Dialog:
         (dialog,) = self.wait_dialogs(1, timeout)
@@ -167,11 +151,6 @@ def processes_where(field: str, value: int) -> list[int]:
     return found
 
 
-def stop_quietly(session: AgentSession) -> None:
-    try:
-        session.stop()
-    except Exception:  # the finalizer must not hide the test's own failure
-        pass
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -430,7 +409,7 @@ def test_dialog_timeout_expires_on_both_sides(
     # The client expires it a little before the agent does (EXPIRY_MARGIN_S).
     assert 0 <= dialog.seconds_left() <= 0.6 + 1e-6
 
-    wait_until(lambda: dialog.state == "expired", 5, f"the {method} dialog to expire on the client")
+    wait_until(lambda: dialog.state == "expired", f"the {method} dialog to expire on the client", 5)
     assert dialog.answer is None
     assert "timed out" in dialog.outcome
     assert cmd.wait_got(timeout=5) == [f"got {method}: {default}"]
@@ -580,8 +559,8 @@ def test_flood_of_status_updates(shared: AgentSession) -> None:
     cmd = Command(shared, "/ui-flood 5000")
     wait_until(
         lambda: any(n["message"] == "flood done: 5000" for n in cmd.notes()),
-        20,
         "the 'flood done: 5000' notification",
+        20,
     )
     assert shared.status["flood"] == "update 5000 of 5000"
     cmd.finish()
@@ -670,7 +649,7 @@ def test_crash_mid_dialog_then_restart(own_session: Callable[[str], AgentSession
     dialog = cmd.wait_dialog("select")
     assert dialog.title == "Doomed dialog"
 
-    wait_until(lambda: session.state == "exited", 5, "the agent to exit after /ui-crash")
+    wait_until(lambda: session.state == "exited", "the agent to exit after /ui-crash", 5)
     assert session.returncode == 3
     assert session.alive is False
     assert "exiting on purpose" in session.stderr_tail
@@ -819,12 +798,12 @@ def test_stop_ends_the_process_group_and_registry_forgets_it(
         assert session.alive is False
         assert code == session.returncode
         assert code is not None
-        wait_until(lambda: pid_gone(pid), 5, f"the agent (pid {pid}) to be gone")
-        wait_until(lambda: group_gone(pid), 5, f"the agent's process group {pid} to be empty")
+        wait_until(lambda: pid_gone(pid), f"the agent (pid {pid}) to be gone", 5)
+        wait_until(lambda: group_gone(pid), f"the agent's process group {pid} to be empty", 5)
         wait_until(
             lambda: all(pid_gone(child) for child in children),
-            5,
             f"the agent's children {children} to be gone",
+            5,
         )
         assert processes_where("pgrp", pid) == []
 

@@ -20,8 +20,8 @@ from pathlib import Path
 import nbformat
 import pytest
 import yaml
-from support import ROOT
 from nbclient import NotebookClient
+from support import ROOT
 
 pytestmark = [pytest.mark.binder, pytest.mark.agent, pytest.mark.kernel]
 

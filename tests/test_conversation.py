@@ -16,20 +16,26 @@ from __future__ import annotations
 
 import base64
 import struct
-import threading
 import time
-import uuid
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support import EXTENSIONS, LONG_ANSWER, MARKDOWN_PAYLOAD
+from support import (
+    EXTENSIONS,
+    LONG_ANSWER,
+    MARKDOWN_PAYLOAD,
+    cancel_pending,
+    stop_quietly,
+    unique_name,
+    wait_until,
+)
 
 import atomic_jupyter as aj
 from atomic_jupyter import AgentSession, CommandError
-from atomic_jupyter.model_server import ChatRequest, ScriptedModelServer
+from atomic_jupyter.model_server import ChatRequest, ScriptedModelServer, content_text
 from atomic_jupyter.runs import PromptRun
 from atomic_jupyter.transcript import (
     AssistantBlock,
@@ -56,23 +62,8 @@ ScriptedModel = tuple[ScriptedModelServer, Path, list[str]]
 # --------------------------------------------------------------------------- helpers
 
 
-def wait_until(
-    predicate: Callable[[], Any], timeout: float = 10, what: str = "the condition"
-) -> Any:
-    """Poll ``predicate`` until it returns something truthy; fail naming ``what`` on time-out."""
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            pytest.fail(f"timed out after {timeout:g} s waiting for {what}")
-        pause.wait(0.02)
 
 
-def unique_name(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
 def start_session(
@@ -95,19 +86,8 @@ def start_session(
     )
 
 
-def stop_quietly(session: AgentSession) -> None:
-    try:
-        session.stop()
-    except Exception:  # the finalizer must not hide the test's own failure
-        pass
 
 
-def cancel_pending(session: AgentSession) -> None:
-    for dialog in session.pending_dialogs:
-        try:
-            dialog.cancel()
-        except Exception:
-            pass
 
 
 def run_to_end(session: AgentSession, text: str, **kwargs: Any) -> PromptRun:
@@ -131,21 +111,10 @@ def requests_for(server: ScriptedModelServer, text: str) -> list[ChatRequest]:
     return [r for r in server.requests if r.last_user_text == text]
 
 
-def message_text(message: dict[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            str(p.get("text", ""))
-            for p in content
-            if isinstance(p, dict) and p.get("type") == "text"
-        )
-    return ""
 
 
 def user_texts(messages: list[dict[str, Any]]) -> list[str]:
-    return [message_text(m) for m in messages if m.get("role") == "user"]
+    return [content_text(m.get("content")) for m in messages if m.get("role") == "user"]
 
 
 def notes_since(session: AgentSession, before: int) -> list[str]:
@@ -446,7 +415,7 @@ def test_a_policy_answer_that_does_not_fit_leaves_the_dialog_pending(
 def test_steer_mid_run(own_session: AgentSession, server: ScriptedModelServer) -> None:
     session = own_session
     run = session.prompt("slow, to be steered", display=False)
-    wait_until(lambda: first_text_arrived(run), RUN_TIMEOUT, "the first text delta")
+    wait_until(lambda: first_text_arrived(run), "the first text delta", RUN_TIMEOUT)
     assert session.steer("steer: change course") is None
     result = session.wait(timeout=RUN_TIMEOUT, quiet=True)
     assert result.reason == "finished" and run.finished
@@ -480,12 +449,12 @@ def test_follow_ups_are_delivered_after_the_run(
             and message.get("role") == "user"
         ):
             # (no run yet: the first prompt, which cannot have finished)
-            seen_while[message_text(message)] = bool(runs) and runs[0].finished
+            seen_while[content_text(message.get("content"))] = bool(runs) and runs[0].finished
 
     session.on_event(watch)
     first = session.prompt("slow, then follow-ups", display=False)
     runs.append(first)
-    wait_until(lambda: first_text_arrived(first), RUN_TIMEOUT, "the first text delta")
+    wait_until(lambda: first_text_arrived(first), "the first text delta", RUN_TIMEOUT)
     assert session.follow_up("first follow-up") is None
     second = session.prompt("second follow-up", streaming_behavior="followUp", display=False)
     assert second.wait_answered(10) and second.error is None
@@ -500,7 +469,7 @@ def test_follow_ups_are_delivered_after_the_run(
     }
     messages = session.get_messages()["messages"]
     assert user_texts(messages) == ["slow, then follow-ups", "first follow-up", "second follow-up"]
-    assistants = [message_text(m) for m in messages if m.get("role") == "assistant"]
+    assistants = [content_text(m.get("content")) for m in messages if m.get("role") == "assistant"]
     assert assistants == [
         SLOW_TEXT,
         "You said: first follow-up",
@@ -514,7 +483,7 @@ def test_follow_ups_are_delivered_after_the_run(
 def test_a_queued_prompt_leaves_the_running_transcript_whole(own_session: AgentSession) -> None:
     session = own_session
     first = session.prompt("slow, then a queued prompt", display=False)
-    wait_until(lambda: first_text_arrived(first), RUN_TIMEOUT, "the first text delta")
+    wait_until(lambda: first_text_arrived(first), "the first text delta", RUN_TIMEOUT)
     second = session.prompt("queued prompt", streaming_behavior="followUp", display=False)
     assert second.wait_answered(10) and second.error is None
     assert session.wait(timeout=RUN_TIMEOUT, run=second, quiet=True).reason == "finished"
@@ -529,7 +498,7 @@ def test_a_queued_prompt_leaves_the_running_transcript_whole(own_session: AgentS
 def test_abort_mid_run(own_session: AgentSession, server: ScriptedModelServer) -> None:
     session = own_session
     run = session.prompt("slow, to be aborted", display=False)
-    wait_until(lambda: first_text_arrived(run), RUN_TIMEOUT, "the first text delta")
+    wait_until(lambda: first_text_arrived(run), "the first text delta", RUN_TIMEOUT)
     started = time.monotonic()
     assert session.abort() is None
     result = session.wait(timeout=RUN_TIMEOUT, quiet=True)
@@ -548,7 +517,7 @@ def test_prompt_while_running_without_streaming_behavior_is_refused(
 ) -> None:
     session = own_session
     first = session.prompt("slow, then an impatient prompt", display=False)
-    wait_until(lambda: first_text_arrived(first), RUN_TIMEOUT, "the first text delta")
+    wait_until(lambda: first_text_arrived(first), "the first text delta", RUN_TIMEOUT)
     refused = session.prompt("an impatient prompt", display=False)
     assert refused.wait_answered(10)
     assert refused.finished
@@ -568,7 +537,7 @@ def test_prompt_while_running_without_streaming_behavior_is_refused(
 def test_a_refused_prompt_leaves_the_running_transcript_alone(own_session: AgentSession) -> None:
     session = own_session
     first = session.prompt("slow, then a refused prompt", display=False)
-    wait_until(lambda: first_text_arrived(first), RUN_TIMEOUT, "the first text delta")
+    wait_until(lambda: first_text_arrived(first), "the first text delta", RUN_TIMEOUT)
     refused = session.prompt("a refused prompt", display=False)
     assert refused.wait_answered(10) and refused.error is not None
     session.abort()

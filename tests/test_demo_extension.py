@@ -13,12 +13,12 @@ Nothing here sleeps hoping something happened: commands and prompts end in
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support import cancel_pending, stop_quietly, unique_name
 
 import atomic_jupyter as aj
 from atomic_jupyter import AgentSession
@@ -59,23 +59,10 @@ DEMO_COMMANDS = {
 # --------------------------------------------------------------------------- helpers
 
 
-def unique_name(prefix: str) -> str:
-    return f"{prefix}-{uuid.uuid4().hex[:8]}"
 
 
-def stop_quietly(session: AgentSession) -> None:
-    try:
-        session.stop()
-    except Exception:  # the finalizer must not hide the test's own failure
-        pass
 
 
-def cancel_pending(session: AgentSession) -> None:
-    for dialog in session.pending_dialogs:
-        try:
-            dialog.cancel()
-        except Exception:
-            pass
 
 
 class Sent:

@@ -6,7 +6,7 @@ import html
 import logging
 import re
 import types
-from typing import Iterator
+from collections.abc import Iterator
 
 import ipywidgets as w
 import pytest

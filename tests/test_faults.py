@@ -7,13 +7,12 @@ answer is sent twice or lost.
 from __future__ import annotations
 
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
+from support import wait_until
 
 import atomic_jupyter as aj
 from atomic_jupyter.errors import AgentNotRunningError, DialogNotPendingError
@@ -22,14 +21,6 @@ from atomic_jupyter.session import AgentSession
 STANDIN = [sys.executable, str(Path(__file__).with_name("standin_agent.py"))]
 
 
-def wait_until(predicate: Callable[[], Any], what: str, timeout: float = 30) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        threading.Event().wait(0.01)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture

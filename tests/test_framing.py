@@ -160,8 +160,8 @@ def test_escaped_separators_as_the_agent_writes_them_decode_to_the_raw_character
 
 def test_multibyte_utf8_character_split_across_two_feeds_decodes():
     line = raw_line({"text": "€🎉"})
-    euro = line.index("€".encode("utf-8"))
-    party = line.index("🎉".encode("utf-8"))
+    euro = line.index("€".encode())
+    party = line.index("🎉".encode())
     for cut in (euro + 1, euro + 2, party + 1, party + 2, party + 3):
         assert values(decode_all(line[:cut], line[cut:])) == [{"text": "€🎉"}], cut
 
@@ -221,7 +221,7 @@ def test_blank_line_yields_an_empty_line_diagnostic_and_does_not_stop_the_stream
 
 def test_close_returns_a_final_unterminated_record():
     decoder = JsonlDecoder()
-    assert decoder.feed(b'{"a":1}\n' + '{"last":"ü"}'.encode("utf-8")) == [Record({"a": 1})]
+    assert decoder.feed(b'{"a":1}\n' + '{"last":"ü"}'.encode()) == [Record({"a": 1})]
     assert decoder.close() == [Record({"last": "ü"})]
     assert decoder.buffered == 0
     assert decoder.close() == []

@@ -9,14 +9,13 @@ tests read from the panel's notification widgets, as a person would.
 from __future__ import annotations
 
 import html
-import os
 import re
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kernel_client import BrowserLikeKernel, ExecResult, WidgetRef
+from kernel_client import BrowserLikeKernel, WidgetRef
+from support import alive
 from widget_text import has_class, shows, text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
@@ -332,22 +331,12 @@ def test_stop_and_kernel_shutdown_leave_no_agent_process(tmp_path, agent_command
         k.execute(f"%atomic_agent start --name b -e {ui_extension}")
         pids = [int(x) for x in k.execute("import atomic_jupyter as aj\nprint(aj.session('a').pid, aj.session('b').pid)").stdout.split()]
         k.execute("%atomic_agent stop --name a")
-        assert not _alive(pids[0])
-        assert _alive(pids[1])
+        assert not alive(pids[0])
+        assert alive(pids[1])
     # The kernel shut down: its remaining agent went with it.
     deadline = __import__("time").monotonic() + 10
-    while _alive(pids[1]) and __import__("time").monotonic() < deadline:
+    while alive(pids[1]) and __import__("time").monotonic() < deadline:
         __import__("threading").Event().wait(0.05)
-    assert not _alive(pids[1])
+    assert not alive(pids[1])
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split()[2] != "Z"
-    except FileNotFoundError:
-        return False

@@ -5,14 +5,12 @@ These tests count what the frontend receives: the comm messages of the transcrip
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from support import EXTENSIONS, LONG_ANSWER
 from kernel_client import BrowserLikeKernel, WidgetRef
+from support import EXTENSIONS, LONG_ANSWER
 from widget_text import has_class, shows, text, visible_text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]

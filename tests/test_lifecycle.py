@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -13,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from kernel_client import BrowserLikeKernel
+from support import gone
 
 import atomic_jupyter as aj
 
@@ -20,23 +20,8 @@ pytestmark = pytest.mark.agent
 STANDIN = [sys.executable, str(Path(__file__).with_name("standin_agent.py"))]
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split()[2] != "Z"
-    except FileNotFoundError:
-        return False
 
 
-def gone(pid: int, timeout: float = 10) -> bool:
-    deadline = time.monotonic() + timeout
-    while alive(pid) and time.monotonic() < deadline:
-        threading.Event().wait(0.02)
-    return not alive(pid)
 
 
 def port_open(port: int) -> bool:

@@ -10,12 +10,11 @@ from __future__ import annotations
 import html
 import re
 import shutil
-from pathlib import Path
 
 import nbformat
 import pytest
-from support import ROOT
 from nbclient import NotebookClient
+from support import ROOT
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 

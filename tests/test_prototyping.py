@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import textwrap
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from support import wait_until
 
 import atomic_jupyter as aj
 from atomic_jupyter.prototype import PrototypeError
@@ -36,14 +35,6 @@ def gate(version: str) -> str:
     )
 
 
-def wait_until(predicate: Callable[[], Any], what: str, timeout: float = 30) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        threading.Event().wait(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture(scope="module")

@@ -13,15 +13,25 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support import EXTENSIONS
+from support import EXTENSIONS, wait_until
 
 import atomic_jupyter as aj
-from atomic_jupyter.model_server import ChatRequest, Fail, ScriptedModelServer, Text, ToolCall, Turn, Usage, agent_args, write_models_json
+from atomic_jupyter.model_server import (
+    ChatRequest,
+    Fail,
+    ScriptedModelServer,
+    Text,
+    ToolCall,
+    Turn,
+    Usage,
+    agent_args,
+    write_models_json,
+)
 from atomic_jupyter.session import AgentSession
 from atomic_jupyter.transcript import AssistantBlock, DialogBlock
 
@@ -79,14 +89,6 @@ def session(model: tuple[Script, Path, list[str]], agent_command: list[str], tmp
     s.stop()
 
 
-def wait_until(predicate: Callable[[], Any], what: str, timeout: float = TIMEOUT) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        threading.Event().wait(0.02)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def streamed(run: aj.PromptRun) -> bool:

@@ -10,12 +10,10 @@ from __future__ import annotations
 import gc
 import os
 import sys
-import threading
-import time
 import tracemalloc
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+
+from support import wait_until
 
 import atomic_jupyter as aj
 
@@ -24,14 +22,6 @@ DIALOGS = int(os.environ.get("SOAK_DIALOGS", "300"))
 PROMPTS = int(os.environ.get("SOAK_PROMPTS", "30"))
 
 
-def wait_until(predicate: Callable[[], Any], what: str, timeout: float = 60) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        threading.Event().wait(0.005)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_soak_dialogs_and_streams_lose_nothing_and_memory_stays_bounded() -> None:
