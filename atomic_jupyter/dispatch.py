@@ -66,8 +66,9 @@ class UiDispatcher:
         Calls with the same ``key`` that are still waiting are merged into the last one.
         """
         if self._inline():
-            with self._lock:
-                self._scheduled.pop(key, None) if key is not None else None
+            if key is not None:
+                with self._lock:
+                    self._scheduled.pop(key, None)  # this call supersedes a waiting one
             self._run(func)
             return
         with self._lock:

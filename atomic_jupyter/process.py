@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import os
 import queue
+import shlex
 import signal
 import subprocess
 import threading
@@ -135,13 +136,13 @@ class AgentProcess:
             missing = exc.filename or self.argv[0]
             raise AgentStartError(
                 f"could not start the agent: {missing!r} was not found.\n"
-                f"Command: {_shell_join(self.argv)}\n"
+                f"Command: {shlex.join(self.argv)}\n"
                 "Install the agent, or name it with --command, the AtomicAgent.command "
                 "setting or $ATOMIC_AGENT_COMMAND."
             ) from None
         except (PermissionError, NotADirectoryError, OSError) as exc:
             raise AgentStartError(
-                f"could not start the agent: {exc.strerror or exc}.\nCommand: {_shell_join(self.argv)}"
+                f"could not start the agent: {exc.strerror or exc}.\nCommand: {shlex.join(self.argv)}"
             ) from None
         for target, name in (
             (self._read_stdout, "stdout-reader"),
@@ -359,9 +360,3 @@ def _chunks(stream: Any) -> Iterator[bytes]:
         if not chunk:
             return
         yield chunk
-
-
-def _shell_join(argv: Sequence[str]) -> str:
-    import shlex
-
-    return shlex.join(argv)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import shlex
 import sys
 import threading
 import time
@@ -385,7 +386,6 @@ class AgentSession(AgentCommands):
     @property
     def command_line(self) -> str:
         """The agent's command line, quoted for a shell."""
-        import shlex
 
         return shlex.join(self.argv)
 
