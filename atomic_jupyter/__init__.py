@@ -13,11 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._version import __version__
-from .api import session, start
-from .config import AtomicAgent
-from .dialogs import Dialog
-from .errors import (
+from atomic_jupyter._version import __version__
+from atomic_jupyter.errors import (
     AgentNotRunningError,
     AgentStartError,
     AtomicAgentError,
@@ -26,8 +23,11 @@ from .errors import (
     DialogNotPendingError,
     SessionNotFoundError,
 )
-from .runs import PromptRun
-from .session import AgentSession
+from atomic_jupyter.notebook.api import session, start
+from atomic_jupyter.notebook.config import AtomicAgent
+from atomic_jupyter.session.dialogs import Dialog
+from atomic_jupyter.session.runs import PromptRun
+from atomic_jupyter.session.session import AgentSession
 
 __all__ = [
     "AgentNotRunningError",
@@ -50,7 +50,7 @@ __all__ = [
 
 def load_ipython_extension(ipython: Any) -> None:
     """Register ``%atomic_agent`` (called by ``%load_ext atomic_jupyter``)."""
-    from .magics import AtomicAgentMagics, AtomicExtensionMagics
+    from atomic_jupyter.notebook.magics import AtomicAgentMagics, AtomicExtensionMagics
 
     ipython.register_magics(AtomicAgentMagics)
     ipython.register_magics(AtomicExtensionMagics)

@@ -18,16 +18,16 @@ import tracemalloc
 from collections.abc import Callable
 from functools import partial
 
-from atomic_jupyter.decode import FAST_PATH, MessageDecoder
-from atomic_jupyter.launch import LaunchSpec
-from atomic_jupyter.runs import PromptRun
-from atomic_jupyter.session import AgentSession
+from atomic_jupyter.protocol.decode import FAST_PATH, MessageDecoder
+from atomic_jupyter.transport.launch import LaunchSpec
+from atomic_jupyter.session.runs import PromptRun
+from atomic_jupyter.session.session import AgentSession
 
 from .common import Config, Results, fmt_count, fmt_s, median, memory_streams, timed
 from .stream import Stream, StreamSpec, build_stream
 
 try:
-    from atomic_jupyter.process import READ_CHUNK
+    from atomic_jupyter.transport.process import READ_CHUNK
 except ImportError:  # pragma: no cover
     READ_CHUNK = 1 << 16
 

@@ -49,7 +49,7 @@ def scripted_model(tmp_path_factory: pytest.TempPathFactory):
 
     Yields ``(server, agent_home, agent_args)``.
     """
-    from atomic_jupyter.model_server import ScriptedModelServer, agent_args, write_models_json
+    from atomic_jupyter.addons.model_server import ScriptedModelServer, agent_args, write_models_json
 
     home = tmp_path_factory.mktemp("scripted-agent-home")
     with ScriptedModelServer(conversation_script) as server:

@@ -22,7 +22,7 @@ MARKDOWN_PAYLOAD = (
 
 def conversation_script(request):
     """The scripted model's turns, chosen by keywords in the last user message."""
-    from atomic_jupyter.model_server import Fail, Text, Thinking, ToolCall, Turn, Usage
+    from atomic_jupyter.addons.model_server import Fail, Text, Thinking, ToolCall, Turn, Usage
 
     prompt = request.last_user_text.lower()
     turn = request.turn_index

@@ -30,8 +30,8 @@ from atomic_jupyter import (
     DialogNotPendingError,
     SessionNotFoundError,
 )
-from atomic_jupyter.launch import LaunchSpec
-from atomic_jupyter.process import AgentProcess
+from atomic_jupyter.transport.launch import LaunchSpec
+from atomic_jupyter.transport.process import AgentProcess
 
 pytestmark = pytest.mark.agent
 

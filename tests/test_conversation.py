@@ -35,9 +35,9 @@ from support import (
 
 import atomic_jupyter as aj
 from atomic_jupyter import AgentSession, CommandError
-from atomic_jupyter.model_server import ChatRequest, ScriptedModelServer, content_text
-from atomic_jupyter.runs import PromptRun
-from atomic_jupyter.transcript import (
+from atomic_jupyter.addons.model_server import ChatRequest, ScriptedModelServer, content_text
+from atomic_jupyter.session.runs import PromptRun
+from atomic_jupyter.session.transcript import (
     AssistantBlock,
     Block,
     DialogBlock,

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from atomic_jupyter.decode import FAST_PATH, MessageDecoder
-from atomic_jupyter.framing import Diagnostic
-from atomic_jupyter.messages import AgentEvent, Response
-from atomic_jupyter.transcript import AssistantBlock, Transcript
+from atomic_jupyter.protocol.decode import FAST_PATH, MessageDecoder
+from atomic_jupyter.protocol.framing import Diagnostic
+from atomic_jupyter.protocol.messages import AgentEvent, Response
+from atomic_jupyter.session.transcript import AssistantBlock, Transcript
 
 
 def line(value: object) -> bytes:

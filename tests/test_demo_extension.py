@@ -22,9 +22,9 @@ from support import cancel_pending, stop_quietly, unique_name
 
 import atomic_jupyter as aj
 from atomic_jupyter import AgentSession
-from atomic_jupyter.demo import demo_script, intent_of
-from atomic_jupyter.demo.script import FALLBACK, MARKDOWN, SCRATCH_COMMAND, THINKING, THOUGHT
-from atomic_jupyter.model_server import (
+from atomic_jupyter.addons.demo import demo_script, intent_of
+from atomic_jupyter.addons.demo.script import FALLBACK, MARKDOWN, SCRATCH_COMMAND, THINKING, THOUGHT
+from atomic_jupyter.addons.model_server import (
     ChatRequest,
     ScriptedModelServer,
     Text,
@@ -33,8 +33,8 @@ from atomic_jupyter.model_server import (
     agent_args,
     write_models_json,
 )
-from atomic_jupyter.runs import PromptRun
-from atomic_jupyter.transcript import AssistantBlock, Block, DialogBlock, ToolBlock
+from atomic_jupyter.session.runs import PromptRun
+from atomic_jupyter.session.transcript import AssistantBlock, Block, DialogBlock, ToolBlock
 
 pytestmark = pytest.mark.agent
 

@@ -18,15 +18,15 @@ from typing import Any
 
 import pytest
 
-from atomic_jupyter.demo import DEMO_PROMPTS, KEYWORDS, demo_script, intent_of
-from atomic_jupyter.demo.script import (
+from atomic_jupyter.addons.demo import DEMO_PROMPTS, KEYWORDS, demo_script, intent_of
+from atomic_jupyter.addons.demo.script import (
     FALLBACK,
     MARKDOWN,
     SCRATCH_COMMAND,
     THINKING,
     THOUGHT,
 )
-from atomic_jupyter.model_server import ChatRequest, Text, Thinking, ToolCall, Turn, Usage
+from atomic_jupyter.addons.model_server import ChatRequest, Text, Thinking, ToolCall, Turn, Usage
 
 #: pi 0.73.1's built-in tools: name -> (required arguments, all arguments). ``read``, ``bash``,
 #: ``edit`` and ``write`` are offered by default; ``ls`` only with ``--tools``.

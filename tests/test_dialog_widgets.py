@@ -11,13 +11,13 @@ from collections.abc import Iterator
 import ipywidgets as w
 import pytest
 
-from atomic_jupyter import dialogs as dialogs_module
-from atomic_jupyter.dialogs import Dialog
+from atomic_jupyter.session import dialogs as dialogs_module
+from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.errors import AgentNotRunningError, DialogNotPendingError
-from atomic_jupyter.framing import JsonlDecoder, Record, encode_line
-from atomic_jupyter.messages import DialogRequest, UIResponse, parse_message
-from atomic_jupyter.widgets.dialog_views import MAX_OPTION_BUTTONS, DialogView
-from atomic_jupyter.widgets.text import TextLine, escape, pre_block, pre_html
+from atomic_jupyter.protocol.framing import JsonlDecoder, Record, encode_line
+from atomic_jupyter.protocol.messages import DialogRequest, UIResponse, parse_message
+from atomic_jupyter.ui.dialog_view import MAX_OPTION_BUTTONS, DialogView
+from atomic_jupyter.ui.text import TextLine, escape, pre_block, pre_html
 
 # --------------------------------------------------------------------------- requests (protocol doc)
 
@@ -136,7 +136,7 @@ def no_swallowed_callback_errors(caplog: pytest.LogCaptureFixture):
 
 @pytest.fixture
 def clock(monkeypatch: pytest.MonkeyPatch) -> types.SimpleNamespace:
-    """A fake monotonic clock for atomic_jupyter.dialogs, set by ``clock.now``."""
+    """A fake monotonic clock for atomic_jupyter.session.dialogs, set by ``clock.now``."""
     fake = types.SimpleNamespace(now=1000.0)
     monkeypatch.setattr(dialogs_module, "time", types.SimpleNamespace(monotonic=lambda: fake.now))
     return fake

@@ -16,7 +16,7 @@ from support import wait_until
 
 import atomic_jupyter as aj
 from atomic_jupyter.errors import AgentNotRunningError, DialogNotPendingError
-from atomic_jupyter.session import AgentSession
+from atomic_jupyter.session.session import AgentSession
 
 STANDIN = [sys.executable, str(Path(__file__).with_name("standin_agent.py"))]
 

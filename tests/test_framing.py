@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from atomic_jupyter.framing import (
+from atomic_jupyter.protocol.framing import (
     DIAGNOSTIC_EXCERPT_CHARS,
     Diagnostic,
     JsonlDecoder,

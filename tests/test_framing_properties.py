@@ -12,8 +12,8 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from atomic_jupyter.decode import MessageDecoder
-from atomic_jupyter.framing import Diagnostic, JsonlDecoder, Record, encode_line
+from atomic_jupyter.protocol.decode import MessageDecoder
+from atomic_jupyter.protocol.framing import Diagnostic, JsonlDecoder, Record, encode_line
 
 # Every plane of unicode, U+2028/U+2029, NUL, control characters and lone surrogates.
 text = st.text(st.characters(codec=None, exclude_categories=()), max_size=60) | st.sampled_from(

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from atomic_jupyter import launch
-from atomic_jupyter.launch import LaunchSpec, build_argv, resolve_command
+from atomic_jupyter.transport import launch
+from atomic_jupyter.transport.launch import LaunchSpec, build_argv, resolve_command
 
 
 def fake_executable(directory: Path, name: str) -> str:
@@ -118,7 +118,7 @@ def test_plain_atomic_when_nothing_is_found(tmp_path, no_pinned):
 
 def test_the_default_pinned_paths_are_inside_the_project_and_the_prefix():
     paths = launch.pinned_agent_paths()
-    assert paths[0] == Path(launch.__file__).resolve().parent.parent / "agent" / "node_modules" / ".bin" / "pi"
+    assert paths[0] == Path(launch.__file__).resolve().parents[2] / "agent" / "node_modules" / ".bin" / "pi"
     assert all(p.name == "pi" for p in paths)
 
 

@@ -9,8 +9,8 @@ from html.parser import HTMLParser
 
 import pytest
 
-from atomic_jupyter.widgets import markdown as md
-from atomic_jupyter.widgets.markdown import render_markdown
+from atomic_jupyter.ui import markdown as md
+from atomic_jupyter.ui.markdown import render_markdown
 
 ALLOWED_TAGS = {
     "div", "a", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5",

@@ -6,8 +6,8 @@ import copy
 
 import pytest
 
-from atomic_jupyter.framing import encode_line
-from atomic_jupyter.messages import (
+from atomic_jupyter.protocol.framing import encode_line
+from atomic_jupyter.protocol.messages import (
     KNOWN_EVENT_TYPES,
     AgentEvent,
     ConfirmRequest,

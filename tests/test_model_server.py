@@ -24,9 +24,9 @@ from typing import Any
 import pytest
 
 from atomic_jupyter import AgentSession
-from atomic_jupyter.launch import LaunchSpec
-from atomic_jupyter.messages import AgentEvent
-from atomic_jupyter.model_server import (
+from atomic_jupyter.transport.launch import LaunchSpec
+from atomic_jupyter.protocol.messages import AgentEvent
+from atomic_jupyter.addons.model_server import (
     ChatRequest,
     Fail,
     ScriptedModelServer,

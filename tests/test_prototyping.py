@@ -10,8 +10,8 @@ import pytest
 from support import wait_until
 
 import atomic_jupyter as aj
-from atomic_jupyter.prototype import PrototypeError
-from atomic_jupyter.session import AgentSession
+from atomic_jupyter.addons.prototype import PrototypeError
+from atomic_jupyter.session.session import AgentSession
 
 pytestmark = pytest.mark.agent
 

@@ -21,7 +21,7 @@ import pytest
 from support import EXTENSIONS, wait_until
 
 import atomic_jupyter as aj
-from atomic_jupyter.model_server import (
+from atomic_jupyter.addons.model_server import (
     ChatRequest,
     Fail,
     ScriptedModelServer,
@@ -32,8 +32,8 @@ from atomic_jupyter.model_server import (
     agent_args,
     write_models_json,
 )
-from atomic_jupyter.session import AgentSession
-from atomic_jupyter.transcript import AssistantBlock, DialogBlock
+from atomic_jupyter.session.session import AgentSession
+from atomic_jupyter.session.transcript import AssistantBlock, DialogBlock
 
 pytestmark = pytest.mark.agent
 

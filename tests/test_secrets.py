@@ -29,12 +29,12 @@ def test_secrets_never_reach_the_frontend(tmp_path: Path) -> None:
         status = kernel.execute("%atomic_agent status")
         kernel.execute("%%atomic_agent\n/scenario leak")
         kernel.wait_for(
-            lambda: kernel.execute("import atomic_jupyter.registry as r\nprint(r.get('default', running=False).state)").stdout.strip() == "exited",
+            lambda: kernel.execute("import atomic_jupyter.notebook.registry as r\nprint(r.get('default', running=False).state)").stdout.strip() == "exited",
             what="the careless agent to exit",
         )
         failed = kernel.execute("%%atomic_agent\nhello", check=False)
         more = kernel.execute(
-            "import atomic_jupyter.registry as r\ns = r.get('default', running=False)\n"
+            "import atomic_jupyter.notebook.registry as r\ns = r.get('default', running=False)\n"
             "print(s.stderr_tail); print(list(s.diagnostics)); print(s.notifications); print(repr(s.spec))"
         )
         # Everything the frontend received, but the cells' own source (what the user typed).

@@ -17,9 +17,9 @@ from html.parser import HTMLParser
 import ipywidgets as w
 import pytest
 
-from atomic_jupyter.launch import LaunchSpec
-from atomic_jupyter.runs import PromptRun
-from atomic_jupyter.session import AgentSession
+from atomic_jupyter.transport.launch import LaunchSpec
+from atomic_jupyter.session.runs import PromptRun
+from atomic_jupyter.session.session import AgentSession
 
 
 def payload(place: str) -> str:

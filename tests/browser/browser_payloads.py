@@ -52,7 +52,7 @@ def model_cell(extension: str) -> str:
     return f"""%load_ext atomic_jupyter
 import tempfile
 import atomic_jupyter as aj
-from atomic_jupyter.model_server import ScriptedModelServer, Text, ToolCall, Turn, Usage, agent_args, write_models_json
+from atomic_jupyter.addons.model_server import ScriptedModelServer, Text, ToolCall, Turn, Usage, agent_args, write_models_json
 
 MARKDOWN_PAYLOAD = {MARKDOWN_PAYLOAD!r}
 TOOL_COMMAND = {TOOL_COMMAND!r}

@@ -25,8 +25,8 @@ from playwright.sync_api import expect
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
 WIDEN_THE_WINDOW = """import time
-from atomic_jupyter.session import AgentSession
-from atomic_jupyter.widgets.transcript import TranscriptView
+from atomic_jupyter.session.session import AgentSession
+from atomic_jupyter.ui.transcript_view import TranscriptView
 
 _render_state = TranscriptView._render_state
 def _slow_first_render(self):

@@ -12,14 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
-from ..dialogs import Dialog
-from ..runs import PromptRun
-from .dialog_views import DialogView
-from .text import TextLine, pre_block, pre_html
-from .transcript import TranscriptView
+from atomic_jupyter.session.dialogs import Dialog
+from atomic_jupyter.session.runs import PromptRun
+from atomic_jupyter.ui.dialog_view import DialogView
+from atomic_jupyter.ui.text import TextLine, pre_block, pre_html
+from atomic_jupyter.ui.transcript_view import TranscriptView
 
 if TYPE_CHECKING:
-    from ..session import AgentSession
+    from atomic_jupyter.session.session import AgentSession
 
 __all__ = ["SessionView"]
 
@@ -246,7 +246,7 @@ class SessionView:
             view.render()
 
     def _on_stop(self, run: PromptRun) -> None:
-        from ..errors import AtomicAgentError
+        from atomic_jupyter.errors import AtomicAgentError
 
         try:
             self.session.stop_run(run)  # never blocks the kernel
@@ -260,7 +260,7 @@ class SessionView:
         self.session.set_editor_text(change["new"])
 
     def _on_send(self, _button: w.Button) -> None:
-        from ..errors import AtomicAgentError
+        from atomic_jupyter.errors import AtomicAgentError
 
         try:
             run = self.session.send_editor()

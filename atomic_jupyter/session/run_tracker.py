@@ -27,9 +27,9 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from .messages import AgentEvent, Response
-from .runs import PromptRun
-from .transcript import content_text
+from atomic_jupyter.protocol.messages import AgentEvent, Response
+from atomic_jupyter.session.runs import PromptRun
+from atomic_jupyter.session.transcript import content_text
 
 __all__ = ["RunTracker"]
 

@@ -6,11 +6,11 @@ from typing import TYPE_CHECKING
 
 import ipywidgets as w
 
-from .text import TextLine
+from atomic_jupyter.ui.text import TextLine
 
 if TYPE_CHECKING:
-    from ..prototype.manager import Problem, PrototypeResult
-    from ..session import AgentSession
+    from atomic_jupyter.addons.prototype.manager import Problem, PrototypeResult
+    from atomic_jupyter.session.session import AgentSession
 
 __all__ = ["PrototypeView"]
 

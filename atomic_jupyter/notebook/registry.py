@@ -6,10 +6,10 @@ import atexit
 import threading
 from typing import TYPE_CHECKING
 
-from .errors import SessionNotFoundError
+from atomic_jupyter.errors import SessionNotFoundError
 
 if TYPE_CHECKING:
-    from .session import AgentSession
+    from atomic_jupyter.session.session import AgentSession
 
 __all__ = ["all_sessions", "get", "put", "stop_all"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import threading
 
-from .lazy_widget import LazyWidget
-from .messages import Response
-from .transcript import Transcript
+from atomic_jupyter.lazy_widget import LazyWidget
+from atomic_jupyter.protocol.messages import Response
+from atomic_jupyter.session.transcript import Transcript
 
 __all__ = ["PromptRun"]
 

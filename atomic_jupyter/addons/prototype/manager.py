@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import AtomicAgentError
+from atomic_jupyter.errors import AtomicAgentError
 
 if TYPE_CHECKING:
-    from ..session import AgentSession
+    from atomic_jupyter.session.session import AgentSession
 
 __all__ = ["HUB_EXTENSION", "PrototypeError", "PrototypeManager", "PrototypeResult"]
 

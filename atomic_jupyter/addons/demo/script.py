@@ -41,7 +41,15 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..model_server import ChatRequest, Text, Thinking, ToolCall, Turn, Usage, content_text
+from atomic_jupyter.addons.model_server import (
+    ChatRequest,
+    Text,
+    Thinking,
+    ToolCall,
+    Turn,
+    Usage,
+    content_text,
+)
 
 __all__ = [
     "CHUNK",

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .messages import DIALOG_METHODS
+from atomic_jupyter.protocol.messages import DIALOG_METHODS
 
 __all__ = ["CANCEL", "Decision", "Policy", "decide", "parse_answer"]
 

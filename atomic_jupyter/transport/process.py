@@ -19,10 +19,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .decode import MessageDecoder
-from .errors import AgentNotRunningError, AgentStartError
-from .framing import Diagnostic, encode_line
-from .messages import Message
+from atomic_jupyter.errors import AgentNotRunningError, AgentStartError
+from atomic_jupyter.protocol.decode import MessageDecoder
+from atomic_jupyter.protocol.framing import Diagnostic, encode_line
+from atomic_jupyter.protocol.messages import Message
 
 __all__ = ["AgentProcess", "Delivery"]
 

@@ -12,9 +12,14 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from .errors import DialogNotPendingError
-from .lazy_widget import LazyWidget
-from .messages import ConfirmRequest, DialogRequest, SelectRequest, UIResponse
+from atomic_jupyter.errors import DialogNotPendingError
+from atomic_jupyter.lazy_widget import LazyWidget
+from atomic_jupyter.protocol.messages import (
+    ConfirmRequest,
+    DialogRequest,
+    SelectRequest,
+    UIResponse,
+)
 
 __all__ = ["Dialog", "DialogState"]
 

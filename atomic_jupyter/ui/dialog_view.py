@@ -14,10 +14,15 @@ from functools import partial
 
 import ipywidgets as w
 
-from ..dialogs import Dialog
-from ..errors import AtomicAgentError, DialogNotPendingError
-from ..messages import ConfirmRequest, EditorRequest, InputRequest, SelectRequest
-from .text import TextLine, pre_block
+from atomic_jupyter.errors import AtomicAgentError, DialogNotPendingError
+from atomic_jupyter.protocol.messages import (
+    ConfirmRequest,
+    EditorRequest,
+    InputRequest,
+    SelectRequest,
+)
+from atomic_jupyter.session.dialogs import Dialog
+from atomic_jupyter.ui.text import TextLine, pre_block
 
 __all__ = ["DialogView", "MAX_OPTION_BUTTONS"]
 

@@ -14,10 +14,17 @@ from typing import Any
 
 import ipywidgets as w
 
-from ..runs import PromptRun
-from ..transcript import AssistantBlock, Block, DialogBlock, NoteBlock, ToolBlock, UserBlock
-from .markdown import render_markdown
-from .text import TextLine, pre_html
+from atomic_jupyter.session.runs import PromptRun
+from atomic_jupyter.session.transcript import (
+    AssistantBlock,
+    Block,
+    DialogBlock,
+    NoteBlock,
+    ToolBlock,
+    UserBlock,
+)
+from atomic_jupyter.ui.markdown import render_markdown
+from atomic_jupyter.ui.text import TextLine, pre_html
 
 __all__ = ["TranscriptView"]
 

@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from ..model_server import ScriptedModelServer, agent_args, write_models_json
+from atomic_jupyter.addons.model_server import ScriptedModelServer, agent_args, write_models_json
 
 __all__ = ["DEMO_EXTENSION", "DemoBackend"]
 
@@ -32,7 +32,7 @@ class DemoBackend:
 
     def start(self) -> DemoBackend:
         """Start the scripted server and write the private agent home."""
-        from .script import demo_script
+        from atomic_jupyter.addons.demo.script import demo_script
 
         self.home = Path(tempfile.mkdtemp(prefix="atomic-demo-agent-"))
         self.server = ScriptedModelServer(

@@ -16,10 +16,10 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .messages import AgentEvent
+from atomic_jupyter.protocol.messages import AgentEvent
 
 if TYPE_CHECKING:
-    from .dialogs import Dialog
+    from atomic_jupyter.session.dialogs import Dialog
 
 __all__ = [
     "AssistantBlock",

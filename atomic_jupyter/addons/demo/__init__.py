@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from .script import DEMO_PROMPTS, KEYWORDS, demo_script, intent_of
+from atomic_jupyter.addons.demo.script import DEMO_PROMPTS, KEYWORDS, demo_script, intent_of
 
 __all__ = ["DEMO_PROMPTS", "KEYWORDS", "demo_script", "intent_of"]

@@ -22,22 +22,18 @@ from dataclasses import dataclass, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from .commands import AgentCommands
-from .config import AtomicAgent
-from .decode import MessageDecoder
-from .dialogs import Dialog
-from .dispatch import UiDispatcher
-from .errors import (
+from atomic_jupyter.addons.prototype import PrototypeError, PrototypeManager, PrototypeResult
+from atomic_jupyter.errors import (
     AgentNotRunningError,
     AgentStartError,
     AtomicAgentError,
     CommandError,
     CommandTimeoutError,
 )
-from .framing import Diagnostic
-from .images import image_contents
-from .launch import LaunchSpec, build_argv, resolve_command
-from .messages import (
+from atomic_jupyter.notebook.config import AtomicAgent
+from atomic_jupyter.protocol.decode import MessageDecoder
+from atomic_jupyter.protocol.framing import Diagnostic
+from atomic_jupyter.protocol.messages import (
     AgentEvent,
     DialogRequest,
     Message,
@@ -52,16 +48,20 @@ from .messages import (
     UnknownMessage,
     UnknownUIRequest,
 )
-from .policies import CANCEL, Policy, decide
-from .process import AgentProcess, Delivery
-from .prototype import PrototypeError, PrototypeManager, PrototypeResult
-from .run_tracker import RunTracker
-from .runs import PromptRun
-from .secrets import Redactor
+from atomic_jupyter.session.commands import AgentCommands
+from atomic_jupyter.session.dialogs import Dialog
+from atomic_jupyter.session.images import image_contents
+from atomic_jupyter.session.policies import CANCEL, Policy, decide
+from atomic_jupyter.session.run_tracker import RunTracker
+from atomic_jupyter.session.runs import PromptRun
+from atomic_jupyter.transport.launch import LaunchSpec, build_argv, resolve_command
+from atomic_jupyter.transport.process import AgentProcess, Delivery
+from atomic_jupyter.transport.secrets import Redactor
+from atomic_jupyter.ui.dispatch import UiDispatcher
 
 if TYPE_CHECKING:
-    from .demo.runtime import DemoBackend
-    from .widgets.panel import SessionView
+    from atomic_jupyter.addons.demo.runtime import DemoBackend
+    from atomic_jupyter.ui.session_view import SessionView
 
 __all__ = ["AgentSession"]
 
@@ -310,7 +310,7 @@ class AgentSession(AgentCommands):
             env.update(self.prototypes.env())
             argv += self.prototypes.args()
         if self.spec.demo:
-            from .demo.runtime import DemoBackend
+            from atomic_jupyter.addons.demo.runtime import DemoBackend
 
             if self._demo is not None:
                 self._demo.stop()
@@ -1042,7 +1042,7 @@ class AgentSession(AgentCommands):
     def _ensure_view(self) -> SessionView:
         with self._lock:
             if self._view is None:
-                from .widgets.panel import SessionView
+                from atomic_jupyter.ui.session_view import SessionView
 
                 # Set before populating: building a pending dialog's widget comes back here.
                 self._view = SessionView(self)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from . import registry
-from .config import AtomicAgent
-from .launch import LaunchSpec
-from .session import AgentSession, _display_if_ipython
+from atomic_jupyter.notebook import registry
+from atomic_jupyter.notebook.config import AtomicAgent
+from atomic_jupyter.session.session import AgentSession, _display_if_ipython
+from atomic_jupyter.transport.launch import LaunchSpec
 
 __all__ = ["session", "start"]
 

@@ -64,7 +64,7 @@ def _split(command: str | Sequence[str]) -> tuple[str, ...]:
 
 def pinned_agent_paths() -> list[Path]:
     """Where the project's own pinned agent may be installed, most specific first."""
-    package_dir = Path(__file__).resolve().parent
+    package_dir = Path(__file__).resolve().parents[1]
     return [
         package_dir.parent / "agent" / "node_modules" / ".bin" / "pi",
         Path(sys.prefix) / "share" / "atomic-jupyter" / "agent" / "node_modules" / ".bin" / "pi",

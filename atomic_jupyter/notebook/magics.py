@@ -10,9 +10,9 @@ from typing import Any
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from . import api, registry
-from .errors import AtomicAgentError
-from .policies import parse_answer
+from atomic_jupyter.errors import AtomicAgentError
+from atomic_jupyter.notebook import api, registry
+from atomic_jupyter.session.policies import parse_answer
 
 __all__ = ["AtomicAgentMagics", "AtomicExtensionMagics", "status_text"]
 
@@ -290,7 +290,7 @@ class AtomicExtensionMagics(Magics):
                 raise MagicUsageError("usage: %%atomic_extension NAME [--name SESSION]")
             from IPython.display import display
 
-            from .widgets.prototype import PrototypeView
+            from atomic_jupyter.ui.prototype_view import PrototypeView
 
             result = session.define_extension(args.words[0], cell)
             display(PrototypeView(session, result).root)

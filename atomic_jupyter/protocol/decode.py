@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from .framing import Diagnostic, LineSplitter, Record, decode_line
-from .messages import AgentEvent, Message, parse_message
+from atomic_jupyter.protocol.framing import Diagnostic, LineSplitter, Record, decode_line
+from atomic_jupyter.protocol.messages import AgentEvent, Message, parse_message
 
 __all__ = ["FAST_PATH", "MessageDecoder"]
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .images import image_contents
+from atomic_jupyter.session.images import image_contents
 
 if TYPE_CHECKING:
-    from .messages import Response
+    from atomic_jupyter.protocol.messages import Response
 
 __all__ = ["AgentCommands", "THINKING_LEVELS"]
 

@@ -1,0 +1,3 @@
+"""The notebook layer: the magics, the Python API, the registry of sessions and the traitlets
+configuration.
+"""

@@ -1,1 +1,0 @@
-"""The presentation layer: one module per widget family. No subprocesses here."""
