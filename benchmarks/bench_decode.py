@@ -19,9 +19,9 @@ from collections.abc import Callable
 from functools import partial
 
 from atomic_jupyter.protocol.decode import FAST_PATH, MessageDecoder
-from atomic_jupyter.transport.launch import LaunchSpec
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.session import AgentSession
+from atomic_jupyter.transport.launch import LaunchSpec
 
 from .common import Config, Results, fmt_count, fmt_s, median, memory_streams, timed
 from .stream import Stream, StreamSpec, build_stream

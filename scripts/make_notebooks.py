@@ -17,7 +17,11 @@ code = nbformat.v4.new_code_cell
 def write(name: str, cells: list) -> None:
     nb = nbformat.v4.new_notebook()
     nb.cells = cells
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nb.metadata["language_info"] = {"name": "python"}
     nbformat.validate(nb)
     nbformat.write(nb, NOTEBOOKS / name)
@@ -61,7 +65,7 @@ QUICKSTART = [
         "import atomic_jupyter as aj\n\n"
         "session = aj.session()\n"
         "for dialog in session.pending_dialogs:  # nothing left if you clicked\n"
-        "    dialog.respond(\"Block\")\n"
+        '    dialog.respond("Block")\n'
         "session.wait(timeout=60)"
     ),
     md(
@@ -75,10 +79,10 @@ QUICKSTART = [
     ),
     md("Everything the panel shows is also plain Python state:"),
     code(
-        "print(\"title: \", session.title)\n"
-        "print(\"status:\", session.status)\n"
-        "print(\"widget blocks:\", list(session.widgets))\n"
-        "print(\"last notification:\", session.notifications[-1])"
+        'print("title: ", session.title)\n'
+        'print("status:", session.status)\n'
+        'print("widget blocks:", list(session.widgets))\n'
+        'print("last notification:", session.notifications[-1])'
     ),
     code("%atomic_agent status"),
     md(
@@ -102,34 +106,48 @@ TOUR = [
     code("%load_ext atomic_jupyter\nimport atomic_jupyter as aj"),
     code("%atomic_agent start --demo\nsession = aj.session()"),
     md("`setTitle`, `setStatus` and `setWidget` ran when the session started:"),
-    code("print(session.title)\nprint(session.status)\nfor key, block in session.widgets.items():\n    print(key, block[\"placement\"], block[\"lines\"][:2])"),
-    md("## select\nAt most eight options are buttons; more become a dropdown with a Submit button. Cancel dismisses any dialog."),
+    code(
+        'print(session.title)\nprint(session.status)\nfor key, block in session.widgets.items():\n    print(key, block["placement"], block["lines"][:2])'
+    ),
+    md(
+        "## select\nAt most eight options are buttons; more become a dropdown with a Submit button. Cancel dismisses any dialog."
+    ),
     code("%%atomic_agent\n/demo-select"),
-    code("dialog = session.pending_dialogs[0]\nprint(dialog.method, dialog.title, dialog.request[\"options\"])\ndialog.respond(dialog.request[\"options\"][1])\nprint(dialog.state, \"-\", dialog.outcome)"),
+    code(
+        'dialog = session.pending_dialogs[0]\nprint(dialog.method, dialog.title, dialog.request["options"])\ndialog.respond(dialog.request["options"][1])\nprint(dialog.state, "-", dialog.outcome)'
+    ),
     md("## confirm"),
     code("%%atomic_agent\n/demo-confirm"),
     code("dialog = session.pending_dialogs[0]\ndialog.respond(False)\nprint(dialog.outcome)"),
     md("## input\nA text box with the extension's placeholder."),
     code("%%atomic_agent\n/demo-input"),
-    code("dialog = session.pending_dialogs[0]\nprint(\"placeholder:\", dialog.request.get(\"placeholder\"))\ndialog.respond(\"Grace Hopper\")"),
+    code(
+        'dialog = session.pending_dialogs[0]\nprint("placeholder:", dialog.request.get("placeholder"))\ndialog.respond("Grace Hopper")'
+    ),
     md("## editor\nA multi-line text area holding the extension's prefill."),
     code("%%atomic_agent\n/demo-editor"),
-    code("dialog = session.pending_dialogs[0]\ndialog.respond(dialog.request[\"prefill\"] + \"\\ndates\")"),
+    code(
+        'dialog = session.pending_dialogs[0]\ndialog.respond(dialog.request["prefill"] + "\\ndates")'
+    ),
     md("## cancel\nEvery dialog has a Cancel button; the extension then gets its default."),
     code("%%atomic_agent\n/demo-confirm"),
     code("session.pending_dialogs[0].cancel()"),
     md("## notify\nNotifications are listed in the panel, coloured by type."),
     code("%%atomic_agent --wait\n/demo-notify"),
-    code("for note in session.notifications[-3:]:\n    print(note[\"type\"], \"-\", note[\"message\"])"),
+    code('for note in session.notifications[-3:]:\n    print(note["type"], "-", note["message"])'),
     md("## setStatus and setWidget\nRun these twice: the second time clears what the first set."),
     code("%%atomic_agent --wait\n/demo-status compiling…"),
     code("%%atomic_agent --wait\n/demo-widget first line | second line"),
-    code("print(session.status.get(\"demo-status\"))\nprint(session.widgets.get(\"demo-widget\"))"),
-    md("## set_editor_text\nThe extension fills the panel's editor; press **Send** in the panel to run it."),
+    code('print(session.status.get("demo-status"))\nprint(session.widgets.get("demo-widget"))'),
+    md(
+        "## set_editor_text\nThe extension fills the panel's editor; press **Send** in the panel to run it."
+    ),
     code("%%atomic_agent --wait\n/demo-prefill list the files here"),
     code("print(repr(session.editor_text))"),
     md("Every dialog seen so far, oldest first, with what became of it:"),
-    code("for dialog in session.dialogs:\n    print(f\"{dialog.method:8} {dialog.state:10} {dialog.outcome}\")"),
+    code(
+        'for dialog in session.dialogs:\n    print(f"{dialog.method:8} {dialog.state:10} {dialog.outcome}")'
+    ),
     code("%atomic_agent stop"),
 ]
 
@@ -142,50 +160,54 @@ HEADLESS = [
     ),
     code("import atomic_jupyter as aj\n\nsession = aj.start(demo=True)"),
     md(
-        "A policy matches dialogs by method and a title pattern, and answers with a value, `\"cancel\"`, or "
+        'A policy matches dialogs by method and a title pattern, and answers with a value, `"cancel"`, or '
         "a function that gets the request and decides (returning None leaves the dialog to a person)."
     ),
     code(
         "def guard(request):\n"
-        "    \"\"\"Allow shell commands on the scratch folder only.\"\"\"\n"
-        "    return \"Allow\" if \"demo-scratch\" in request[\"title\"] else \"Block\"\n\n"
-        "session.answer_with(guard, method=\"select\", title=\"Dangerous command\")\n"
-        "session.answer_with(True, method=\"confirm\")\n"
+        '    """Allow shell commands on the scratch folder only."""\n'
+        '    return "Allow" if "demo-scratch" in request["title"] else "Block"\n\n'
+        'session.answer_with(guard, method="select", title="Dangerous command")\n'
+        'session.answer_with(True, method="confirm")\n'
         "for policy in session.policies:\n"
         "    print(policy.describe())"
     ),
-    md("The magic says the same: `%atomic_agent policy --method confirm yes`. Now a run that hits the guard finishes without stopping:"),
+    md(
+        "The magic says the same: `%atomic_agent policy --method confirm yes`. Now a run that hits the guard finishes without stopping:"
+    ),
     code(
         "import os\n\n"
-        "os.makedirs(\"demo-scratch\", exist_ok=True)\n"
-        "run = session.prompt(\"clean up the scratch files\")\n"
+        'os.makedirs("demo-scratch", exist_ok=True)\n'
+        'run = session.prompt("clean up the scratch files")\n'
         "result = session.wait(timeout=60)\n"
         "print(result.reason)\n"
         "print(run.text)"
     ),
     md("The dialog was answered by the policy, and says so:"),
-    code("for dialog in session.dialogs:\n    print(dialog.outcome, \"| answered by\", dialog.answered_by)"),
+    code(
+        'for dialog in session.dialogs:\n    print(dialog.outcome, "| answered by", dialog.answered_by)'
+    ),
     md("`wait` returns a result that is true only when the run finished, so scripts can check it:"),
     code(
-        "run = session.prompt(\"list the files here\")\n"
-        "assert session.wait(timeout=60), \"the run did not finish\"\n"
-        "tool = next(block for block in run.transcript.blocks if type(block).__name__ == \"ToolBlock\")\n"
+        'run = session.prompt("list the files here")\n'
+        'assert session.wait(timeout=60), "the run did not finish"\n'
+        'tool = next(block for block in run.transcript.blocks if type(block).__name__ == "ToolBlock")\n'
         "print(tool.name, tool.args)\n"
         "print(tool.result.splitlines()[0])"
     ),
     md("Commands work the same way, and return the agent's data:"),
     code(
         "stats = session.get_session_stats()\n"
-        "print(stats[\"tokens\"])\n"
-        "print(session.get_state()[\"model\"][\"id\"])"
+        'print(stats["tokens"])\n'
+        'print(session.get_state()["model"]["id"])'
     ),
     md("Without a policy, `wait` stops early when a dialog needs a person, and says which:"),
     code(
         "session.remove_policy()\n"
-        "session.prompt(\"do something dangerous\")\n"
+        'session.prompt("do something dangerous")\n'
         "result = session.wait(timeout=60)\n"
-        "print(result.reason, \"->\", result.dialog.title)\n"
-        "result.dialog.respond(\"Block\")\n"
+        'print(result.reason, "->", result.dialog.title)\n'
+        'result.dialog.respond("Block")\n'
         "print(session.wait(timeout=60).reason)"
     ),
     code("session.stop()"),
@@ -204,7 +226,7 @@ REAL_PROVIDER = [
         "it then lives only in this kernel process. (Avoid `%env KEY=value`: IPython echoes the value.)\n\n"
         "```python\n"
         "import getpass, os\n"
-        "os.environ[\"ANTHROPIC_API_KEY\"] = getpass.getpass(\"Anthropic API key: \")\n"
+        'os.environ["ANTHROPIC_API_KEY"] = getpass.getpass("Anthropic API key: ")\n'
         "```\n\n"
         "Or pass it to the agent alone with `--env`, reading it from a variable set before Jupyter started:\n\n"
         "```python\n"
@@ -215,9 +237,9 @@ REAL_PROVIDER = [
     code(
         "import os\n\n"
         "import atomic_jupyter as aj\n\n"
-        "PROVIDERS = {\"ANTHROPIC_API_KEY\": (\"anthropic\", \"claude-sonnet-4-5\"), \"OPENAI_API_KEY\": (\"openai\", \"gpt-4.1\")}\n"
+        'PROVIDERS = {"ANTHROPIC_API_KEY": ("anthropic", "claude-sonnet-4-5"), "OPENAI_API_KEY": ("openai", "gpt-4.1")}\n'
         "configured = [(key, *spec) for key, spec in PROVIDERS.items() if os.environ.get(key)]\n"
-        "print(\"keys found:\", [key for key, *_ in configured] or \"none: the cells below use the demo model\")"
+        'print("keys found:", [key for key, *_ in configured] or "none: the cells below use the demo model")'
     ),
     code(
         "if configured:\n"
@@ -225,12 +247,16 @@ REAL_PROVIDER = [
         "    session = aj.start(provider=provider, model=model)\n"
         "else:\n"
         "    session = aj.start(demo=True)\n"
-        "print(session.get_state()[\"model\"][\"provider\"])"
+        'print(session.get_state()["model"]["provider"])'
     ),
-    md("From here on, everything works as with the demo: prompts, tools, dialogs, policies, commands."),
+    md(
+        "From here on, everything works as with the demo: prompts, tools, dialogs, policies, commands."
+    ),
     code("%%atomic_agent --wait\nlist the files here and say which one is the largest"),
     md("See which models the agent can use, and switch:"),
-    code("models = session.get_available_models()[\"models\"]\nprint(sorted({m[\"provider\"] for m in models}))"),
+    code(
+        'models = session.get_available_models()["models"]\nprint(sorted({m["provider"] for m in models}))'
+    ),
     code("session.stop()"),
 ]
 
@@ -244,16 +270,18 @@ PROTOTYPING = [
         "with the file name and line."
     ),
     code("%load_ext atomic_jupyter\nimport atomic_jupyter as aj\n\n%atomic_agent start --demo"),
-    md("## Step 1: a command\nStart small: a command that reports how many calls the gate has seen. Its button runs it."),
+    md(
+        "## Step 1: a command\nStart small: a command that reports how many calls the gate has seen. Its button runs it."
+    ),
     code(
         "%%atomic_extension gate\n"
-        "import type { ExtensionAPI } from \"@mariozechner/pi-coding-agent\";\n\n"
+        'import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";\n\n'
         "export default function (pi: ExtensionAPI) {\n"
         "  let seen = 0;\n"
-        "  pi.on(\"tool_call\", async () => { seen++; });\n"
-        "  pi.registerCommand(\"gate-status\", {\n"
-        "    description: \"How many tool calls the gate has seen\",\n"
-        "    handler: async (_args, ctx) => ctx.ui.notify(`gate: ${seen} tool calls seen`, \"info\"),\n"
+        '  pi.on("tool_call", async () => { seen++; });\n'
+        '  pi.registerCommand("gate-status", {\n'
+        '    description: "How many tool calls the gate has seen",\n'
+        '    handler: async (_args, ctx) => ctx.ui.notify(`gate: ${seen} tool calls seen`, "info"),\n'
         "  });\n"
         "}"
     ),
@@ -265,9 +293,9 @@ PROTOTYPING = [
     ),
     code(
         "%%atomic_extension gate\n"
-        "import type { ExtensionAPI } from \"@mariozechner/pi-coding-agent\";\n\n"
+        'import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";\n\n'
         "export default function (pi: ExtensionAPI) {\n"
-        "  pi.registerComand(\"gate-status\", { description: \"typo\", handler: async () => {} });\n"
+        '  pi.registerComand("gate-status", { description: "typo", handler: async () => {} });\n'
         "}"
     ),
     md(
@@ -276,22 +304,22 @@ PROTOTYPING = [
     ),
     code(
         "%%atomic_extension gate\n"
-        "import type { ExtensionAPI } from \"@mariozechner/pi-coding-agent\";\n\n"
+        'import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";\n\n'
         "export default function (pi: ExtensionAPI) {\n"
         "  let seen = 0;\n"
-        "  pi.on(\"session_start\", async (_event, ctx) => ctx.ui.setStatus(\"gate\", \"gate armed\"));\n"
-        "  pi.on(\"tool_call\", async (event, ctx) => {\n"
+        '  pi.on("session_start", async (_event, ctx) => ctx.ui.setStatus("gate", "gate armed"));\n'
+        '  pi.on("tool_call", async (event, ctx) => {\n'
         "    seen++;\n"
-        "    if (event.toolName !== \"bash\") return undefined;\n"
-        "    const command = String((event.input as { command?: string }).command ?? \"\");\n"
+        '    if (event.toolName !== "bash") return undefined;\n'
+        '    const command = String((event.input as { command?: string }).command ?? "");\n'
         "    if (!/\\brm\\b/.test(command)) return undefined;\n"
-        "    const choice = await ctx.ui.select(`gate: allow \"${command}\"?`, [\"Allow\", \"Block\"], { timeout: 60000 });\n"
-        "    ctx.ui.notify(`gate: ${choice ?? \"no answer\"} for ${command}`, choice === \"Allow\" ? \"info\" : \"warning\");\n"
-        "    return choice === \"Allow\" ? undefined : { block: true, reason: \"Blocked by the gate\" };\n"
+        '    const choice = await ctx.ui.select(`gate: allow "${command}"?`, ["Allow", "Block"], { timeout: 60000 });\n'
+        '    ctx.ui.notify(`gate: ${choice ?? "no answer"} for ${command}`, choice === "Allow" ? "info" : "warning");\n'
+        '    return choice === "Allow" ? undefined : { block: true, reason: "Blocked by the gate" };\n'
         "  });\n"
-        "  pi.registerCommand(\"gate-status\", {\n"
-        "    description: \"How many tool calls the gate has seen\",\n"
-        "    handler: async (_args, ctx) => ctx.ui.notify(`gate: ${seen} tool calls seen`, \"info\"),\n"
+        '  pi.registerCommand("gate-status", {\n'
+        '    description: "How many tool calls the gate has seen",\n'
+        '    handler: async (_args, ctx) => ctx.ui.notify(`gate: ${seen} tool calls seen`, "info"),\n'
         "  });\n"
         "}"
     ),
@@ -299,9 +327,9 @@ PROTOTYPING = [
         "Ask the demo model to delete something. In a live notebook, answer the gate's dialog by clicking. "
         "For unattended runs, a policy answers it: block anything the gate asks about."
     ),
-    code("session = aj.session()\nsession.answer_with(\"Block\", method=\"select\")"),
+    code('session = aj.session()\nsession.answer_with("Block", method="select")'),
     code("%%atomic_agent --wait\nclean up the scratch files"),
-    code("for note in session.notifications[-3:]:\n    print(note[\"type\"], note[\"message\"])"),
+    code('for note in session.notifications[-3:]:\n    print(note["type"], note["message"])'),
     md("## Housekeeping"),
     code("%atomic_extension list"),
     code("%atomic_extension show gate"),

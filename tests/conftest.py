@@ -20,7 +20,9 @@ from support import EXTENSIONS, PINNED_AGENT, conversation_script  # noqa: E402
 def agent_command() -> list[str]:
     """The pinned agent, with no saved sessions."""
     if not PINNED_AGENT.exists():
-        pytest.fail(f"the pinned agent is not installed at {PINNED_AGENT}; run `make test`, which installs it")
+        pytest.fail(
+            f"the pinned agent is not installed at {PINNED_AGENT}; run `make test`, which installs it"
+        )
     return [str(PINNED_AGENT), "--no-session"]
 
 
@@ -49,7 +51,11 @@ def scripted_model(tmp_path_factory: pytest.TempPathFactory):
 
     Yields ``(server, agent_home, agent_args)``.
     """
-    from atomic_jupyter.addons.model_server import ScriptedModelServer, agent_args, write_models_json
+    from atomic_jupyter.addons.model_server import (
+        ScriptedModelServer,
+        agent_args,
+        write_models_json,
+    )
 
     home = tmp_path_factory.mktemp("scripted-agent-home")
     with ScriptedModelServer(conversation_script) as server:

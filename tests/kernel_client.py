@@ -649,7 +649,7 @@ class WidgetStateTracker:
         state = self.models.get(comm_id) or self.closed.get(comm_id) or {}
         children = state.get("children") or []
         return [
-            c[len(MODEL_REF_PREFIX):]
+            c[len(MODEL_REF_PREFIX) :]
             for c in children
             if isinstance(c, str) and c.startswith(MODEL_REF_PREFIX)
         ]
@@ -1389,6 +1389,4 @@ class BrowserLikeKernel:
 
     def iter_messages(self, msg_type: str | None = None) -> Iterator[dict[str, Any]]:
         """IOPub messages seen so far, optionally of one type."""
-        return (
-            m for m in self.messages if msg_type is None or m["header"]["msg_type"] == msg_type
-        )
+        return (m for m in self.messages if msg_type is None or m["header"]["msg_type"] == msg_type)

@@ -24,17 +24,41 @@ def emit(value: dict) -> None:
 
 
 def notify(message: str) -> None:
-    emit({"type": "extension_ui_request", "id": f"n-{time.monotonic_ns()}", "method": "notify", "message": message, "notifyType": "info"})
+    emit(
+        {
+            "type": "extension_ui_request",
+            "id": f"n-{time.monotonic_ns()}",
+            "method": "notify",
+            "message": message,
+            "notifyType": "info",
+        }
+    )
 
 
 def dialog(dialog_id: str, title: str = "Choose", options: tuple[str, ...] = ("A", "B")) -> None:
-    emit({"type": "extension_ui_request", "id": dialog_id, "method": "select", "title": title, "options": list(options)})
+    emit(
+        {
+            "type": "extension_ui_request",
+            "id": dialog_id,
+            "method": "select",
+            "title": title,
+            "options": list(options),
+        }
+    )
 
 
 def scenario(name: str, arg: str, prompt_id: str) -> None:
     if name == "flood":
         for i in range(1, int(arg or 100000) + 1):
-            emit({"type": "extension_ui_request", "id": f"s{i}", "method": "setStatus", "statusKey": "flood", "statusText": f"{i}"})
+            emit(
+                {
+                    "type": "extension_ui_request",
+                    "id": f"s{i}",
+                    "method": "setStatus",
+                    "statusKey": "flood",
+                    "statusText": f"{i}",
+                }
+            )
         notify(f"flood done {arg}")
     elif name == "bigline":
         out.write(b"x" * (int(arg or 50) * 1024 * 1024) + b"\n")
@@ -43,7 +67,15 @@ def scenario(name: str, arg: str, prompt_id: str) -> None:
         out.write(b"\xff\xfe\xfd not utf-8 \xc3\x28\n")
         notify("after bad utf-8")
     elif name == "stray":
-        emit({"type": "response", "id": "nobody-asked", "command": "get_state", "success": True, "data": {}})
+        emit(
+            {
+                "type": "response",
+                "id": "nobody-asked",
+                "command": "get_state",
+                "success": True,
+                "data": {},
+            }
+        )
         notify("after the stray response")
     elif name == "dup":
         dialog("dup-1", "Duplicated")
@@ -65,19 +97,49 @@ def scenario(name: str, arg: str, prompt_id: str) -> None:
         sys.stderr.write("environment: " + " ".join(secrets) + "\n")
         sys.stderr.flush()
         notify("my secrets: " + " ".join(secrets))
-        emit({"id": prompt_id, "type": "response", "command": "prompt", "success": False, "error": "refused, key " + " ".join(secrets)})
+        emit(
+            {
+                "id": prompt_id,
+                "type": "response",
+                "command": "prompt",
+                "success": False,
+                "error": "refused, key " + " ".join(secrets),
+            }
+        )
         os._exit(1)
-    elif name == "stream":  # a run the way the agent streams it: the whole partial message each time
+    elif (
+        name == "stream"
+    ):  # a run the way the agent streams it: the whole partial message each time
         emit({"type": "agent_start"})
-        emit({"type": "message_start", "message": {"role": "user", "content": [{"type": "text", "text": "go"}]}})
+        emit(
+            {
+                "type": "message_start",
+                "message": {"role": "user", "content": [{"type": "text", "text": "go"}]},
+            }
+        )
         emit({"type": "message_start", "message": {"role": "assistant", "content": []}})
         text = ""
         for i in range(int(arg or 200)):
             delta = f"word{i} "
             text += delta
             partial = {"role": "assistant", "content": [{"type": "text", "text": text}]}
-            emit({"type": "message_update", "message": partial, "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": delta, "partial": partial}})
-        final = {"role": "assistant", "content": [{"type": "text", "text": text}], "usage": {"input": 1, "output": 2}}
+            emit(
+                {
+                    "type": "message_update",
+                    "message": partial,
+                    "assistantMessageEvent": {
+                        "type": "text_delta",
+                        "contentIndex": 0,
+                        "delta": delta,
+                        "partial": partial,
+                    },
+                }
+            )
+        final = {
+            "role": "assistant",
+            "content": [{"type": "text", "text": text}],
+            "usage": {"input": 1, "output": 2},
+        }
         emit({"id": prompt_id, "type": "response", "command": "prompt", "success": True})
         emit({"type": "message_end", "message": final})
         emit({"type": "agent_end", "messages": [final]})
@@ -93,13 +155,31 @@ def main() -> None:
         command = json.loads(raw)
         kind, cid = command.get("type"), command.get("id")
         if kind == "get_state":
-            emit({"id": cid, "type": "response", "command": kind, "success": True, "data": {"isStreaming": False, "isCompacting": False}})
+            emit(
+                {
+                    "id": cid,
+                    "type": "response",
+                    "command": kind,
+                    "success": True,
+                    "data": {"isStreaming": False, "isCompacting": False},
+                }
+            )
         elif kind == "get_commands":
-            emit({"id": cid, "type": "response", "command": kind, "success": True, "data": {"commands": []}})
+            emit(
+                {
+                    "id": cid,
+                    "type": "response",
+                    "command": kind,
+                    "success": True,
+                    "data": {"commands": []},
+                }
+            )
         elif kind == "extension_ui_response":
             key = command["id"]
             received[key] = received.get(key, 0) + 1
-            notify(f"received {key} x{received[key]}: {json.dumps({k: v for k, v in command.items() if k not in ('type', 'id')})}")
+            notify(
+                f"received {key} x{received[key]}: {json.dumps({k: v for k, v in command.items() if k not in ('type', 'id')})}"
+            )
         elif kind == "prompt":
             words = command.get("message", "").split()
             if len(words) >= 2 and words[0] == "/scenario":
@@ -107,7 +187,15 @@ def main() -> None:
             else:
                 emit({"id": cid, "type": "response", "command": kind, "success": True})
         else:
-            emit({"id": cid, "type": "response", "command": kind, "success": False, "error": f"Unknown command: {kind}"})
+            emit(
+                {
+                    "id": cid,
+                    "type": "response",
+                    "command": kind,
+                    "success": False,
+                    "error": f"Unknown command: {kind}",
+                }
+            )
 
 
 if __name__ == "__main__":

@@ -10,11 +10,13 @@ EXTENSIONS = TESTS / "extensions"
 PINNED_AGENT = ROOT / "agent" / "node_modules" / ".bin" / "pi"
 
 #: What the scripted model says for a long answer: several thousand small deltas.
-LONG_ANSWER = "".join(f"Line {i}: the quick brown fox jumps over the lazy dog.\n" for i in range(600))
+LONG_ANSWER = "".join(
+    f"Line {i}: the quick brown fox jumps over the lazy dog.\n" for i in range(600)
+)
 MARKDOWN_PAYLOAD = (
     "# Title\n\nSome **bold** text and a list:\n\n- one\n- two\n\n"
     "<script>window.__pwned='script'</script>\n\n"
-    '<img src=x onerror="window.__pwned=\'img\'">\n\n'
+    "<img src=x onerror=\"window.__pwned='img'\">\n\n"
     "[click](javascript:window.__pwned='link')\n\n"
     "```python\nprint('highlighted')\n```\n"
 )
@@ -29,18 +31,29 @@ def conversation_script(request):
     if "long answer" in prompt:
         return Turn([Text(LONG_ANSWER, chunk=8)], usage=Usage(1200, 9000))
     if "think" in prompt:
-        return Turn([Thinking("Let me think step by step."), Text("Thought it through.")], usage=Usage(50, 10))
+        return Turn(
+            [Thinking("Let me think step by step."), Text("Thought it through.")],
+            usage=Usage(50, 10),
+        )
     if "dangerous" in prompt:
         if turn == 0:
-            return Turn([ToolCall("bash", {"command": "echo dangerous-but-fine"})], usage=Usage(80, 10))
+            return Turn(
+                [ToolCall("bash", {"command": "echo dangerous-but-fine"})], usage=Usage(80, 10)
+            )
         return Turn([Text("The command ran (or was blocked).")], usage=Usage(90, 8))
     if "long tool" in prompt:
         if turn == 0:
-            return Turn([Text("Checking first."), ToolCall("bash", {"command": "seq 1 3"})], usage=Usage(100, 20))
+            return Turn(
+                [Text("Checking first."), ToolCall("bash", {"command": "seq 1 3"})],
+                usage=Usage(100, 20),
+            )
         return Turn([Text(LONG_ANSWER, chunk=8)], usage=Usage(300, 9000))
     if "tool" in prompt:
         if turn == 0:
-            return Turn([Text("Let me check."), ToolCall("bash", {"command": "echo hello-from-tool"})], usage=Usage(100, 20))
+            return Turn(
+                [Text("Let me check."), ToolCall("bash", {"command": "echo hello-from-tool"})],
+                usage=Usage(100, 20),
+            )
         return Turn([Text("The tool said hello.")], usage=Usage(150, 12))
     if "fail" in prompt:
         return Fail(400, "scripted failure for the test")
@@ -49,8 +62,6 @@ def conversation_script(request):
     if "slow" in prompt:
         return Turn([Text("slow " * 400, chunk=5, delay=0.01)], usage=Usage(20, 400))
     return Turn([Text(f"You said: {request.last_user_text}")], usage=Usage(10, 5))
-
-
 
 
 # --------------------------------------------------------------------------- helpers for tests
@@ -63,7 +74,9 @@ from collections.abc import Callable  # noqa: E402
 from typing import Any  # noqa: E402
 
 
-def wait_until(predicate: Callable[[], Any], what: str = "the condition", timeout: float = 30.0) -> Any:
+def wait_until(
+    predicate: Callable[[], Any], what: str = "the condition", timeout: float = 30.0
+) -> Any:
     """Poll ``predicate`` until it returns something truthy, and return that; fail naming
     ``what`` after ``timeout`` seconds."""
     deadline = time.monotonic() + timeout

@@ -44,10 +44,6 @@ LOAD_THROWS_EXTENSION = str(EXTENSIONS / "agent_load_throws.ts")
 # --------------------------------------------------------------------------- helpers
 
 
-
-
-
-
 def js(value: Any) -> str:
     """``JSON.stringify(value)`` as the extension writes it (non-ASCII left as is)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
@@ -149,8 +145,6 @@ def processes_where(field: str, value: int) -> list[int]:
         if fields[0] != "Z" and int(fields[index]) == value:
             found.append(int(entry))
     return found
-
-
 
 
 # --------------------------------------------------------------------------- fixtures
@@ -353,7 +347,7 @@ def test_input_empty_string_is_not_cancel(shared: AgentSession) -> None:
 
 
 def test_editor_multiline_unicode_exact(shared: AgentSession) -> None:
-    text = "Zeile 1\nÜber 🚀\u2028x\r\n\ttab \"quoted\" \\ back\u2029end\u0085"
+    text = 'Zeile 1\nÜber 🚀\u2028x\r\n\ttab "quoted" \\ back\u2029end\u0085'
     cmd = Command(shared, "/ui-editor")
     dialog = cmd.wait_dialog("editor")
     assert dialog.request == {

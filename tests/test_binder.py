@@ -26,12 +26,22 @@ from support import ROOT
 pytestmark = [pytest.mark.binder, pytest.mark.agent, pytest.mark.kernel]
 
 #: What repo2docker copies that postBuild and the quickstart need.
-REPO_FILES = ["pyproject.toml", "README.md", "atomic_jupyter", "agent/package.json", "agent/package-lock.json", "binder", "notebooks"]
+REPO_FILES = [
+    "pyproject.toml",
+    "README.md",
+    "atomic_jupyter",
+    "agent/package.json",
+    "agent/package-lock.json",
+    "binder",
+    "notebooks",
+]
 
 
 def run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
     result = subprocess.run(cmd, capture_output=True, text=True, timeout=900, **kwargs)  # type: ignore[call-overload]
-    assert result.returncode == 0, f"{cmd} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    assert result.returncode == 0, (
+        f"{cmd} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    )
     return result
 
 
@@ -44,54 +54,115 @@ def binder_prefix(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         source, target = ROOT / name, repo / name
         target.parent.mkdir(parents=True, exist_ok=True)
         if source.is_dir():
-            shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__", "node_modules", ".ipynb_checkpoints"))
+            shutil.copytree(
+                source,
+                target,
+                ignore=shutil.ignore_patterns("__pycache__", "node_modules", ".ipynb_checkpoints"),
+            )
         else:
             shutil.copy(source, target)
     run([sys.executable, "-m", "venv", str(prefix)])
-    env = {**os.environ, "HOME": str(home), "PATH": f"{prefix / 'bin'}{os.pathsep}{os.environ['PATH']}"}
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "PATH": f"{prefix / 'bin'}{os.pathsep}{os.environ['PATH']}",
+    }
     for key in ("VIRTUAL_ENV", "PYTHONPATH", "ATOMIC_AGENT_COMMAND"):
         env.pop(key, None)
     spec = yaml.safe_load((repo / "binder" / "environment.yml").read_text())
     pip_list = next(item["pip"] for item in spec["dependencies"] if isinstance(item, dict))
-    run([str(prefix / "bin" / "python"), "-m", "pip", "install", "--quiet", *pip_list], env=env, cwd=repo)
+    run(
+        [str(prefix / "bin" / "python"), "-m", "pip", "install", "--quiet", *pip_list],
+        env=env,
+        cwd=repo,
+    )
     built = run(["bash", "binder/postBuild"], env=env, cwd=repo)
     assert "postBuild: atomic-jupyter will run" in built.stdout
     return {"repo": repo, "home": home, "prefix": prefix, "scratch": scratch}
 
 
-def test_postbuild_installs_the_package_and_the_pinned_agent(binder_prefix: dict[str, Path]) -> None:
+def test_postbuild_installs_the_package_and_the_pinned_agent(
+    binder_prefix: dict[str, Path],
+) -> None:
     prefix = binder_prefix["prefix"]
     agent = prefix / "share" / "atomic-jupyter" / "agent" / "node_modules" / ".bin" / "pi"
     assert agent.exists()
-    where = run([str(prefix / "bin" / "python"), "-c", "import atomic_jupyter; print(atomic_jupyter.__file__)"], cwd=binder_prefix["home"])
-    assert where.stdout.strip().startswith(str(prefix))  # installed into the prefix, not the checkout
+    where = run(
+        [
+            str(prefix / "bin" / "python"),
+            "-c",
+            "import atomic_jupyter; print(atomic_jupyter.__file__)",
+        ],
+        cwd=binder_prefix["home"],
+    )
+    assert where.stdout.strip().startswith(
+        str(prefix)
+    )  # installed into the prefix, not the checkout
 
 
-def test_postbuild_fails_loudly_when_npm_fails(binder_prefix: dict[str, Path], tmp_path: Path) -> None:
+def test_postbuild_fails_loudly_when_npm_fails(
+    binder_prefix: dict[str, Path], tmp_path: Path
+) -> None:
     broken = tmp_path / "repo"
     shutil.copytree(binder_prefix["repo"], broken)
     (broken / "agent" / "package-lock.json").write_text("{ not json")
-    env = {**os.environ, "HOME": str(binder_prefix["home"]), "PATH": f"{binder_prefix['prefix'] / 'bin'}{os.pathsep}{os.environ['PATH']}"}
-    result = subprocess.run(["bash", "binder/postBuild"], env=env, cwd=broken, capture_output=True, text=True, timeout=900)
+    env = {
+        **os.environ,
+        "HOME": str(binder_prefix["home"]),
+        "PATH": f"{binder_prefix['prefix'] / 'bin'}{os.pathsep}{os.environ['PATH']}",
+    }
+    result = subprocess.run(
+        ["bash", "binder/postBuild"],
+        env=env,
+        cwd=broken,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert result.returncode != 0
 
 
-def test_quickstart_runs_on_the_binder_install(binder_prefix: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_quickstart_runs_on_the_binder_install(
+    binder_prefix: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
     prefix, home, scratch = binder_prefix["prefix"], binder_prefix["home"], binder_prefix["scratch"]
     kernels = scratch / "jupyter" / "kernels" / "binder-python"
     kernels.mkdir(parents=True)
-    (kernels / "kernel.json").write_text(json.dumps({
-        "argv": [str(prefix / "bin" / "python"), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Binder replay",
-        "language": "python",
-        "env": {"HOME": str(home), "PATH": f"{prefix / 'bin'}{os.pathsep}{os.environ['PATH']}"},
-    }))
+    (kernels / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [
+                    str(prefix / "bin" / "python"),
+                    "-m",
+                    "ipykernel_launcher",
+                    "-f",
+                    "{connection_file}",
+                ],
+                "display_name": "Binder replay",
+                "language": "python",
+                "env": {
+                    "HOME": str(home),
+                    "PATH": f"{prefix / 'bin'}{os.pathsep}{os.environ['PATH']}",
+                },
+            }
+        )
+    )
     monkeypatch.setenv("JUPYTER_PATH", str(scratch / "jupyter"))
     monkeypatch.delenv("ATOMIC_AGENT_COMMAND", raising=False)
     notebooks = binder_prefix["repo"] / "notebooks"
     nb = nbformat.read(notebooks / "quickstart.ipynb", as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name="binder-python", resources={"metadata": {"path": str(notebooks)}}).execute()
-    errors = [o for c in nb.cells for o in c.get("outputs", []) if o["output_type"] == "error" or o.get("name") == "stderr"]
+    NotebookClient(
+        nb,
+        timeout=120,
+        kernel_name="binder-python",
+        resources={"metadata": {"path": str(notebooks)}},
+    ).execute()
+    errors = [
+        o
+        for c in nb.cells
+        for o in c.get("outputs", [])
+        if o["output_type"] == "error" or o.get("name") == "stderr"
+    ]
     assert errors == []
     status = next(c for c in nb.cells if c.source.startswith("%atomic_agent status"))
     text = "".join(o.get("text", "") for o in status.outputs)

@@ -62,10 +62,6 @@ ScriptedModel = tuple[ScriptedModelServer, Path, list[str]]
 # --------------------------------------------------------------------------- helpers
 
 
-
-
-
-
 def start_session(
     agent_command: list[str], scripted_model: ScriptedModel, cwd: Path
 ) -> AgentSession:
@@ -84,10 +80,6 @@ def start_session(
         name=unique_name("conversation"),
         display=False,
     )
-
-
-
-
 
 
 def run_to_end(session: AgentSession, text: str, **kwargs: Any) -> PromptRun:
@@ -109,8 +101,6 @@ def first_text_arrived(run: PromptRun) -> bool:
 
 def requests_for(server: ScriptedModelServer, text: str) -> list[ChatRequest]:
     return [r for r in server.requests if r.last_user_text == text]
-
-
 
 
 def user_texts(messages: list[dict[str, Any]]) -> list[str]:

@@ -23,7 +23,12 @@ def update(text_so_far: str, delta: str, kind: str = "text_delta", index: int = 
         {
             "type": "message_update",
             "message": partial,
-            "assistantMessageEvent": {"type": kind, "contentIndex": index, "delta": delta, "partial": partial},
+            "assistantMessageEvent": {
+                "type": kind,
+                "contentIndex": index,
+                "delta": delta,
+                "partial": partial,
+            },
         }
     )
 
@@ -33,7 +38,8 @@ def test_message_updates_come_out_lean_on_both_paths(fast: bool) -> None:
     decoder = MessageDecoder(fast=fast)
     (event,) = decoder.feed(update("Hello wor", "ld\u2028!"))
     assert event == AgentEvent(
-        "message_update", {"assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "ld\u2028!"}}
+        "message_update",
+        {"assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "ld\u2028!"}},
     )
     assert decoder.fast_lines == (1 if fast and FAST_PATH else 0)
 
@@ -44,8 +50,14 @@ def test_the_fast_path_is_available_here() -> None:
 
 def test_other_lines_decode_in_full_and_bad_lines_become_diagnostics() -> None:
     decoder = MessageDecoder()
-    data = line({"type": "response", "id": "1", "command": "get_state", "success": True, "data": {"a": 1}})
-    data += b'{"type":"message_update", not json\n' + b"\xff\xfe\n" + line({"type": "agent_end", "messages": []})
+    data = line(
+        {"type": "response", "id": "1", "command": "get_state", "success": True, "data": {"a": 1}}
+    )
+    data += (
+        b'{"type":"message_update", not json\n'
+        + b"\xff\xfe\n"
+        + line({"type": "agent_end", "messages": []})
+    )
     items = decoder.feed(data[:17]) + decoder.feed(data[17:])
     assert isinstance(items[0], Response) and items[0].data == {"a": 1}
     assert isinstance(items[1], Diagnostic) and "not JSON" in items[1].reason
@@ -63,7 +75,13 @@ def test_a_message_update_split_across_reads_and_with_crlf() -> None:
 def test_transcript_adds_up_deltas_and_ends_with_the_exact_final_message() -> None:
     transcript = Transcript("prompt")
     decoder = MessageDecoder()
-    final = {"role": "assistant", "content": [{"type": "thinking", "thinking": "hmm"}, {"type": "text", "text": "Hello, world\u2029"}]}
+    final = {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": "hmm"},
+            {"type": "text", "text": "Hello, world\u2029"},
+        ],
+    }
     stream = line({"type": "message_start", "message": {"role": "user", "content": "prompt"}})
     stream += line({"type": "message_start", "message": {"role": "assistant", "content": []}})
     stream += update("", "hm", "thinking_delta", 0) + update("", "m", "thinking_delta", 0)

@@ -59,12 +59,6 @@ DEMO_COMMANDS = {
 # --------------------------------------------------------------------------- helpers
 
 
-
-
-
-
-
-
 class Sent:
     """A prompt or command sent to a session, and the notifications that came after it."""
 

@@ -11,32 +11,50 @@ from collections.abc import Iterator
 import ipywidgets as w
 import pytest
 
-from atomic_jupyter.session import dialogs as dialogs_module
-from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.errors import AgentNotRunningError, DialogNotPendingError
 from atomic_jupyter.protocol.framing import JsonlDecoder, Record, encode_line
 from atomic_jupyter.protocol.messages import DialogRequest, UIResponse, parse_message
+from atomic_jupyter.session import dialogs as dialogs_module
+from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.ui.dialog_view import MAX_OPTION_BUTTONS, DialogView
 from atomic_jupyter.ui.text import TextLine, escape, pre_block, pre_html
 
 # --------------------------------------------------------------------------- requests (protocol doc)
 
 
-def select_request(options=("Allow", "Block"), rid="uuid-1", title="Allow dangerous command?", timeout=None):
-    raw = {"type": "extension_ui_request", "id": rid, "method": "select", "title": title, "options": list(options)}
+def select_request(
+    options=("Allow", "Block"), rid="uuid-1", title="Allow dangerous command?", timeout=None
+):
+    raw = {
+        "type": "extension_ui_request",
+        "id": rid,
+        "method": "select",
+        "title": title,
+        "options": list(options),
+    }
     if timeout is not None:
         raw["timeout"] = timeout
     return raw
 
 
-def confirm_request(rid="uuid-2", title="Clear session?", message="All messages will be lost.", timeout=None):
-    raw = {"type": "extension_ui_request", "id": rid, "method": "confirm", "title": title, "message": message}
+def confirm_request(
+    rid="uuid-2", title="Clear session?", message="All messages will be lost.", timeout=None
+):
+    raw = {
+        "type": "extension_ui_request",
+        "id": rid,
+        "method": "confirm",
+        "title": title,
+        "message": message,
+    }
     if timeout is not None:
         raw["timeout"] = timeout
     return raw
 
 
-def input_request(rid="uuid-3", title="Enter a value", placeholder="type something...", timeout=None):
+def input_request(
+    rid="uuid-3", title="Enter a value", placeholder="type something...", timeout=None
+):
     raw = {"type": "extension_ui_request", "id": rid, "method": "input", "title": title}
     if placeholder is not None:
         raw["placeholder"] = placeholder
@@ -45,7 +63,9 @@ def input_request(rid="uuid-3", title="Enter a value", placeholder="type somethi
     return raw
 
 
-def editor_request(rid="uuid-4", title="Edit some text", prefill="Line 1\nLine 2\nLine 3", timeout=None):
+def editor_request(
+    rid="uuid-4", title="Edit some text", prefill="Line 1\nLine 2\nLine 3", timeout=None
+):
     raw = {"type": "extension_ui_request", "id": rid, "method": "editor", "title": title}
     if prefill is not None:
         raw["prefill"] = prefill
@@ -87,11 +107,17 @@ def make_view(raw: dict, wire: Wire | None = None) -> tuple[DialogView, Dialog, 
 
 def value_line(rid: str, json_value: str) -> bytes:
     """The exact wire line of a value answer; ``json_value`` is already JSON text."""
-    return b'{"type":"extension_ui_response","id":"%s","value":%s}\n' % (rid.encode(), json_value.encode())
+    return b'{"type":"extension_ui_response","id":"%s","value":%s}\n' % (
+        rid.encode(),
+        json_value.encode(),
+    )
 
 
 def confirmed_line(rid: str, yes: bool) -> bytes:
-    return b'{"type":"extension_ui_response","id":"%s","confirmed":%s}\n' % (rid.encode(), b"true" if yes else b"false")
+    return b'{"type":"extension_ui_response","id":"%s","confirmed":%s}\n' % (
+        rid.encode(),
+        b"true" if yes else b"false",
+    )
 
 
 def cancelled_line(rid: str) -> bytes:
@@ -275,7 +301,7 @@ def test_editor_without_prefill_is_empty():
 
 
 def test_editor_sends_a_multiline_unicode_answer_exactly():
-    answer = "Zeile 1\nü ✓ 🎉\n\ttab\u2028sep \"quoted\" \\ back\n"
+    answer = 'Zeile 1\nü ✓ 🎉\n\ttab\u2028sep "quoted" \\ back\n'
     view, dialog, wire = make_view(editor_request())
     view.value_widget.value = answer
     view.buttons["submit"].click()
@@ -320,8 +346,20 @@ def test_cancel_sends_cancelled_true(kind):
 @pytest.mark.parametrize(
     "kind, first, second, expected_line, outcome",
     [
-        ("select", "option:0", "option:1", value_line("uuid-1", '"Allow"'), "Allow dangerous command? -> Allow"),
-        ("select", "option:1", "cancel", value_line("uuid-1", '"Block"'), "Allow dangerous command? -> Block"),
+        (
+            "select",
+            "option:0",
+            "option:1",
+            value_line("uuid-1", '"Allow"'),
+            "Allow dangerous command? -> Allow",
+        ),
+        (
+            "select",
+            "option:1",
+            "cancel",
+            value_line("uuid-1", '"Block"'),
+            "Allow dangerous command? -> Block",
+        ),
         ("confirm", "yes", "no", confirmed_line("uuid-2", True), "Clear session? -> Yes"),
         ("confirm", "no", "yes", confirmed_line("uuid-2", False), "Clear session? -> No"),
         ("confirm", "cancel", "yes", cancelled_line("uuid-2"), "Clear session? -> cancelled"),
@@ -329,7 +367,9 @@ def test_cancel_sends_cancelled_true(kind):
         ("editor", "submit", "cancel", value_line("uuid-4", '"Line 1\\nLine 2\\nLine 3"'), None),
     ],
 )
-def test_second_click_sends_nothing_and_the_first_answer_stands(kind, first, second, expected_line, outcome):
+def test_second_click_sends_nothing_and_the_first_answer_stands(
+    kind, first, second, expected_line, outcome
+):
     view, dialog, wire = make_view(ALL_KINDS[kind]())
     buttons = dict(view.buttons)  # the view forgets its buttons once it collapses
     buttons[first].click()
@@ -677,7 +717,10 @@ def test_two_dialogs_of_the_same_kind_do_not_share_controls():
 
 
 def test_escape_escapes_markup_and_quotes():
-    assert escape("<a href=\"x\" title='y'>&</a>") == "&lt;a href=&quot;x&quot; title=&#x27;y&#x27;&gt;&amp;&lt;/a&gt;"
+    assert (
+        escape("<a href=\"x\" title='y'>&</a>")
+        == "&lt;a href=&quot;x&quot; title=&#x27;y&#x27;&gt;&amp;&lt;/a&gt;"
+    )
 
 
 def test_escape_leaves_plain_text_alone():
@@ -695,7 +738,10 @@ def test_pre_block_escapes_every_line():
     assert block.value.startswith("<pre ")
     assert block.value.endswith("</pre>")
     body = re.sub(r"^<pre[^>]*>|</pre>$", "", block.value)
-    assert body == "&lt;script&gt;alert(1)&lt;/script&gt;\na &amp; b\n&quot;double&quot;\n&#x27;single&#x27;"
+    assert (
+        body
+        == "&lt;script&gt;alert(1)&lt;/script&gt;\na &amp; b\n&quot;double&quot;\n&#x27;single&#x27;"
+    )
     assert html.unescape(body) == "\n".join(lines)
 
 

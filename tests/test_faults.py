@@ -21,8 +21,6 @@ from atomic_jupyter.session.session import AgentSession
 STANDIN = [sys.executable, str(Path(__file__).with_name("standin_agent.py"))]
 
 
-
-
 @pytest.fixture
 def session() -> Iterator[AgentSession]:
     s = aj.start(command=STANDIN, name=f"faults-{time.monotonic_ns()}", display=False)
@@ -42,9 +40,13 @@ def test_a_flood_of_100000_events_is_applied_and_the_session_answers(session: Ag
     assert session.get_state()["isStreaming"] is False
 
 
-def test_a_50_mb_line_of_garbage_is_one_diagnostic_and_the_stream_goes_on(session: AgentSession) -> None:
+def test_a_50_mb_line_of_garbage_is_one_diagnostic_and_the_stream_goes_on(
+    session: AgentSession,
+) -> None:
     session.prompt("/scenario bigline 50", display=False)
-    wait_until(lambda: last_note(session) == "after the big line", "the line after the big one", 120)
+    wait_until(
+        lambda: last_note(session) == "after the big line", "the line after the big one", 120
+    )
     (diagnostic,) = [d for d in session.diagnostics if "52428800 bytes" in d]
     assert len(diagnostic) < 1000  # a bounded excerpt, not 50 MB
 
@@ -58,7 +60,9 @@ def test_invalid_utf8_is_a_diagnostic_and_the_stream_goes_on(session: AgentSessi
 def test_a_response_nobody_asked_for_is_recorded_not_matched(session: AgentSession) -> None:
     session.prompt("/scenario stray", display=False)
     wait_until(lambda: last_note(session) == "after the stray response", "the line after")
-    assert any("a response nobody asked for" in d and "nobody-asked" in d for d in session.diagnostics)
+    assert any(
+        "a response nobody asked for" in d and "nobody-asked" in d for d in session.diagnostics
+    )
 
 
 def test_the_same_dialog_id_twice_makes_one_dialog_and_one_answer(session: AgentSession) -> None:
@@ -72,12 +76,18 @@ def test_the_same_dialog_id_twice_makes_one_dialog_and_one_answer(session: Agent
         dialog.respond("A")
     wait_until(lambda: "received dup-1" in last_note(session), "the stand-in's receipt")
     session.get_state()  # everything sent before it has been read
-    assert [n["message"] for n in session.notifications if "received dup-1" in n["message"]] == ['received dup-1 x1: {"value": "B"}']
+    assert [n["message"] for n in session.notifications if "received dup-1" in n["message"]] == [
+        'received dup-1 x1: {"value": "B"}'
+    ]
 
 
-def test_an_agent_that_stops_reading_does_not_block_and_answers_are_reported_undelivered(session: AgentSession) -> None:
+def test_an_agent_that_stops_reading_does_not_block_and_answers_are_reported_undelivered(
+    session: AgentSession,
+) -> None:
     session.prompt("/scenario deaf", display=False)
-    dialog = wait_until(lambda: session.pending_dialogs[0] if session.pending_dialogs else None, "the dialog")
+    dialog = wait_until(
+        lambda: session.pending_dialogs[0] if session.pending_dialogs else None, "the dialog"
+    )
     started = time.monotonic()
     for _ in range(200):  # far more than a pipe holds
         session._process.send({"type": "prompt", "message": "x" * 65536})  # type: ignore[union-attr]
@@ -122,6 +132,8 @@ def test_soak_dialogs_are_each_answered_exactly_once(session: AgentSession) -> N
             answered += 1
         last = f"received soak-{(chunk + 1) * 50} x1"
         wait_until(lambda: last_note(session).startswith(last), "the last receipt", 30)
-    receipts = [n["message"] for n in session.notifications if n["message"].startswith("received soak-")]
+    receipts = [
+        n["message"] for n in session.notifications if n["message"].startswith("received soak-")
+    ]
     assert answered == rounds == len(receipts)
     assert all(" x1: " in r for r in receipts), [r for r in receipts if " x1: " not in r]

@@ -31,7 +31,13 @@ STREAM_VALUES = [
         "options": ["Allow", "Block"],
         "timeout": 10000,
     },
-    {"id": "req-1", "type": "response", "command": "get_state", "success": True, "data": {"n": 1.5}},
+    {
+        "id": "req-1",
+        "type": "response",
+        "command": "get_state",
+        "success": True,
+        "data": {"n": 1.5},
+    },
     {"type": "agent_end", "messages": []},
 ]
 
@@ -99,7 +105,7 @@ def test_partial_lines_are_joined_across_feeds():
     assert decoder.feed(b'{"type":"mess') == []
     assert decoder.buffered == len(b'{"type":"mess')
     assert decoder.feed(b'age_update","n"') == []
-    assert decoder.feed(b":7}\n{\"b\"") == [Record({"type": "message_update", "n": 7})]
+    assert decoder.feed(b':7}\n{"b"') == [Record({"type": "message_update", "n": 7})]
     assert decoder.buffered == len(b'{"b"')
     assert decoder.feed(b":2}\r") == []
     assert decoder.feed(b"\n") == [Record({"b": 2})]

@@ -20,7 +20,11 @@ text = st.text(st.characters(codec=None, exclude_categories=()), max_size=60) | 
     ["\u2028", "\u2029", "\x00", "\r", "\r\n", "a\u0085b", "\ud800", "\U0001f680" * 3]
 )
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | text,
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | text,
     lambda children: st.lists(children, max_size=5) | st.dictionaries(text, children, max_size=5),
     max_leaves=30,
 )
@@ -29,7 +33,12 @@ json_values = st.recursive(
 def agent_bytes(value: object) -> bytes:
     """How the agent writes a record: JSON.stringify (raw non-ASCII, lone surrogates escaped
     as ``\\uXXXX``, which well-formed JSON.stringify does), then LF."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "backslashreplace") + b"\n"
+    return (
+        json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode(
+            "utf-8", "backslashreplace"
+        )
+        + b"\n"
+    )
 
 
 def chunked(data: bytes, cuts: list[int]) -> list[bytes]:
@@ -39,12 +48,20 @@ def chunked(data: bytes, cuts: list[int]) -> list[bytes]:
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(json_values, min_size=1, max_size=6), st.lists(st.integers(min_value=0), max_size=12))
-def test_any_records_in_any_chunks_decode_to_themselves(values: list[object], cuts: list[int]) -> None:
+@given(
+    st.lists(json_values, min_size=1, max_size=6), st.lists(st.integers(min_value=0), max_size=12)
+)
+def test_any_records_in_any_chunks_decode_to_themselves(
+    values: list[object], cuts: list[int]
+) -> None:
     data = b"".join(agent_bytes(v) for v in values)
     decoder = JsonlDecoder()
-    items = [item for chunk in chunked(data, cuts) for item in decoder.feed(chunk)] + decoder.close()
-    assert all(isinstance(item, Record) for item in items), [i for i in items if isinstance(i, Diagnostic)]
+    items = [
+        item for chunk in chunked(data, cuts) for item in decoder.feed(chunk)
+    ] + decoder.close()
+    assert all(isinstance(item, Record) for item in items), [
+        i for i in items if isinstance(i, Diagnostic)
+    ]
     assert [item.value for item in items] == values
 
 
@@ -57,11 +74,15 @@ def test_encode_line_round_trips_every_value(value: object) -> None:
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
 @given(st.binary(max_size=300), st.lists(st.integers(min_value=0), max_size=8))
-def test_arbitrary_bytes_never_raise_and_never_cost_the_next_record(garbage: bytes, cuts: list[int]) -> None:
+def test_arbitrary_bytes_never_raise_and_never_cost_the_next_record(
+    garbage: bytes, cuts: list[int]
+) -> None:
     follower = {"type": "agent_end", "messages": ["after the garbage \u2028"]}
     data = garbage + b"\n" + agent_bytes(follower)
     for decoder in (JsonlDecoder(), MessageDecoder()):
-        items = [item for chunk in chunked(data, cuts) for item in decoder.feed(chunk)] + decoder.close()
+        items = [
+            item for chunk in chunked(data, cuts) for item in decoder.feed(chunk)
+        ] + decoder.close()
         last = items[-1]
         value = last.value if isinstance(last, Record) else getattr(last, "to_dict", lambda: None)()
         assert value == follower
@@ -71,7 +92,18 @@ def test_arbitrary_bytes_never_raise_and_never_cost_the_next_record(garbage: byt
 @given(st.lists(text, min_size=1, max_size=20))
 def test_message_update_deltas_survive_the_lean_path(deltas: list[str]) -> None:
     data = b"".join(
-        agent_bytes({"type": "message_update", "message": {"big": "x" * 50}, "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": d, "partial": {}}})
+        agent_bytes(
+            {
+                "type": "message_update",
+                "message": {"big": "x" * 50},
+                "assistantMessageEvent": {
+                    "type": "text_delta",
+                    "contentIndex": 0,
+                    "delta": d,
+                    "partial": {},
+                },
+            }
+        )
         for d in deltas
     )
     decoder = MessageDecoder()

@@ -192,9 +192,7 @@ def test_click_reaches_an_awaiting_async_cell(kernel: BrowserLikeKernel) -> None
     # ipykernel 7.4 dispatches this comm message beside the running cell and
     # publishes no busy/idle status for it (so wait_idle would time out).
     statuses = [
-        m
-        for m in kernel.iter_messages("status")
-        if m["parent_header"].get("msg_id") == click
+        m for m in kernel.iter_messages("status") if m["parent_header"].get("msg_id") == click
     ]
     assert statuses == []
 

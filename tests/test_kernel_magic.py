@@ -21,12 +21,15 @@ from widget_text import has_class, shows, text
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 
 
-
-
 @pytest.fixture(scope="module")
-def kernel(tmp_path_factory: pytest.TempPathFactory, agent_command: list[str], private_agent_home: Path) -> Iterator[BrowserLikeKernel]:
+def kernel(
+    tmp_path_factory: pytest.TempPathFactory, agent_command: list[str], private_agent_home: Path
+) -> Iterator[BrowserLikeKernel]:
     cwd = tmp_path_factory.mktemp("notebook")
-    env = {"ATOMIC_AGENT_COMMAND": " ".join(agent_command), "PI_CODING_AGENT_DIR": str(private_agent_home)}
+    env = {
+        "ATOMIC_AGENT_COMMAND": " ".join(agent_command),
+        "PI_CODING_AGENT_DIR": str(private_agent_home),
+    }
     with BrowserLikeKernel(cwd, env=env) as k:
         k.execute("%load_ext atomic_jupyter")
         yield k
@@ -53,21 +56,32 @@ def notes(kernel: BrowserLikeKernel, panel: WidgetRef) -> list[str]:
     """The panel's notification lines, as a person reads them."""
     return [
         html.unescape(re.sub(r"<[^>]*>", "", w.state["value"]))
-        for w in kernel.widgets("HTML", within=panel.comm_id, _dom_classes=has_class("atomic-notification"))
+        for w in kernel.widgets(
+            "HTML", within=panel.comm_id, _dom_classes=has_class("atomic-notification")
+        )
     ]
 
 
 def wait_note(kernel: BrowserLikeKernel, panel: WidgetRef, text: str, timeout: float = 15) -> None:
     """Wait until the newest notification contains ``text``."""
     kernel.wait_for(
-        lambda: (lambda n: bool(n) and text in n[-1])(notes(kernel, panel)), timeout=timeout, what=f"notification {text!r}"
+        lambda: (lambda n: bool(n) and text in n[-1])(notes(kernel, panel)),
+        timeout=timeout,
+        what=f"notification {text!r}",
     )
 
 
 def dialog_in(kernel: BrowserLikeKernel, area_id: str, method: str) -> WidgetRef:
     """Wait for a pending dialog of ``method`` inside ``area_id``."""
     return kernel.wait_for(
-        lambda: next(iter(kernel.widgets("VBox", within=area_id, _dom_classes=has_class(f"atomic-dialog-{method}"))), None),
+        lambda: next(
+            iter(
+                kernel.widgets(
+                    "VBox", within=area_id, _dom_classes=has_class(f"atomic-dialog-{method}")
+                )
+            ),
+            None,
+        ),
         what=f"a {method} dialog",
     )
 
@@ -75,7 +89,14 @@ def dialog_in(kernel: BrowserLikeKernel, area_id: str, method: str) -> WidgetRef
 def outcome_of(kernel: BrowserLikeKernel, dialog: WidgetRef) -> str:
     """Wait until the dialog has collapsed; return its one line."""
     label = kernel.wait_for(
-        lambda: next(iter(kernel.widgets("HTML", within=dialog.comm_id, _dom_classes=has_class("atomic-dialog-outcome"))), None),
+        lambda: next(
+            iter(
+                kernel.widgets(
+                    "HTML", within=dialog.comm_id, _dom_classes=has_class("atomic-dialog-outcome")
+                )
+            ),
+            None,
+        ),
         what="the dialog to collapse",
     )
     return text(label)
@@ -90,9 +111,15 @@ def button(kernel: BrowserLikeKernel, dialog: WidgetRef, text: str) -> WidgetRef
 
 def test_start_shows_panel_with_title_and_status_from_the_extension(kernel, panel) -> None:
     kernel.wait_for(
-        lambda: kernel.widgets("HTML", within=panel.comm_id, value=shows("UI test extension")), what="the title"
+        lambda: kernel.widgets("HTML", within=panel.comm_id, value=shows("UI test extension")),
+        what="the title",
     )
-    status = kernel.find("HTML", within=panel.comm_id, _dom_classes=has_class("atomic-status-entry"), tooltip="ui-test")
+    status = kernel.find(
+        "HTML",
+        within=panel.comm_id,
+        _dom_classes=has_class("atomic-status-entry"),
+        tooltip="ui-test",
+    )
     assert text(status) == "ready"
     state = kernel.find("HTML", within=panel.comm_id, _dom_classes=has_class("atomic-state"))
     assert text(state) == "idle"
@@ -100,7 +127,11 @@ def test_start_shows_panel_with_title_and_status_from_the_extension(kernel, pane
 
 def test_magic_help_is_generated_from_its_arguments(kernel) -> None:
     result = kernel.execute("%atomic_agent?")
-    pages = [p["data"]["text/plain"] for p in result.reply.get("payload", []) if p.get("source") == "page"]
+    pages = [
+        p["data"]["text/plain"]
+        for p in result.reply.get("payload", [])
+        if p.get("source") == "page"
+    ]
     assert pages and "--command" in pages[0] and "--env" in pages[0] and "start" in pages[0]
 
 
@@ -111,7 +142,10 @@ def test_select_click_sends_the_option_and_collapses(kernel, panel) -> None:
     area = prompt(kernel, "/ui-select")
     dialog = dialog_in(kernel, area, "select")
     assert [b.state["description"] for b in kernel.widgets("Button", within=dialog.comm_id)] == [
-        "Alpha", "Beta", "Gamma", "Cancel",
+        "Alpha",
+        "Beta",
+        "Gamma",
+        "Cancel",
     ]
     kernel.click(button(kernel, dialog, "Beta").comm_id)
     wait_note(kernel, panel, 'got select: "Beta"')
@@ -154,7 +188,12 @@ def test_editor_prefilled_multiline_unicode_answer(kernel, panel) -> None:
 
 @pytest.mark.parametrize(
     "command, method, default",
-    [("/ui-select", "select", "undefined"), ("/ui-confirm", "confirm", "false"), ("/ui-input", "input", "undefined"), ("/ui-editor", "editor", "undefined")],
+    [
+        ("/ui-select", "select", "undefined"),
+        ("/ui-confirm", "confirm", "false"),
+        ("/ui-input", "input", "undefined"),
+        ("/ui-editor", "editor", "undefined"),
+    ],
 )
 def test_cancel_each_kind(kernel, panel, command: str, method: str, default: str) -> None:
     dialog = dialog_in(kernel, prompt(kernel, command), method)
@@ -196,7 +235,9 @@ def test_two_dialogs_at_once_each_answer_their_own(kernel, panel) -> None:
 
 def test_timed_dialog_counts_down_then_expires(kernel, panel) -> None:
     dialog = dialog_in(kernel, prompt(kernel, "/ui-confirm 2500"), "confirm")
-    countdown = kernel.find("HTML", within=dialog.comm_id, _dom_classes=has_class("atomic-countdown"))
+    countdown = kernel.find(
+        "HTML", within=dialog.comm_id, _dom_classes=has_class("atomic-countdown")
+    )
     assert text(countdown).startswith("expires in ")
     first = text(countdown)
     kernel.wait_for(lambda: text(countdown) != first, what="the countdown to tick")
@@ -209,7 +250,12 @@ def test_unicode_survives_both_ways(kernel, panel) -> None:
     kernel.find("HTML", within=dialog.comm_id, value=shows("Ünïcödé 🚀 title\u2028sep"))
     kernel.click(button(kernel, dialog, "line\u2029sep").comm_id)
     wait_note(kernel, panel, 'got select: "line\u2029sep"')
-    status = kernel.find("HTML", within=panel.comm_id, _dom_classes=has_class("atomic-status-entry"), tooltip="unicode")
+    status = kernel.find(
+        "HTML",
+        within=panel.comm_id,
+        _dom_classes=has_class("atomic-status-entry"),
+        tooltip="unicode",
+    )
     assert text(status) == "naïve 日本語 🚀 a\u2028b\u2029c"
 
 
@@ -217,7 +263,9 @@ def test_html_from_the_agent_is_only_ever_text(kernel, panel) -> None:
     area = prompt(kernel, "/ui-html")
     dialog = dialog_in(kernel, area, "select")
     # Text widgets carry the raw string, which the frontend renders as text.
-    kernel.find("HTML", within=dialog.comm_id, value=shows(lambda v: v.startswith("<img src=x onerror=")))
+    kernel.find(
+        "HTML", within=dialog.comm_id, value=shows(lambda v: v.startswith("<img src=x onerror="))
+    )
     kernel.click(kernel.widgets("Button", within=dialog.comm_id)[0].comm_id)
     for method, answer in (("confirm", "Yes"), ("input", "Submit"), ("editor", "Submit")):
         d = dialog_in(kernel, area, method)
@@ -232,21 +280,44 @@ def test_html_from_the_agent_is_only_ever_text(kernel, panel) -> None:
         assert "text/html" not in record.data and "text/markdown" not in record.data
 
 
-def test_fire_and_forget_methods_update_the_panel_and_send_prefills_the_editor(kernel, panel) -> None:
+def test_fire_and_forget_methods_update_the_panel_and_send_prefills_the_editor(
+    kernel, panel
+) -> None:
     prompt(kernel, "/ui-fire")
-    kernel.wait_for(lambda: kernel.widgets("HTML", within=panel.comm_id, value=shows("Fired title")), what="the new title")
+    kernel.wait_for(
+        lambda: kernel.widgets("HTML", within=panel.comm_id, value=shows("Fired title")),
+        what="the new title",
+    )
     editor = kernel.find("Textarea", within=panel.comm_id, _dom_classes=has_class("atomic-editor"))
-    kernel.wait_for(lambda: editor.state["value"] == "prefilled by the extension", what="set_editor_text")
-    above = kernel.find("VBox", within=panel.comm_id, _dom_classes=has_class("atomic-widgets-above"))
-    below = kernel.find("VBox", within=panel.comm_id, _dom_classes=has_class("atomic-widgets-below"))
-    kernel.wait_for(lambda: kernel.widgets("HTML", within=below.comm_id), what="the widget below the editor")
-    above_text = [html.unescape(w.state["value"]) for w in kernel.widgets("HTML", within=above.comm_id)]
+    kernel.wait_for(
+        lambda: editor.state["value"] == "prefilled by the extension", what="set_editor_text"
+    )
+    above = kernel.find(
+        "VBox", within=panel.comm_id, _dom_classes=has_class("atomic-widgets-above")
+    )
+    below = kernel.find(
+        "VBox", within=panel.comm_id, _dom_classes=has_class("atomic-widgets-below")
+    )
+    kernel.wait_for(
+        lambda: kernel.widgets("HTML", within=below.comm_id), what="the widget below the editor"
+    )
+    above_text = [
+        html.unescape(w.state["value"]) for w in kernel.widgets("HTML", within=above.comm_id)
+    ]
     assert any("top line 1\ntop line 2" in t for t in above_text)
     assert not any("to be cleared" in t for t in above_text)
-    assert [w.state["tooltip"] for w in kernel.widgets("HTML", within=panel.comm_id, _dom_classes=has_class("atomic-status-entry"))].count("two") == 0
+    assert [
+        w.state["tooltip"]
+        for w in kernel.widgets(
+            "HTML", within=panel.comm_id, _dom_classes=has_class("atomic-status-entry")
+        )
+    ].count("two") == 0
     wait_note(kernel, panel, "[info] a default note")
     assert notes(kernel, panel)[-4:] == [
-        "[info] an info note", "[warning] a warning note", "[error] an error note", "[info] a default note",
+        "[info] an info note",
+        "[warning] a warning note",
+        "[error] an error note",
+        "[info] a default note",
     ]
     # Type a command into the editor and press Send: its dialog appears in the panel.
     kernel.set_value(editor.comm_id, value="/ui-select")
@@ -272,12 +343,21 @@ def test_status_flood_keeps_the_kernel_responsive_and_is_coalesced(kernel, panel
     assert kernel.execute("21 * 2").result == "42"
     wait_note(kernel, panel, f"flood done: {n}", timeout=60)
     flood = kernel.wait_for(
-        lambda: next(iter(kernel.widgets("HTML", within=panel.comm_id, tooltip="flood", value=shows(f"update {n} of {n}"))), None),
+        lambda: next(
+            iter(
+                kernel.widgets(
+                    "HTML", within=panel.comm_id, tooltip="flood", value=shows(f"update {n} of {n}")
+                )
+            ),
+            None,
+        ),
         what="the last status update",
     )
     updates = [
-        m for m in kernel.iter_messages("comm_msg")
-        if m["content"]["comm_id"] == flood.comm_id and "value" in m["content"]["data"].get("state", {})
+        m
+        for m in kernel.iter_messages("comm_msg")
+        if m["content"]["comm_id"] == flood.comm_id
+        and "value" in m["content"]["data"].get("state", {})
     ]
     assert len(updates) < n / 10, f"{len(updates)} comm updates for {n} status changes"
 
@@ -293,7 +373,9 @@ def test_kernel_runs_cells_and_python_api_sees_the_same_state(kernel, panel) -> 
 
 
 def test_missing_executable_is_a_clear_error_and_the_kernel_goes_on(kernel) -> None:
-    result = kernel.execute("%atomic_agent start --name ghost --command /nonexistent/agent-xyz", check=False)
+    result = kernel.execute(
+        "%atomic_agent start --name ghost --command /nonexistent/agent-xyz", check=False
+    )
     assert result.status == "error" and result.ename == "AgentStartError"
     assert "/nonexistent/agent-xyz" in result.evalue and "not found" in result.evalue
     assert kernel.execute("1 + 1").result == "2"
@@ -303,7 +385,11 @@ def test_agent_dying_at_startup_shows_its_stderr(kernel) -> None:
     cmd = "bash -c 'echo marker-startup-death >&2; exit 7'"
     result = kernel.execute(f'%atomic_agent start --name dying --command "{cmd}"', check=False)
     assert result.ename == "AgentStartError"
-    assert "code 7" in result.evalue and "marker-startup-death" in result.evalue and "bash" in result.evalue
+    assert (
+        "code 7" in result.evalue
+        and "marker-startup-death" in result.evalue
+        and "bash" in result.evalue
+    )
 
 
 def test_crash_mid_dialog_closes_the_dialog_and_says_to_restart(kernel, ui_extension) -> None:
@@ -323,13 +409,23 @@ def test_crash_mid_dialog_closes_the_dialog_and_says_to_restart(kernel, ui_exten
     kernel.execute("%atomic_agent stop --name crashy")
 
 
-def test_stop_and_kernel_shutdown_leave_no_agent_process(tmp_path, agent_command, private_agent_home, ui_extension) -> None:
-    env = {"ATOMIC_AGENT_COMMAND": " ".join(agent_command), "PI_CODING_AGENT_DIR": str(private_agent_home)}
+def test_stop_and_kernel_shutdown_leave_no_agent_process(
+    tmp_path, agent_command, private_agent_home, ui_extension
+) -> None:
+    env = {
+        "ATOMIC_AGENT_COMMAND": " ".join(agent_command),
+        "PI_CODING_AGENT_DIR": str(private_agent_home),
+    }
     with BrowserLikeKernel(tmp_path, env=env) as k:
         k.execute("%load_ext atomic_jupyter")
         k.execute(f"%atomic_agent start --name a -e {ui_extension}")
         k.execute(f"%atomic_agent start --name b -e {ui_extension}")
-        pids = [int(x) for x in k.execute("import atomic_jupyter as aj\nprint(aj.session('a').pid, aj.session('b').pid)").stdout.split()]
+        pids = [
+            int(x)
+            for x in k.execute(
+                "import atomic_jupyter as aj\nprint(aj.session('a').pid, aj.session('b').pid)"
+            ).stdout.split()
+        ]
         k.execute("%atomic_agent stop --name a")
         assert not alive(pids[0])
         assert alive(pids[1])
@@ -338,5 +434,3 @@ def test_stop_and_kernel_shutdown_leave_no_agent_process(tmp_path, agent_command
     while alive(pids[1]) and __import__("time").monotonic() < deadline:
         __import__("threading").Event().wait(0.05)
     assert not alive(pids[1])
-
-

@@ -14,8 +14,13 @@ pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 
 
 @pytest.fixture(scope="module")
-def kernel(tmp_path_factory: pytest.TempPathFactory, agent_command: list[str], private_agent_home: Path) -> Iterator[BrowserLikeKernel]:
-    env = {"ATOMIC_AGENT_COMMAND": " ".join(agent_command), "PI_CODING_AGENT_DIR": str(private_agent_home)}
+def kernel(
+    tmp_path_factory: pytest.TempPathFactory, agent_command: list[str], private_agent_home: Path
+) -> Iterator[BrowserLikeKernel]:
+    env = {
+        "ATOMIC_AGENT_COMMAND": " ".join(agent_command),
+        "PI_CODING_AGENT_DIR": str(private_agent_home),
+    }
     with BrowserLikeKernel(tmp_path_factory.mktemp("notebook"), env=env) as k:
         k.execute("%load_ext atomic_jupyter")
         k.execute("%atomic_agent start")
@@ -31,23 +36,43 @@ def define(kernel: BrowserLikeKernel, name: str, source: str) -> WidgetRef:
 
 
 def header(kernel: BrowserLikeKernel, view: WidgetRef) -> str:
-    return text(kernel.find("HTML", within=view.comm_id, _dom_classes=has_class("atomic-prototype-header")))
+    return text(
+        kernel.find("HTML", within=view.comm_id, _dom_classes=has_class("atomic-prototype-header"))
+    )
 
 
 def errors(kernel: BrowserLikeKernel, view: WidgetRef) -> list[str]:
-    return [text(w) for w in kernel.widgets("HTML", within=view.comm_id, _dom_classes=has_class("atomic-prototype-error"))]
+    return [
+        text(w)
+        for w in kernel.widgets(
+            "HTML", within=view.comm_id, _dom_classes=has_class("atomic-prototype-error")
+        )
+    ]
 
 
-def click_command_and_answer(kernel: BrowserLikeKernel, view: WidgetRef, command: str, answer: str) -> str:
+def click_command_and_answer(
+    kernel: BrowserLikeKernel, view: WidgetRef, command: str, answer: str
+) -> str:
     kernel.click(kernel.find("Button", within=view.comm_id, description=command).comm_id)
     dialog = kernel.wait_for(
-        lambda: next(iter(kernel.widgets("VBox", within=view.comm_id, _dom_classes=has_class("atomic-dialog-confirm"))), None),
+        lambda: next(
+            iter(
+                kernel.widgets(
+                    "VBox", within=view.comm_id, _dom_classes=has_class("atomic-dialog-confirm")
+                )
+            ),
+            None,
+        ),
         what="the command's dialog under the cell",
     )
-    title = text(kernel.find("HTML", within=dialog.comm_id, value=shows(lambda v: v.startswith("Open the"))))
+    title = text(
+        kernel.find("HTML", within=dialog.comm_id, value=shows(lambda v: v.startswith("Open the")))
+    )
     kernel.click(kernel.find("Button", within=dialog.comm_id, description=answer).comm_id)
     kernel.wait_for(
-        lambda: kernel.widgets("HTML", within=dialog.comm_id, _dom_classes=has_class("atomic-dialog-outcome")),
+        lambda: kernel.widgets(
+            "HTML", within=dialog.comm_id, _dom_classes=has_class("atomic-dialog-outcome")
+        ),
         what="the dialog to collapse",
     )
     return title
@@ -57,7 +82,9 @@ def test_define_then_click_its_command_and_answer(kernel: BrowserLikeKernel) -> 
     view = define(kernel, "gate", gate("v1"))
     assert header(kernel, view) == "extension gate v1 loaded: /gate"
     assert click_command_and_answer(kernel, view, "/gate", "Yes") == "Open the v1 gate?"
-    out = kernel.execute("import atomic_jupyter as aj\nprint(aj.session().notifications[-1]['message'])")
+    out = kernel.execute(
+        "import atomic_jupyter as aj\nprint(aj.session().notifications[-1]['message'])"
+    )
     assert out.stdout.strip() == "gate v1: true"
 
 
@@ -68,14 +95,21 @@ def test_redefine_shows_the_new_behaviour(kernel: BrowserLikeKernel) -> None:
 
 
 def test_a_syntax_error_is_shown_in_the_cell_with_file_and_line(kernel: BrowserLikeKernel) -> None:
-    view = define(kernel, "broken", HEADER + "export default function (pi: ExtensionAPI) {\n  const x: number = ;\n}\n")
+    view = define(
+        kernel,
+        "broken",
+        HEADER + "export default function (pi: ExtensionAPI) {\n  const x: number = ;\n}\n",
+    )
     assert header(kernel, view) == "extension broken not loaded"
     (line,) = errors(kernel, view)
     assert line.startswith("broken.ts:3:") and "syntax error" in line
 
 
 def test_a_handler_error_appears_later_in_the_cell_that_owns_it(kernel: BrowserLikeKernel) -> None:
-    source = HEADER + 'export default function (pi: ExtensionAPI) {\n  pi.registerCommand("explode", { description: "x", handler: async () => {\n    throw new Error("handler boom");\n  } });\n}\n'
+    source = (
+        HEADER
+        + 'export default function (pi: ExtensionAPI) {\n  pi.registerCommand("explode", { description: "x", handler: async () => {\n    throw new Error("handler boom");\n  } });\n}\n'
+    )
     view = define(kernel, "exploder", source)
     kernel.click(kernel.find("Button", within=view.comm_id, description="/explode").comm_id)
     kernel.wait_for(lambda: errors(kernel, view), what="the handler's error in the cell")

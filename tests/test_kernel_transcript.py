@@ -16,12 +16,10 @@ from widget_text import has_class, shows, text, visible_text
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 
 
-
-
-
-
 @pytest.fixture(scope="module")
-def kernel(tmp_path_factory: pytest.TempPathFactory, agent_command: list[str], scripted_model) -> Iterator[BrowserLikeKernel]:
+def kernel(
+    tmp_path_factory: pytest.TempPathFactory, agent_command: list[str], scripted_model
+) -> Iterator[BrowserLikeKernel]:
     _server, home, args = scripted_model
     cwd = tmp_path_factory.mktemp("notebook")
     env = {"ATOMIC_AGENT_COMMAND": " ".join(agent_command), "PI_CODING_AGENT_DIR": str(home)}
@@ -41,7 +39,9 @@ def run_cell(kernel: BrowserLikeKernel, prompt: str, flags: str = "") -> WidgetR
 
 
 def run_state(kernel: BrowserLikeKernel, transcript: WidgetRef) -> WidgetRef:
-    return kernel.find("HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-run-state"))
+    return kernel.find(
+        "HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-run-state")
+    )
 
 
 def wait_done(kernel: BrowserLikeKernel, transcript: WidgetRef, timeout: float = 30) -> None:
@@ -51,17 +51,22 @@ def wait_done(kernel: BrowserLikeKernel, transcript: WidgetRef, timeout: float =
 
 def updates_of(kernel: BrowserLikeKernel, comm_id: str, key: str = "value") -> list[dict]:
     return [
-        m for m in kernel.iter_messages("comm_msg")
+        m
+        for m in kernel.iter_messages("comm_msg")
         if m["content"]["comm_id"] == comm_id and key in m["content"]["data"].get("state", {})
     ]
 
 
-def test_long_answer_streams_with_bounded_updates_and_exact_final_text(kernel: BrowserLikeKernel) -> None:
+def test_long_answer_streams_with_bounded_updates_and_exact_final_text(
+    kernel: BrowserLikeKernel,
+) -> None:
     transcript = run_cell(kernel, "Give me the long answer please")
     # The kernel runs other cells while the answer streams.
     assert kernel.execute("6 * 7").result == "42"
     wait_done(kernel, transcript)
-    (text_widget,) = kernel.widgets("HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-assistant-text"))
+    (text_widget,) = kernel.widgets(
+        "HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-assistant-text")
+    )
     shown = visible_text(text_widget.state["value"])
     # The final update carries the whole answer: the last and the first lines are there.
     assert "Line 599: the quick brown fox jumps over the lazy dog." in shown
@@ -76,8 +81,11 @@ def test_long_answer_streams_with_bounded_updates_and_exact_final_text(kernel: B
     footer = kernel.find("HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-footer"))
     assert "1 turn" in text(footer) and "1,200 in / 9,000 out tokens" in text(footer)
     # The Python side has the exact text.
-    result = kernel.execute("import atomic_jupyter as aj\nprint(aj.session().runs[-1].text == LONG_ANSWER_LEN)".replace(
-        "LONG_ANSWER_LEN", repr(LONG_ANSWER)))
+    result = kernel.execute(
+        "import atomic_jupyter as aj\nprint(aj.session().runs[-1].text == LONG_ANSWER_LEN)".replace(
+            "LONG_ANSWER_LEN", repr(LONG_ANSWER)
+        )
+    )
     assert result.stdout.strip() == "True"
 
 
@@ -92,14 +100,21 @@ def test_tool_call_shows_a_card_with_arguments_and_result(kernel: BrowserLikeKer
     assert (text(args)) == "$ echo hello-from-tool"
     output = kernel.find("HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-output"))
     assert "hello-from-tool" in (text(output))
-    texts = [visible_text(w.state["value"]) for w in kernel.widgets("HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-assistant-text"))]
+    texts = [
+        visible_text(w.state["value"])
+        for w in kernel.widgets(
+            "HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-assistant-text")
+        )
+    ]
     assert "Let me check." in texts[0] and "The tool said hello." in texts[-1]
 
 
 def test_thinking_is_folded_away(kernel: BrowserLikeKernel) -> None:
     transcript = run_cell(kernel, "think about it")
     wait_done(kernel, transcript)
-    fold = kernel.find("Accordion", within=transcript.comm_id, _dom_classes=has_class("atomic-thinking"))
+    fold = kernel.find(
+        "Accordion", within=transcript.comm_id, _dom_classes=has_class("atomic-thinking")
+    )
     assert fold.state["selected_index"] is None  # closed
     (inner,) = kernel.widgets("HTML", within=fold.comm_id)
     assert "Let me think step by step." in (text(inner))
@@ -108,25 +123,40 @@ def test_thinking_is_folded_away(kernel: BrowserLikeKernel) -> None:
 def test_markdown_payloads_render_without_script(kernel: BrowserLikeKernel) -> None:
     transcript = run_cell(kernel, "show me the payload")
     wait_done(kernel, transcript)
-    (text_widget,) = kernel.widgets("HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-assistant-text"))
+    (text_widget,) = kernel.widgets(
+        "HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-assistant-text")
+    )
     value = text_widget.state["value"]
     assert "<h1" in value and "<li>" in value and "<strong>" in value  # Markdown still renders
     lowered = value.lower()
     assert "<script" not in lowered and "<img" not in lowered and "<iframe" not in lowered
     assert not re.search(r"<[^>]*\son\w+\s*=", lowered), "an event-handler attribute survived"
-    assert not any(h.strip().startswith("javascript:") for h in re.findall(r'href="([^"]*)"', lowered))
+    assert not any(
+        h.strip().startswith("javascript:") for h in re.findall(r'href="([^"]*)"', lowered)
+    )
     shown = visible_text(value)
     assert "<script>window.__pwned='script'</script>" in shown  # the payload is shown as text
     assert "print('highlighted')" in shown
 
 
-def test_wait_stops_early_for_a_dialog_then_finishes_after_the_click(kernel: BrowserLikeKernel) -> None:
+def test_wait_stops_early_for_a_dialog_then_finishes_after_the_click(
+    kernel: BrowserLikeKernel,
+) -> None:
     result = kernel.execute("%%atomic_agent --wait --timeout 60\nrun the dangerous command")
-    assert "dialog needs your answer" in result.stdout and "Run a dangerous command?" in result.stdout
+    assert (
+        "dialog needs your answer" in result.stdout and "Run a dangerous command?" in result.stdout
+    )
     assert result.stderr == ""
     (transcript_id,) = result.widget_ids
     dialog = kernel.wait_for(
-        lambda: next(iter(kernel.widgets("VBox", within=transcript_id, _dom_classes=has_class("atomic-dialog-confirm"))), None),
+        lambda: next(
+            iter(
+                kernel.widgets(
+                    "VBox", within=transcript_id, _dom_classes=has_class("atomic-dialog-confirm")
+                )
+            ),
+            None,
+        ),
         what="the guard's dialog in the transcript",
     )
     yes = kernel.find("Button", within=dialog.comm_id, description="Yes")
@@ -136,7 +166,11 @@ def test_wait_stops_early_for_a_dialog_then_finishes_after_the_click(kernel: Bro
     transcript = kernel.widget(transcript_id)
     assert text(run_state(kernel, transcript)) == "done"
     card = kernel.find("VBox", within=transcript_id, _dom_classes=has_class("atomic-tool"))
-    assert "dangerous-but-fine" in visible_text(kernel.find("HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-output")).state["value"])
+    assert "dangerous-but-fine" in visible_text(
+        kernel.find(
+            "HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-output")
+        ).state["value"]
+    )
     # The dialog sits in the transcript where it happened: after the tool card started.
     children = transcript.children[1].state["children"]
     order = [c.removeprefix("IPY_MODEL_") for c in children]
@@ -147,10 +181,14 @@ def test_policy_from_the_magic_answers_and_is_shown_like_a_click(kernel: Browser
     listed = kernel.execute('%atomic_agent policy --method confirm --title "dangerous" no')
     assert "confirm titled /dangerous/ -> False" in listed.stdout
     try:
-        result = kernel.execute("%%atomic_agent --wait --timeout 60\nrun the dangerous command again")
+        result = kernel.execute(
+            "%%atomic_agent --wait --timeout 60\nrun the dangerous command again"
+        )
         assert result.stderr == ""
         (transcript_id,) = result.widget_ids
-        outcome = kernel.find("HTML", within=transcript_id, _dom_classes=has_class("atomic-dialog-outcome"))
+        outcome = kernel.find(
+            "HTML", within=transcript_id, _dom_classes=has_class("atomic-dialog-outcome")
+        )
         assert text(outcome) == "Run a dangerous command? -> No (policy)"
     finally:
         kernel.execute("%atomic_agent policy --clear")
@@ -159,45 +197,79 @@ def test_policy_from_the_magic_answers_and_is_shown_like_a_click(kernel: Browser
 def test_stop_button_aborts_the_run(kernel: BrowserLikeKernel) -> None:
     transcript = run_cell(kernel, "go slow please")
     streamed = kernel.wait_for(
-        lambda: next(iter(kernel.widgets("HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-assistant-text"), value=shows(lambda v: "slow" in v))), None),
+        lambda: next(
+            iter(
+                kernel.widgets(
+                    "HTML",
+                    within=transcript.comm_id,
+                    _dom_classes=has_class("atomic-assistant-text"),
+                    value=shows(lambda v: "slow" in v),
+                )
+            ),
+            None,
+        ),
         what="the first streamed words",
     )
     kernel.click(kernel.find("Button", within=transcript.comm_id, description="Stop").comm_id)
     wait_done(kernel, transcript, timeout=15)
-    error = kernel.find("HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-assistant-error"))
+    error = kernel.find(
+        "HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-assistant-error")
+    )
     assert "aborted" in text(error).lower()
     assert len(text(streamed)) < len("slow " * 400)
 
 
 def test_status_is_a_readable_table_with_the_model(kernel: BrowserLikeKernel) -> None:
     out = kernel.execute("%atomic_agent status").stdout
-    rows = dict(re.split(r"\s{2,}", line.strip(), maxsplit=1) for line in out.splitlines() if line.strip())
-    assert rows["model"] == "scripted/scripted" and rows["state"] == "idle" and rows["streaming"] == "no"
+    rows = dict(
+        re.split(r"\s{2,}", line.strip(), maxsplit=1) for line in out.splitlines() if line.strip()
+    )
+    assert (
+        rows["model"] == "scripted/scripted"
+        and rows["state"] == "idle"
+        and rows["streaming"] == "no"
+    )
 
 
 def test_steer_from_the_magic_reaches_the_running_agent(kernel: BrowserLikeKernel) -> None:
     transcript = run_cell(kernel, "go slow again")
     kernel.wait_for(
-        lambda: kernel.widgets("HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-assistant-text"), value=shows(lambda v: "slow" in v)),
+        lambda: kernel.widgets(
+            "HTML",
+            within=transcript.comm_id,
+            _dom_classes=has_class("atomic-assistant-text"),
+            value=shows(lambda v: "slow" in v),
+        ),
         what="the first streamed words",
     )
     assert kernel.execute("%atomic_agent steer and now, change course").stdout.strip() == "done"
     wait_done(kernel, transcript, timeout=30)
-    users = kernel.widgets("HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-user-message"))
+    users = kernel.widgets(
+        "HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-user-message")
+    )
     assert [text(u) for u in users] == ["you: and now, change course"]
 
 
-def test_long_answer_after_a_tool_call_shows_the_right_transcript_with_bounded_updates(kernel: BrowserLikeKernel) -> None:
+def test_long_answer_after_a_tool_call_shows_the_right_transcript_with_bounded_updates(
+    kernel: BrowserLikeKernel,
+) -> None:
     transcript = run_cell(kernel, "a long tool answer please")
     wait_done(kernel, transcript)
-    blocks = kernel.find("VBox", within=transcript.comm_id, _dom_classes=has_class("atomic-transcript-blocks"))
+    blocks = kernel.find(
+        "VBox", within=transcript.comm_id, _dom_classes=has_class("atomic-transcript-blocks")
+    )
     order = [kernel.widget(c.removeprefix("IPY_MODEL_")) for c in blocks.state["children"]]
-    kinds = [next(k for k in ("atomic-assistant", "atomic-tool") if k in w.state["_dom_classes"]) for w in order]
+    kinds = [
+        next(k for k in ("atomic-assistant", "atomic-tool") if k in w.state["_dom_classes"])
+        for w in order
+    ]
     assert kinds == ["atomic-assistant", "atomic-tool", "atomic-assistant"]
     card = order[1]
     output = kernel.find("HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-output"))
     assert text(output) == "1\n2\n3\n"
-    final = kernel.find("HTML", within=order[2].comm_id, _dom_classes=has_class("atomic-assistant-text"))
+    final = kernel.find(
+        "HTML", within=order[2].comm_id, _dom_classes=has_class("atomic-assistant-text")
+    )
     assert "Line 599: the quick brown fox" in text(final)
     # Every widget of the transcript together got a bounded number of updates.
     ids = {w.comm_id for w in kernel.descendants(transcript.comm_id)} | {transcript.comm_id}
@@ -207,15 +279,21 @@ def test_long_answer_after_a_tool_call_shows_the_right_transcript_with_bounded_u
     assert text(footer).startswith("2 turns · 400 in / 9,020 out tokens")
 
 
-def test_wait_keeps_the_transcript_updating_while_the_cell_blocks(kernel: BrowserLikeKernel) -> None:
+def test_wait_keeps_the_transcript_updating_while_the_cell_blocks(
+    kernel: BrowserLikeKernel,
+) -> None:
     result = kernel.execute("%%atomic_agent --wait --timeout 60\ngo slow while I wait")
     assert result.stderr == ""
     (transcript_id,) = result.widget_ids
-    text_widget = kernel.find("HTML", within=transcript_id, _dom_classes=has_class("atomic-assistant-text"))
+    text_widget = kernel.find(
+        "HTML", within=transcript_id, _dom_classes=has_class("atomic-assistant-text")
+    )
     assert text(text_widget).strip() == ("slow " * 400).strip()
     during = [
-        m for m in kernel.iter_messages("comm_msg")
-        if m["content"]["comm_id"] == text_widget.comm_id and m["parent_header"].get("msg_id") == result.msg_id
+        m
+        for m in kernel.iter_messages("comm_msg")
+        if m["content"]["comm_id"] == text_widget.comm_id
+        and m["parent_header"].get("msg_id") == result.msg_id
     ]
     # The answer streams for about 4 s: the frontend saw it grow while the cell was blocked.
     assert len(during) > 5

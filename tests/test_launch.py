@@ -118,7 +118,10 @@ def test_plain_atomic_when_nothing_is_found(tmp_path, no_pinned):
 
 def test_the_default_pinned_paths_are_inside_the_project_and_the_prefix():
     paths = launch.pinned_agent_paths()
-    assert paths[0] == Path(launch.__file__).resolve().parents[2] / "agent" / "node_modules" / ".bin" / "pi"
+    assert (
+        paths[0]
+        == Path(launch.__file__).resolve().parents[2] / "agent" / "node_modules" / ".bin" / "pi"
+    )
     assert all(p.name == "pi" for p in paths)
 
 
@@ -184,7 +187,15 @@ def test_build_argv_does_not_mistake_a_longer_flag_for_mode():
 
 def test_build_argv_passes_provider_and_model_on():
     argv = build_argv(["atomic"], LaunchSpec(provider="anthropic", model="claude-sonnet-4"))
-    assert argv == ["atomic", "--mode", "rpc", "--provider", "anthropic", "--model", "claude-sonnet-4"]
+    assert argv == [
+        "atomic",
+        "--mode",
+        "rpc",
+        "--provider",
+        "anthropic",
+        "--model",
+        "claude-sonnet-4",
+    ]
 
 
 def test_build_argv_leaves_out_missing_provider_and_model():
@@ -197,7 +208,9 @@ def test_build_argv_makes_extension_paths_absolute(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     cwd = os.getcwd()
     absolute = str(tmp_path / "elsewhere" / "abs.ts")
-    argv = build_argv(["atomic"], LaunchSpec(extensions=("ext/one.ts", "./two.ts", "../up/three.ts", absolute)))
+    argv = build_argv(
+        ["atomic"], LaunchSpec(extensions=("ext/one.ts", "./two.ts", "../up/three.ts", absolute))
+    )
     assert argv == [
         "atomic",
         "--mode",
@@ -251,5 +264,7 @@ def test_build_argv_does_not_modify_its_base():
 
 
 def test_resolved_command_feeds_build_argv(bin_dir, pinned):
-    resolved = resolve_command(environ={"PATH": str(bin_dir), "ATOMIC_AGENT_COMMAND": "pi --mode=rpc"})
+    resolved = resolve_command(
+        environ={"PATH": str(bin_dir), "ATOMIC_AGENT_COMMAND": "pi --mode=rpc"}
+    )
     assert build_argv(resolved.argv, LaunchSpec(model="m")) == ["pi", "--mode=rpc", "--model", "m"]

@@ -20,10 +20,6 @@ pytestmark = pytest.mark.agent
 STANDIN = [sys.executable, str(Path(__file__).with_name("standin_agent.py"))]
 
 
-
-
-
-
 def port_open(port: int) -> bool:
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", port)) == 0
@@ -76,7 +72,9 @@ def test_interpreter_exit_ends_the_agent(tmp_path: Path) -> None:
         print(s.pid, flush=True)
         """
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     assert gone(int(done.stdout.split()[-1]))
 
@@ -90,7 +88,9 @@ def test_kernel_restart_and_shutdown_end_the_agent(tmp_path: Path) -> None:
         assert gone(first)
         kernel.kc.wait_for_ready(timeout=60)
         kernel.execute(f"import atomic_jupyter as aj\ns = aj.start(command={STANDIN!r})")
-        kernel.execute("t = aj.start(command=" + repr(STANDIN) + ", name='other')")  # used from another cell
+        kernel.execute(
+            "t = aj.start(command=" + repr(STANDIN) + ", name='other')"
+        )  # used from another cell
         second = int(kernel.execute("print(s.pid)").stdout)
         other = int(kernel.execute("print(aj.session('other').pid)").stdout)
     assert gone(second) and gone(other)

@@ -108,14 +108,21 @@ DOC_EXAMPLES = {
 }
 
 EXPECTED = {
-    "select": SelectRequest("uuid-1", title="Allow dangerous command?", options=("Allow", "Block"), timeout=10000),
-    "confirm": ConfirmRequest("uuid-2", title="Clear session?", message="All messages will be lost.", timeout=5000),
+    "select": SelectRequest(
+        "uuid-1", title="Allow dangerous command?", options=("Allow", "Block"), timeout=10000
+    ),
+    "confirm": ConfirmRequest(
+        "uuid-2", title="Clear session?", message="All messages will be lost.", timeout=5000
+    ),
     "input": InputRequest("uuid-3", title="Enter a value", placeholder="type something..."),
     "editor": EditorRequest("uuid-4", title="Edit some text", prefill="Line 1\nLine 2\nLine 3"),
     "notify": NotifyRequest("uuid-5", message="Command blocked by user", notify_type="warning"),
     "setStatus": SetStatusRequest("uuid-6", key="my-ext", text="Turn 3 running..."),
     "setWidget": SetWidgetRequest(
-        "uuid-7", key="my-ext", lines=("--- My Widget ---", "Line 1", "Line 2"), placement="aboveEditor"
+        "uuid-7",
+        key="my-ext",
+        lines=("--- My Widget ---", "Line 1", "Line 2"),
+        placement="aboveEditor",
     ),
     "setTitle": SetTitleRequest("uuid-8", title="atomic - my project"),
     "set_editor_text": SetEditorTextRequest("uuid-9", text="prefilled text for the user"),
@@ -196,7 +203,22 @@ def test_absent_timeout_is_none():
 
 
 @pytest.mark.parametrize(
-    "bad", [0, 0.0, -1, -5000, "10", "10000", True, False, None, [10], {"ms": 10}, float("nan"), float("inf")]
+    "bad",
+    [
+        0,
+        0.0,
+        -1,
+        -5000,
+        "10",
+        "10000",
+        True,
+        False,
+        None,
+        [10],
+        {"ms": 10},
+        float("nan"),
+        float("inf"),
+    ],
 )
 def test_unusable_timeout_is_none(bad):
     message = parse(with_fields(SELECT, timeout=bad))
@@ -315,12 +337,24 @@ def test_known_event_types_are_known_agent_events(kind):
 
 
 def test_documented_events_are_in_the_known_set():
-    for kind in ("agent_start", "agent_end", "message_update", "tool_execution_end", "extension_error"):
+    for kind in (
+        "agent_start",
+        "agent_end",
+        "message_update",
+        "tool_execution_end",
+        "extension_error",
+    ):
         assert kind in KNOWN_EVENT_TYPES
 
 
 def test_response_with_id_and_data():
-    raw = {"id": "req-1", "type": "response", "command": "get_state", "success": True, "data": {"model": None}}
+    raw = {
+        "id": "req-1",
+        "type": "response",
+        "command": "get_state",
+        "success": True,
+        "data": {"model": None},
+    }
     message = parse(raw)
     assert message == Response(command="get_state", success=True, id="req-1", data={"model": None})
     assert message.to_dict() == raw
@@ -338,7 +372,13 @@ def test_response_without_id():
 
 
 def test_failed_response_keeps_its_error():
-    raw = {"id": "req-2", "type": "response", "command": "set_model", "success": False, "error": "Model not found"}
+    raw = {
+        "id": "req-2",
+        "type": "response",
+        "command": "set_model",
+        "success": False,
+        "error": "Model not found",
+    }
     message = parse(raw)
     assert isinstance(message, Response)
     assert message.success is False
@@ -391,25 +431,45 @@ def test_values_that_are_not_typed_objects_are_unknown_messages(value):
 def test_value_response_has_exactly_the_protocol_shape():
     response = UIResponse.value_of("uuid-1", "Allow")
     assert response.to_dict() == {"type": "extension_ui_response", "id": "uuid-1", "value": "Allow"}
-    assert encode_line(response.to_dict()) == b'{"type":"extension_ui_response","id":"uuid-1","value":"Allow"}\n'
+    assert (
+        encode_line(response.to_dict())
+        == b'{"type":"extension_ui_response","id":"uuid-1","value":"Allow"}\n'
+    )
 
 
 @pytest.mark.parametrize("confirmed", [True, False])
 def test_confirmation_response_has_exactly_the_protocol_shape(confirmed):
     response = UIResponse.confirmation("uuid-2", confirmed)
-    assert response.to_dict() == {"type": "extension_ui_response", "id": "uuid-2", "confirmed": confirmed}
-    wire = b'{"type":"extension_ui_response","id":"uuid-2","confirmed":%s}\n' % (b"true" if confirmed else b"false")
+    assert response.to_dict() == {
+        "type": "extension_ui_response",
+        "id": "uuid-2",
+        "confirmed": confirmed,
+    }
+    wire = b'{"type":"extension_ui_response","id":"uuid-2","confirmed":%s}\n' % (
+        b"true" if confirmed else b"false"
+    )
     assert encode_line(response.to_dict()) == wire
 
 
 def test_cancellation_response_has_exactly_the_protocol_shape():
     response = UIResponse.cancellation("uuid-3")
-    assert response.to_dict() == {"type": "extension_ui_response", "id": "uuid-3", "cancelled": True}
-    assert encode_line(response.to_dict()) == b'{"type":"extension_ui_response","id":"uuid-3","cancelled":true}\n'
+    assert response.to_dict() == {
+        "type": "extension_ui_response",
+        "id": "uuid-3",
+        "cancelled": True,
+    }
+    assert (
+        encode_line(response.to_dict())
+        == b'{"type":"extension_ui_response","id":"uuid-3","cancelled":true}\n'
+    )
 
 
 def test_empty_string_value_is_still_a_value_response():
-    assert UIResponse.value_of("u", "").to_dict() == {"type": "extension_ui_response", "id": "u", "value": ""}
+    assert UIResponse.value_of("u", "").to_dict() == {
+        "type": "extension_ui_response",
+        "id": "u",
+        "value": "",
+    }
 
 
 @pytest.mark.parametrize(

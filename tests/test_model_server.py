@@ -24,8 +24,6 @@ from typing import Any
 import pytest
 
 from atomic_jupyter import AgentSession
-from atomic_jupyter.transport.launch import LaunchSpec
-from atomic_jupyter.protocol.messages import AgentEvent
 from atomic_jupyter.addons.model_server import (
     ChatRequest,
     Fail,
@@ -38,6 +36,8 @@ from atomic_jupyter.addons.model_server import (
     agent_args,
     write_models_json,
 )
+from atomic_jupyter.protocol.messages import AgentEvent
+from atomic_jupyter.transport.launch import LaunchSpec
 
 RUN_TIMEOUT = 15.0
 

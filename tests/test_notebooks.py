@@ -30,7 +30,13 @@ def executed(tmp_path_factory: pytest.TempPathFactory) -> nbformat.NotebookNode:
     work = tmp_path_factory.mktemp("quickstart")
     shutil.copy(ROOT / "notebooks" / "quickstart.ipynb", work)
     nb = nbformat.read(work / "quickstart.ipynb", as_version=4)
-    NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(work)}}, store_widget_state=True).execute()
+    NotebookClient(
+        nb,
+        timeout=120,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(work)}},
+        store_widget_state=True,
+    ).execute()
     return nb
 
 
@@ -47,15 +53,22 @@ def test_quickstart_runs_without_error_output(executed: nbformat.NotebookNode) -
     for cell in executed.cells:
         for output in cell.get("outputs", []):
             assert output["output_type"] != "error", output
-            assert not (output["output_type"] == "stream" and output["name"] == "stderr"), output["text"]
+            assert not (output["output_type"] == "stream" and output["name"] == "stderr"), output[
+                "text"
+            ]
 
 
-def test_quickstart_shows_streamed_text_a_tool_card_an_answered_dialog_and_status(executed: nbformat.NotebookNode) -> None:
+def test_quickstart_shows_streamed_text_a_tool_card_an_answered_dialog_and_status(
+    executed: nbformat.NotebookNode,
+) -> None:
     models = models_of(executed)
     answers = [visible(m["value"]) for m in with_class(models, "atomic-assistant-text")]
     assert any(a.startswith("Hello from the offline demo model") for a in answers), answers
     tools = with_class(models, "atomic-tool")
-    assert tools and all("atomic-tool-done" in t["_dom_classes"] or "atomic-tool-error" in t["_dom_classes"] for t in tools)
+    assert tools and all(
+        "atomic-tool-done" in t["_dom_classes"] or "atomic-tool-error" in t["_dom_classes"]
+        for t in tools
+    )
     outcomes = [visible(m["value"]) for m in with_class(models, "atomic-dialog-outcome")]
     assert any(o.endswith("-> Block") for o in outcomes), outcomes
     assert any(o.endswith("-> Yes") for o in outcomes), outcomes

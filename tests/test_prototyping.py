@@ -35,8 +35,6 @@ def gate(version: str) -> str:
     )
 
 
-
-
 @pytest.fixture(scope="module")
 def session(agent_command: list[str]) -> Iterator[AgentSession]:
     s = aj.start(command=agent_command, name="prototyping", display=False)
@@ -46,7 +44,10 @@ def session(agent_command: list[str]) -> Iterator[AgentSession]:
 
 def run_command(session: AgentSession, command: str) -> aj.Dialog:
     session.prompt(command, display=False)
-    return wait_until(lambda: session.pending_dialogs[0] if session.pending_dialogs else None, f"the dialog of {command}")
+    return wait_until(
+        lambda: session.pending_dialogs[0] if session.pending_dialogs else None,
+        f"the dialog of {command}",
+    )
 
 
 def test_define_run_and_answer_a_prototype(session: AgentSession) -> None:
@@ -57,7 +58,10 @@ def test_define_run_and_answer_a_prototype(session: AgentSession) -> None:
     dialog = run_command(session, "/gate")
     assert dialog.title == "Open the v1 gate?"
     dialog.respond(True)
-    wait_until(lambda: session.notifications and session.notifications[-1]["message"] == "gate v1: true", "the extension's report")
+    wait_until(
+        lambda: session.notifications and session.notifications[-1]["message"] == "gate v1: true",
+        "the extension's report",
+    )
 
 
 def test_redefining_replaces_the_old_handler(session: AgentSession) -> None:
@@ -77,12 +81,34 @@ def test_redefining_replaces_the_old_handler(session: AgentSession) -> None:
 @pytest.mark.parametrize(
     "name, source, kind, line, text",
     [
-        ("syntax", HEADER + "export default function (pi: ExtensionAPI) {\n  const x: number = ;\n}\n", "syntax", 3, "Expression expected"),
-        ("typed", HEADER + "export default function (pi: ExtensionAPI) {\n  pi.registerComand('x', {});\n}\n", "type", 3, "registerComand"),
-        ("throws", HEADER + "export default function (pi: ExtensionAPI) {\n  const n = 1;\n  throw new Error('load boom ' + n);\n}\n", "load", 4, "load boom 1"),
+        (
+            "syntax",
+            HEADER + "export default function (pi: ExtensionAPI) {\n  const x: number = ;\n}\n",
+            "syntax",
+            3,
+            "Expression expected",
+        ),
+        (
+            "typed",
+            HEADER
+            + "export default function (pi: ExtensionAPI) {\n  pi.registerComand('x', {});\n}\n",
+            "type",
+            3,
+            "registerComand",
+        ),
+        (
+            "throws",
+            HEADER
+            + "export default function (pi: ExtensionAPI) {\n  const n = 1;\n  throw new Error('load boom ' + n);\n}\n",
+            "load",
+            4,
+            "load boom 1",
+        ),
     ],
 )
-def test_errors_name_the_file_and_line_and_the_agent_stays_usable(session: AgentSession, name: str, source: str, kind: str, line: int, text: str) -> None:
+def test_errors_name_the_file_and_line_and_the_agent_stays_usable(
+    session: AgentSession, name: str, source: str, kind: str, line: int, text: str
+) -> None:
     result = session.define_extension(name, source)
     assert not result.ok
     (problem,) = result.problems
@@ -95,7 +121,10 @@ def test_errors_name_the_file_and_line_and_the_agent_stays_usable(session: Agent
 
 
 def test_a_broken_redefinition_keeps_the_previous_version(session: AgentSession) -> None:
-    result = session.define_extension("gate", HEADER + "export default function (pi: ExtensionAPI) {\n  throw new Error('nope');\n}\n")
+    result = session.define_extension(
+        "gate",
+        HEADER + "export default function (pi: ExtensionAPI) {\n  throw new Error('nope');\n}\n",
+    )
     assert not result.ok and result.version == 3
     assert session.extension_source("gate") == gate("v2")
     dialog = run_command(session, "/gate")
@@ -121,7 +150,12 @@ def test_a_handler_that_throws_is_reported_with_file_and_line(session: AgentSess
     session.prototypes.on_problem("exploder", seen.append)
     session.prompt("/explode", display=False)
     problem = wait_until(lambda: seen[-1] if seen else None, "the handler's error")
-    assert (problem.kind, problem.file, problem.line, problem.message) == ("handler", "exploder.ts", 6, "handler boom")
+    assert (problem.kind, problem.file, problem.line, problem.message) == (
+        "handler",
+        "exploder.ts",
+        6,
+        "handler boom",
+    )
     assert session.alive
     assert session.get_state()["isStreaming"] is False
 

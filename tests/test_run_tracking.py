@@ -38,7 +38,9 @@ from atomic_jupyter.session.transcript import AssistantBlock, DialogBlock
 pytestmark = pytest.mark.agent
 
 TIMEOUT = 60
-OVERFLOW = "This model's maximum context length is 128000 tokens. However, you requested 200000 tokens."
+OVERFLOW = (
+    "This model's maximum context length is 128000 tokens. However, you requested 200000 tokens."
+)
 
 
 class Script:
@@ -74,7 +76,9 @@ def model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Script, Pa
 
 
 @pytest.fixture
-def session(model: tuple[Script, Path, list[str]], agent_command: list[str], tmp_path: Path) -> Iterator[AgentSession]:
+def session(
+    model: tuple[Script, Path, list[str]], agent_command: list[str], tmp_path: Path
+) -> Iterator[AgentSession]:
     _, home, args = model
     s = aj.start(
         command=agent_command,
@@ -89,13 +93,13 @@ def session(model: tuple[Script, Path, list[str]], agent_command: list[str], tmp
     s.stop()
 
 
-
-
 def streamed(run: aj.PromptRun) -> bool:
     return any(isinstance(b, AssistantBlock) and b.text for b in run.transcript.snapshot())
 
 
-def test_context_overflow_compacts_and_retries_before_the_run_is_over(session: AgentSession, model: Any) -> None:
+def test_context_overflow_compacts_and_retries_before_the_run_is_over(
+    session: AgentSession, model: Any
+) -> None:
     script = model[0]
     for n in range(2):  # something to compact
         session.prompt(f"warm up {n}", display=False)
@@ -105,7 +109,11 @@ def test_context_overflow_compacts_and_retries_before_the_run_is_over(session: A
     session.on_event(lambda e: log.append(e.type) if e.type != "message_update" else None)
     run = session.prompt("now overflow please", display=False)
     assert session.wait(timeout=TIMEOUT, quiet=True).reason == "finished"
-    assert run.text.endswith("Answer to: now overflow please"), (run.text, " ".join(log), session.get_messages())
+    assert run.text.endswith("Answer to: now overflow please"), (
+        run.text,
+        " ".join(log),
+        session.get_messages(),
+    )
 
 
 def test_a_prompt_accepted_as_the_previous_run_ends_is_waited_for(session: AgentSession) -> None:
@@ -146,13 +154,17 @@ def test_wait_does_not_stop_for_a_dialog_a_slow_policy_answers(session: AgentSes
     assert session.notifications[-1]["message"] == "got confirm: false"
 
 
-def test_a_policy_that_raises_leaves_the_dialog_to_a_person_where_it_is_shown(session: AgentSession) -> None:
+def test_a_policy_that_raises_leaves_the_dialog_to_a_person_where_it_is_shown(
+    session: AgentSession,
+) -> None:
     session.answer_with(lambda request: request["no such field"], method="confirm")
     run = session.prompt("/ui-confirm", display=False)
     result = session.wait(timeout=TIMEOUT, quiet=True)
     assert result.reason == "dialog"
     assert any("an answer policy failed" in d and "KeyError" in d for d in session.diagnostics)
-    assert [b.dialog for b in run.transcript.snapshot() if isinstance(b, DialogBlock)] == [result.dialog]
+    assert [b.dialog for b in run.transcript.snapshot() if isinstance(b, DialogBlock)] == [
+        result.dialog
+    ]
     result.dialog.respond(True)
     assert session.wait(timeout=TIMEOUT, quiet=True).reason == "finished"
 
@@ -168,7 +180,9 @@ def test_stop_with_an_open_dialog_does_not_block_and_ends_the_run(session: Agent
     assert result.dialog.state == "cancelled" and result.dialog.answered_by == "stop"
 
 
-def test_footers_count_each_cells_own_messages_when_a_prompt_is_queued(session: AgentSession) -> None:
+def test_footers_count_each_cells_own_messages_when_a_prompt_is_queued(
+    session: AgentSession,
+) -> None:
     first = session.prompt("slow first", display=False)
     wait_until(lambda: streamed(first), "the first words")
     second = session.prompt("queued second", streaming_behavior="followUp", display=False)
@@ -182,7 +196,10 @@ def test_an_extension_command_during_a_run_is_over_when_answered(session: AgentS
     long_run = session.prompt("slow and long", display=False)
     wait_until(lambda: streamed(long_run), "the first words")
     command = session.prompt("/ui-confirm", display=False)
-    dialog = wait_until(lambda: next((d for d in session.pending_dialogs if d.title == "Proceed?"), None), "the command's dialog")
+    dialog = wait_until(
+        lambda: next((d for d in session.pending_dialogs if d.title == "Proceed?"), None),
+        "the command's dialog",
+    )
     assert dialog.host is command
     dialog.respond(True)
     assert command.wait_done(10) and not long_run.finished

@@ -29,7 +29,12 @@ def test_secrets_never_reach_the_frontend(tmp_path: Path) -> None:
         status = kernel.execute("%atomic_agent status")
         kernel.execute("%%atomic_agent\n/scenario leak")
         kernel.wait_for(
-            lambda: kernel.execute("import atomic_jupyter.notebook.registry as r\nprint(r.get('default', running=False).state)").stdout.strip() == "exited",
+            lambda: (
+                kernel.execute(
+                    "import atomic_jupyter.notebook.registry as r\nprint(r.get('default', running=False).state)"
+                ).stdout.strip()
+                == "exited"
+            ),
             what="the careless agent to exit",
         )
         failed = kernel.execute("%%atomic_agent\nhello", check=False)
@@ -39,7 +44,8 @@ def test_secrets_never_reach_the_frontend(tmp_path: Path) -> None:
         )
         # Everything the frontend received, but the cells' own source (what the user typed).
         everything = json.dumps(
-            [m["content"] for m in kernel.messages if m["header"]["msg_type"] != "execute_input"], default=str
+            [m["content"] for m in kernel.messages if m["header"]["msg_type"] != "execute_input"],
+            default=str,
         )
     assert failed.status == "error"
     assert "[redacted]" in more.stdout  # the stand-in did write them; they were caught

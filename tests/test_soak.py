@@ -22,8 +22,6 @@ DIALOGS = int(os.environ.get("SOAK_DIALOGS", "300"))
 PROMPTS = int(os.environ.get("SOAK_PROMPTS", "30"))
 
 
-
-
 def test_soak_dialogs_and_streams_lose_nothing_and_memory_stays_bounded() -> None:
     session = aj.start(command=STANDIN, name="soak", display=False)
     try:
@@ -37,7 +35,12 @@ def test_soak_dialogs_and_streams_lose_nothing_and_memory_stays_bounded() -> Non
                 dialog.respond("B")
                 answered += 1
             last = f"received soak-{(round_ + 1) * 50} x1"
-            wait_until(lambda: session.notifications and session.notifications[-1]["message"].startswith(last), "the batch receipts")
+            wait_until(
+                lambda: (
+                    session.notifications and session.notifications[-1]["message"].startswith(last)
+                ),
+                "the batch receipts",
+            )
         for index in range(PROMPTS):
             run = session.prompt("/scenario stream 300", display=False)
             assert session.wait(timeout=60, run=run, quiet=True).reason == "finished"
@@ -49,8 +52,10 @@ def test_soak_dialogs_and_streams_lose_nothing_and_memory_stays_bounded() -> Non
         tracemalloc.stop()
         receipts = [n for n in session.notifications if n["message"].startswith("received soak-")]
         duplicated = [n for n in receipts if " x1: " not in n["message"]]
-        print(f"\nsoak: {answered} dialogs, {PROMPTS} streamed prompts; heap peak {peak / 1e6:.1f} MB, "
-              f"after each 5 prompts: {[round(h / 1e6, 2) for h in heap]} MB")
+        print(
+            f"\nsoak: {answered} dialogs, {PROMPTS} streamed prompts; heap peak {peak / 1e6:.1f} MB, "
+            f"after each 5 prompts: {[round(h / 1e6, 2) for h in heap]} MB"
+        )
         assert answered == DIALOGS - DIALOGS % 50 or answered == 50
         assert duplicated == []
         assert session.diagnostic_count == 0

@@ -17,9 +17,9 @@ from html.parser import HTMLParser
 import ipywidgets as w
 import pytest
 
-from atomic_jupyter.transport.launch import LaunchSpec
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.session import AgentSession
+from atomic_jupyter.transport.launch import LaunchSpec
 
 
 def payload(place: str) -> str:
@@ -31,39 +31,130 @@ def line(value: object) -> bytes:
 
 
 def ui(method: str, **fields: object) -> bytes:
-    return line({"type": "extension_ui_request", "id": f"id-{method}-{len(fields)}-{id(fields)}", "method": method, **fields})
+    return line(
+        {
+            "type": "extension_ui_request",
+            "id": f"id-{method}-{len(fields)}-{id(fields)}",
+            "method": method,
+            **fields,
+        }
+    )
 
 
 def tool_events(place: str) -> bytes:
     return (
         line({"type": "agent_start"})
-        + line({"type": "tool_execution_start", "toolCallId": "t1", "toolName": payload(place + "-name"), "args": {"command": payload(place + "-args")}})
-        + line({"type": "tool_execution_end", "toolCallId": "t1", "toolName": "bash", "result": {"content": [{"type": "text", "text": payload(place + "-output")}]}, "isError": False})
+        + line(
+            {
+                "type": "tool_execution_start",
+                "toolCallId": "t1",
+                "toolName": payload(place + "-name"),
+                "args": {"command": payload(place + "-args")},
+            }
+        )
+        + line(
+            {
+                "type": "tool_execution_end",
+                "toolCallId": "t1",
+                "toolName": "bash",
+                "result": {"content": [{"type": "text", "text": payload(place + "-output")}]},
+                "isError": False,
+            }
+        )
     )
 
 
 def assistant(place: str) -> bytes:
-    message = {"role": "assistant", "content": [{"type": "thinking", "thinking": payload(place + "-thinking")}, {"type": "text", "text": payload(place + "-markdown")}], "stopReason": "error", "errorMessage": payload(place + "-error")}
-    return line({"type": "message_start", "message": {"role": "assistant", "content": []}}) + line({"type": "message_end", "message": message})
+    message = {
+        "role": "assistant",
+        "content": [
+            {"type": "thinking", "thinking": payload(place + "-thinking")},
+            {"type": "text", "text": payload(place + "-markdown")},
+        ],
+        "stopReason": "error",
+        "errorMessage": payload(place + "-error"),
+    }
+    return line({"type": "message_start", "message": {"role": "assistant", "content": []}}) + line(
+        {"type": "message_end", "message": message}
+    )
 
 
 #: Every place agent text reaches the page: (name, bytes the agent writes, markers to see).
 REGISTRY: list[tuple[str, Callable[[], bytes], list[str]]] = [
     ("panel title (setTitle)", lambda: ui("setTitle", title=payload("title")), ["title"]),
-    ("status bar (setStatus)", lambda: ui("setStatus", statusKey="k", statusText=payload("status")), ["status"]),
-    ("widget lines (setWidget)", lambda: ui("setWidget", widgetKey="k", widgetLines=[payload("widget")]), ["widget"]),
-    ("notification (notify)", lambda: ui("notify", message=payload("notify"), notifyType="error"), ["notify"]),
+    (
+        "status bar (setStatus)",
+        lambda: ui("setStatus", statusKey="k", statusText=payload("status")),
+        ["status"],
+    ),
+    (
+        "widget lines (setWidget)",
+        lambda: ui("setWidget", widgetKey="k", widgetLines=[payload("widget")]),
+        ["widget"],
+    ),
+    (
+        "notification (notify)",
+        lambda: ui("notify", message=payload("notify"), notifyType="error"),
+        ["notify"],
+    ),
     ("editor (set_editor_text)", lambda: ui("set_editor_text", text=payload("editor")), ["editor"]),
-    ("select title and options", lambda: ui("select", title=payload("select"), options=[payload("option")]), ["select", "option"]),
-    ("select with many options", lambda: ui("select", title="many", options=[payload(f"opt{i}") for i in range(10)]), ["opt3"]),
-    ("confirm title and message", lambda: ui("confirm", title=payload("confirm"), message=payload("message")), ["confirm", "message"]),
-    ("input title and placeholder", lambda: ui("input", title=payload("input"), placeholder=payload("placeholder")), ["input", "placeholder"]),
-    ("editor dialog title and prefill", lambda: ui("editor", title=payload("editdlg"), prefill=payload("prefill")), ["editdlg", "prefill"]),
+    (
+        "select title and options",
+        lambda: ui("select", title=payload("select"), options=[payload("option")]),
+        ["select", "option"],
+    ),
+    (
+        "select with many options",
+        lambda: ui("select", title="many", options=[payload(f"opt{i}") for i in range(10)]),
+        ["opt3"],
+    ),
+    (
+        "confirm title and message",
+        lambda: ui("confirm", title=payload("confirm"), message=payload("message")),
+        ["confirm", "message"],
+    ),
+    (
+        "input title and placeholder",
+        lambda: ui("input", title=payload("input"), placeholder=payload("placeholder")),
+        ["input", "placeholder"],
+    ),
+    (
+        "editor dialog title and prefill",
+        lambda: ui("editor", title=payload("editdlg"), prefill=payload("prefill")),
+        ["editdlg", "prefill"],
+    ),
     ("diagnostics (garbage lines)", lambda: payload("garbage").encode() + b"\n", ["garbage"]),
-    ("extension errors", lambda: line({"type": "extension_error", "extensionPath": payload("extpath"), "event": "x", "error": payload("exterror")}), ["exterror"]),
+    (
+        "extension errors",
+        lambda: line(
+            {
+                "type": "extension_error",
+                "extensionPath": payload("extpath"),
+                "event": "x",
+                "error": payload("exterror"),
+            }
+        ),
+        ["exterror"],
+    ),
     ("transcript: tool cards", lambda: tool_events("tool"), ["tool-args", "tool-output"]),
-    ("transcript: thinking, Markdown, errors", lambda: assistant("answer"), ["answer-thinking", "answer-markdown", "answer-error"]),
-    ("transcript: notes", lambda: line({"type": "auto_retry_start", "attempt": 1, "maxAttempts": 3, "delayMs": 0, "errorMessage": payload("retry")}), ["retry"]),
+    (
+        "transcript: thinking, Markdown, errors",
+        lambda: assistant("answer"),
+        ["answer-thinking", "answer-markdown", "answer-error"],
+    ),
+    (
+        "transcript: notes",
+        lambda: line(
+            {
+                "type": "auto_retry_start",
+                "attempt": 1,
+                "maxAttempts": 3,
+                "delayMs": 0,
+                "errorMessage": payload("retry"),
+            }
+        ),
+        ["retry"],
+    ),
 ]
 
 
@@ -86,7 +177,11 @@ def dangerous_markup(value: str) -> list[str]:
     for tag, attrs in parser.tags:
         if tag in ("script", "img", "iframe", "svg", "object", "embed", "style", "link", "form"):
             found.append(tag)
-        found += [f"{tag}[{k}]" for k, v in attrs if k.startswith("on") or (v or "").strip().lower().startswith("javascript:")]
+        found += [
+            f"{tag}[{k}]"
+            for k, v in attrs
+            if k.startswith("on") or (v or "").strip().lower().startswith("javascript:")
+        ]
     return found
 
 
@@ -108,7 +203,9 @@ def visible(widget: w.Widget) -> str:
 
 
 @pytest.mark.parametrize("name, data, markers", REGISTRY, ids=[entry[0] for entry in REGISTRY])
-def test_agent_text_is_shown_as_text(name: str, data: Callable[[], bytes], markers: list[str]) -> None:
+def test_agent_text_is_shown_as_text(
+    name: str, data: Callable[[], bytes], markers: list[str]
+) -> None:
     session = AgentSession("untrusted", LaunchSpec(command=["true"]))
     session.state = "starting"  # never started: bytes come from feed(), dialogs stay open
     run = PromptRun("r1", "prompt")
