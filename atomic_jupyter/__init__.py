@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from atomic_jupyter import wiring as _wiring  # noqa: F401  (plugs addons and views in)
 from atomic_jupyter._version import __version__
 from atomic_jupyter.errors import (
     AgentNotRunningError,
@@ -27,7 +28,7 @@ from atomic_jupyter.notebook.api import session, start
 from atomic_jupyter.notebook.config import AtomicAgent
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.runs import PromptRun
-from atomic_jupyter.session.session import AgentSession
+from atomic_jupyter.session.session import AgentSession, WaitResult
 
 __all__ = [
     "AgentNotRunningError",
@@ -41,6 +42,7 @@ __all__ = [
     "DialogNotPendingError",
     "PromptRun",
     "SessionNotFoundError",
+    "WaitResult",
     "__version__",
     "load_ipython_extension",
     "session",

@@ -48,6 +48,11 @@ class DialogNotPendingError(AtomicAgentError):
     """An answer was given to a dialog that is no longer waiting for one; nothing was sent."""
 
 
+class PrototypeError(AtomicAgentError):
+    """A prototype extension could not be defined (bad name, busy agent, no agent, or
+    prototyping is off)."""
+
+
 class SessionNotFoundError(AtomicAgentError, KeyError):
     """No session of that name is running in this kernel."""
 

@@ -5,7 +5,7 @@ from the pipe (``process.READ_CHUNK``), and the variants take turns within each 
 
 (a) baseline: a plain client that splits lines on ``\\n`` and calls ``json.loads`` on each;
 (b) ``MessageDecoder()``: the project's framing and decoding (msgspec fast path);
-(c) ``AgentSession.feed``: (b) plus the session's dispatch, with a prompt run in flight so
+(c) ``AgentClient.receive_data``: (b) plus the session's dispatch, with a prompt run in flight so
     every event goes through the run tracker into the transcript;
 (d) ``MessageDecoder(fast=False)``: the standard-library fallback.
 """
@@ -65,13 +65,13 @@ def new_session() -> tuple[AgentSession, PromptRun]:
     """A session that was never started, with a prompt run in flight (as after ``prompt``)."""
     session = AgentSession("bench", LaunchSpec(command=["true"]))
     run = PromptRun("x", "prompt")
-    session._tracker.sent(run)
+    session.tracker.sent(run)
     return session, run
 
 
 def session_feed(session: AgentSession, chunks: list[bytes]) -> None:
     for chunk in chunks:
-        session.feed(chunk)
+        session.client.receive_data(chunk)
 
 
 def _check(stream: Stream, chunks: list[bytes]) -> dict[str, object]:
@@ -101,9 +101,9 @@ def retained_bytes(*streams: Stream) -> int:
         session, run = new_session()
         for n, chunks in enumerate(chunked):
             if n:
-                session._tracker.finish([run])
+                session.tracker.finish([run])
                 run = PromptRun(f"x{n}", "prompt")
-                session._tracker.sent(run)
+                session.tracker.sent(run)
             session_feed(session, chunks)
         del chunked, chunks
         gc.collect()
@@ -178,7 +178,7 @@ def run(cfg: Config, results: Results) -> Stream:
     )
     results.add(
         "1 stream decode",
-        "(c) MessageDecoder + AgentSession.feed dispatch",
+        "(c) MessageDecoder + AgentClient.receive_data dispatch",
         speed("c"),
         f"(a) {base}",
         f"{med['a'] / med['c']:.1f}× faster",
@@ -211,7 +211,7 @@ def run(cfg: Config, results: Results) -> Stream:
         f"{held_long / 1e6:.2f} MB after {fmt_count(long.lines)} events ({long.megabytes:.0f} MB)",
         f"{held_short / 1e6:.2f} MB after {fmt_count(short.lines)} events",
         f"{held_long / max(held_short, 1):.2f}× for {long.lines / short.lines:.1f}× events",
-        "AgentSession.feed, never started; same answer and tool output, "
+        "AgentClient.receive_data, never started; same answer and tool output, "
         f"{cfg.memory_factor}× the deltas, tool updates and setStatus lines; "
         f"after two long runs {held_two / 1e6:.2f} MB",
     )

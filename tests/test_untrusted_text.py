@@ -17,6 +17,7 @@ from html.parser import HTMLParser
 import ipywidgets as w
 import pytest
 
+from atomic_jupyter.notebook.presentation import view_of
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.session import AgentSession
 from atomic_jupyter.transport.launch import LaunchSpec
@@ -207,16 +208,15 @@ def test_agent_text_is_shown_as_text(
     name: str, data: Callable[[], bytes], markers: list[str]
 ) -> None:
     session = AgentSession("untrusted", LaunchSpec(command=["true"]))
-    session.state = "starting"  # never started: bytes come from feed(), dialogs stay open
+    session.state = "starting"  # never started: bytes go straight to the client, dialogs stay open
     run = PromptRun("r1", "prompt")
     run.shown = True
-    session._tracker.sent(run)
-    session._attach_run_widget(run)
-    roots = [session.panel, run.widget]
-    session.feed(data())
-    for dialog in session.dialogs:
-        roots.append(dialog.widget)
-    session._ensure_view().render_run(run)
+    session.tracker.sent(run)
+    view = view_of(session)
+    roots = [session.panel, view.run_area(run)]
+    session.client.receive_data(data())
+    roots += [view.dialog_widget(dialog) for dialog in session.dialogs]
+    view.render_run(run)
     widgets = [x for root in roots if root is not None for x in walk(root)]
     for widget in widgets:
         if isinstance(widget, w.HTML):

@@ -6,7 +6,8 @@ from collections.abc import Mapping, Sequence
 
 from atomic_jupyter.notebook import registry
 from atomic_jupyter.notebook.config import AtomicAgent
-from atomic_jupyter.session.session import AgentSession, _display_if_ipython
+from atomic_jupyter.notebook.presentation import display as show
+from atomic_jupyter.session.session import AgentSession
 from atomic_jupyter.transport.launch import LaunchSpec
 
 __all__ = ["session", "start"]
@@ -85,12 +86,12 @@ def start(
         old = registry.get(name, running=False)
     except KeyError:
         old = None
-    if old is not None and old.alive:
-        old.stop()
+    if old is not None:
+        old.stop()  # also when its agent had exited: its addons' files go with it
     new.start(timeout=timeout)
     registry.put(new)
     if display:
-        _display_if_ipython(new.panel)
+        show(new.panel)
     return new
 
 

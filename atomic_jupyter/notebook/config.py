@@ -5,6 +5,8 @@ from __future__ import annotations
 from traitlets import Bool, Float, List, Unicode, Union
 from traitlets.config import Configurable
 
+from atomic_jupyter.session.settings import SessionSettings
+
 __all__ = ["AtomicAgent"]
 
 
@@ -27,11 +29,12 @@ class AtomicAgent(Configurable):
     ).tag(config=True)
 
     startup_timeout = Float(
-        60.0, help="Seconds to wait for a new agent to answer its first command."
+        SessionSettings.startup_timeout,
+        help="Seconds to wait for a new agent to answer its first command.",
     ).tag(config=True)
 
     prototyping = Bool(
-        True,
+        SessionSettings.prototyping,
         help=(
             "Load atomic-jupyter's prototype hub extension into each agent, so extensions "
             "written in %%atomic_extension cells load without restarting the agent."
@@ -39,5 +42,6 @@ class AtomicAgent(Configurable):
     ).tag(config=True)
 
     request_timeout = Float(
-        30.0, help="Seconds to wait for the agent to answer a command sent with request()."
+        SessionSettings.request_timeout,
+        help="Seconds to wait for the agent to answer a command sent with request().",
     ).tag(config=True)

@@ -9,10 +9,13 @@ from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
+from IPython.display import display
 
 from atomic_jupyter.errors import AtomicAgentError
 from atomic_jupyter.notebook import api, registry
+from atomic_jupyter.notebook.presentation import view_of
 from atomic_jupyter.session.policies import parse_answer
+from atomic_jupyter.ui.prototype_view import PrototypeView
 
 __all__ = ["AtomicAgentMagics", "AtomicExtensionMagics", "status_text"]
 
@@ -248,8 +251,6 @@ class AtomicAgentMagics(Magics):
         elif action == "status":
             print(status_text(session))
         else:
-            from IPython.display import display
-
             display(session.panel)
 
     def _policy(self, session: Any, args: Any) -> None:
@@ -288,12 +289,8 @@ class AtomicExtensionMagics(Magics):
         if cell is not None:
             if len(args.words) != 1:
                 raise MagicUsageError("usage: %%atomic_extension NAME [--name SESSION]")
-            from IPython.display import display
-
-            from atomic_jupyter.ui.prototype_view import PrototypeView
-
             result = session.define_extension(args.words[0], cell)
-            display(PrototypeView(session, result).root)
+            display(PrototypeView(view_of(session), result).root)
             return None
         action, *rest = args.words or ["list"]
         if action == "list":

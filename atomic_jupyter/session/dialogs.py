@@ -13,13 +13,13 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from atomic_jupyter.errors import DialogNotPendingError
-from atomic_jupyter.lazy_widget import LazyWidget
 from atomic_jupyter.protocol.messages import (
     ConfirmRequest,
     DialogRequest,
     SelectRequest,
     UIResponse,
 )
+from atomic_jupyter.session.observers import Listeners, Subscription
 
 __all__ = ["Dialog", "DialogState"]
 
@@ -29,7 +29,7 @@ DialogState = Literal["pending", "answered", "cancelled", "expired", "closed"]
 EXPIRY_MARGIN_S = 0.2
 
 
-class Dialog(LazyWidget):
+class Dialog:
     """One dialog request from an extension, and what became of it.
 
     Attributes
@@ -50,8 +50,8 @@ class Dialog(LazyWidget):
         One line saying what happened, for the collapsed widget and the saved notebook.
     received_at, deadline:
         Monotonic times; ``deadline`` is None without a timeout.
-    widget:
-        The dialog's root ipywidget (built on first use).
+    changed:
+        Listeners called with the dialog whenever its state or outcome changes.
     """
 
     def __init__(
@@ -81,8 +81,7 @@ class Dialog(LazyWidget):
         )
         self._send = send
         self._lock = threading.Lock()
-        self._listeners: list[Callable[[Dialog], None]] = []
-        self._init_widget()
+        self.changed: Listeners[Callable[[Dialog], None]] = Listeners()
 
     def __repr__(self) -> str:
         return f"<Dialog {self.method} {self.title!r} {self.state}>"
@@ -200,15 +199,14 @@ class Dialog(LazyWidget):
         self._notify()
         return True
 
-    # ------------------------------------------------------------------ observers and widget
+    # ------------------------------------------------------------------ observers
 
-    def observe(self, callback: Callable[[Dialog], None]) -> None:
+    def observe(self, callback: Callable[[Dialog], None]) -> Subscription:
         """Call ``callback(dialog)`` whenever the dialog's state changes."""
-        self._listeners.append(callback)
+        return self.changed.add(callback)
 
     def _notify(self) -> None:
-        for callback in list(self._listeners):
-            callback(self)
+        self.changed.emit(self)
 
 
 def _one_line(text: str, limit: int = 80) -> str:

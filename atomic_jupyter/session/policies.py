@@ -9,13 +9,18 @@ policy that decides wins.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from atomic_jupyter.errors import AtomicAgentError
 from atomic_jupyter.protocol.messages import DIALOG_METHODS
 
-__all__ = ["CANCEL", "Decision", "Policy", "decide", "parse_answer"]
+if TYPE_CHECKING:
+    from atomic_jupyter.session.dialogs import Dialog
+
+__all__ = ["CANCEL", "Decision", "Policy", "PolicyBook", "decide", "parse_answer"]
 
 
 class _Cancel:
@@ -113,3 +118,67 @@ def parse_answer(text: str, method: str | None) -> Any:
 
 
 PolicyAnswer = Callable[[dict[str, Any]], Any]
+
+
+class PolicyBook:
+    """The answer policies of one session, in order, and how they are applied to a dialog.
+
+    Parameters
+    ----------
+    diagnose:
+        Told, in plain words, when a policy fails or does not fit a dialog.
+    """
+
+    def __init__(self, diagnose: Callable[[str], None]) -> None:
+        self._diagnose = diagnose
+        self._lock = threading.Lock()
+        self._policies: list[Policy] = []
+
+    def __iter__(self) -> Any:
+        return iter(self.list())
+
+    def list(self) -> list[Policy]:
+        """The policies, tried in order for every new dialog."""
+        with self._lock:
+            return list(self._policies)
+
+    def add(self, policy: Policy, pending: Iterable[Dialog] = ()) -> None:
+        """Add a policy after the others, and apply it to the ``pending`` dialogs it covers."""
+        with self._lock:
+            self._policies.append(policy)
+        for dialog in pending:
+            if policy.matches(dialog.method, dialog.title):
+                self.apply(dialog)
+
+    def remove(self, policy: Policy | None = None) -> None:
+        """Remove one policy, or all of them when ``policy`` is None."""
+        with self._lock:
+            if policy is None:
+                self._policies.clear()
+            elif policy in self._policies:
+                self._policies.remove(policy)
+
+    def apply(self, dialog: Dialog) -> None:
+        """Answer ``dialog`` if a policy decides; leave it to a person otherwise."""
+        try:
+            decision = decide(self.list(), dialog.method, dialog.title, dialog.request)
+        except Exception as exc:  # a policy's own code failed: leave the dialog to a person
+            self._diagnose(
+                f"an answer policy failed on the dialog {dialog.title!r}: {type(exc).__name__}: {exc}"
+            )
+            return
+        if decision is None:
+            return
+        try:
+            if decision.cancel:
+                dialog.cancel(by="policy")
+            else:
+                assert decision.value is not None
+                dialog.respond(decision.value, by="policy")
+        except (TypeError, ValueError) as exc:
+            self._diagnose(
+                f"the policy {decision.policy.describe()} does not fit the dialog "
+                f"{dialog.title!r}: {exc}"
+            )
+        except AtomicAgentError:
+            pass  # already answered, or the agent is gone: nothing to do

@@ -16,8 +16,11 @@ The agent's events carry no prompt id, so a client has to follow the conversatio
   ``get_state``; the agent sets its streaming flag before it answers a prompt and announces a
   retry before it reads its next command, so the reply tells the truth.
 
-No widgets and no I/O here: the session gives the tracker a way to send that probe, to render
-a run, and to wake waiters.
+No widgets and no I/O here: the tracker is given a way to send that probe, and announces every
+change of a run on :attr:`RunTracker.changed` with how it should be shown: ``"stream"`` (a
+streaming update: a view may throttle it), ``"now"`` (a dialog joined the transcript: show it
+at once), ``"final"`` (the run is over: the exact last render) or ``"state"`` (the run was
+answered: nothing to render, but a waiter may want to look).
 """
 
 from __future__ import annotations
@@ -25,18 +28,43 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from atomic_jupyter.errors import AtomicAgentError
 from atomic_jupyter.protocol.messages import AgentEvent, Response
+from atomic_jupyter.session.observers import Listeners
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.transcript import content_text
 
-__all__ = ["RunTracker"]
+if TYPE_CHECKING:
+    from atomic_jupyter.transport.client import AgentClient
+
+__all__ = ["RunTracker", "state_probe"]
 
 #: How many runs are kept (the newest).
 RUNS_KEPT = 100
 
 Probe = Callable[[Callable[[dict[str, Any] | None], None]], None]
+RunListener = Callable[[PromptRun, str], None]
+
+
+def state_probe(client: AgentClient) -> Probe:
+    """A probe that asks ``client``'s agent for ``get_state`` and hands on its data."""
+
+    def probe(callback: Callable[[dict[str, Any] | None], None]) -> None:
+        try:
+            pending = client.request({"type": "get_state"})
+        except AtomicAgentError:
+            callback(None)
+            return
+
+        def settle(future: Any) -> None:
+            response = None if future.exception() is not None else future.result()
+            callback(response.data if response is not None and response.success else None)
+
+        pending.add_done_callback(settle)
+
+    return probe
 
 
 class RunTracker:
@@ -47,18 +75,16 @@ class RunTracker:
     probe:
         ``probe(callback)`` sends ``get_state`` and later calls ``callback(data)`` (None when
         there is no answer).
-    render:
-        ``render(run, final)`` shows a run's transcript.
+
+    Attributes
+    ----------
     changed:
-        Called whenever a run's state changes (wakes :meth:`AgentSession.wait`).
+        Listeners called with ``(run, how)`` whenever a run changes (see the module's text).
     """
 
-    def __init__(
-        self, probe: Probe, render: Callable[[PromptRun, bool], None], changed: Callable[[], None]
-    ) -> None:
+    def __init__(self, probe: Probe) -> None:
         self._probe = probe
-        self._render = render
-        self._changed = changed
+        self.changed: Listeners[RunListener] = Listeners()
         self._lock = threading.RLock()
         self.runs: list[PromptRun] = []
         self.latest: PromptRun | None = None
@@ -76,6 +102,15 @@ class RunTracker:
             self._retrying = False
 
     # ------------------------------------------------------------------ prompts
+
+    def learn_commands(self, data: Any) -> None:
+        """Take the agent's ``get_commands`` data: which commands its extensions registered."""
+        commands = data.get("commands", []) if isinstance(data, dict) else []
+        self.extension_commands = {
+            str(c.get("name"))
+            for c in commands
+            if isinstance(c, dict) and c.get("source") == "extension"
+        }
 
     def is_extension_command(self, text: str) -> bool:
         """Whether ``text`` invokes a registered extension command (which runs at once)."""
@@ -97,6 +132,16 @@ class RunTracker:
             elif not run.is_command:
                 run.queued = True  # waits in the agent's queue, or will be refused
 
+    def discard(self, run: PromptRun) -> None:
+        """A prompt that could not be written after all: forget it."""
+        with self._lock:
+            if run in self.runs:
+                self.runs.remove(run)
+            if self.latest is run:
+                self.latest = self.runs[-1] if self.runs else None
+            if self.current is run:
+                self.current = None
+
     def answered(self, run: PromptRun, response: Response | None, error: str | None) -> None:
         """The agent answered (or could not answer) a prompt."""
         if response is not None and not response.success:
@@ -114,7 +159,7 @@ class RunTracker:
             self.finish([run])  # done when answered; the other run goes on
         elif not run.queued:
             self._probe(lambda data: self._after_answer(run, data))
-        self._changed()
+        self.changed.emit(run, "state")
 
     def injected(self, text: str) -> None:
         """A ``steer`` or ``follow_up`` message was sent (it is not a prompt of its own)."""
@@ -139,7 +184,7 @@ class RunTracker:
             self._maybe_switch(event)
         run = self.current
         if run is not None and run.transcript.apply(event):
-            self._render(run, False)
+            self.changed.emit(run, "stream")
         if kind == "agent_end":
             with self._lock:
                 self._ends += 1
@@ -179,7 +224,7 @@ class RunTracker:
             previous, self.current = self.current, run
         if previous is not None and previous is not run:
             previous.transcript.note("continued below, in the cell of the queued prompt")
-            self._render(previous, False)
+            self.changed.emit(previous, "stream")
 
     # ------------------------------------------------------------------ ends
 
@@ -213,7 +258,7 @@ class RunTracker:
     def finish(
         self, runs: list[PromptRun], note: tuple[str, str] | None = None, exited: bool = False
     ) -> None:
-        """Mark runs over, show their final transcripts, then wake waiters."""
+        """Mark runs over, hand on their final transcripts, then wake waiters."""
         for run in runs:
             with self._lock:
                 if run.finished:
@@ -223,9 +268,8 @@ class RunTracker:
                 run.transcript.close()
                 run.exited = exited
                 run._finish()
-            self._render(run, True)
+            self.changed.emit(run, "final")
             run._final_shown()
-        self._changed()
 
     def exited(self, reason: str, level: str) -> None:
         """The agent went away: every run still going is over."""

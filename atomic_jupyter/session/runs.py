@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import threading
 
-from atomic_jupyter.lazy_widget import LazyWidget
 from atomic_jupyter.protocol.messages import Response
 from atomic_jupyter.session.transcript import Transcript
 
 __all__ = ["PromptRun"]
 
 
-class PromptRun(LazyWidget):
+class PromptRun:
     """One prompt sent to the agent (an extension command such as ``/name`` counts).
 
     Events and dialogs that come after this prompt, until the next one, go into this run's
-    :class:`~atomic_jupyter.transcript.Transcript`, shown in the run's widget, which the cell
-    that sent the prompt displays.
+    :class:`~atomic_jupyter.session.transcript.Transcript`; a view shows it in the output area
+    of the cell that sent the prompt.
 
     Attributes
     ----------
@@ -31,8 +30,8 @@ class PromptRun(LazyWidget):
         Why the prompt failed (refused by the agent, or the agent exited), else None.
     transcript:
         What the run showed: text, thinking, tool calls, notes and dialogs.
-    widget:
-        The run's output area (built on first use).
+    shown:
+        Whether the run's area is on the page (a prompt cell, the panel, a prototype's cell).
     """
 
     def __init__(self, run_id: str, message: str) -> None:
@@ -54,7 +53,6 @@ class PromptRun(LazyWidget):
         self._done = threading.Event()
         self._answered = threading.Event()
         self._finished = threading.Event()
-        self._init_widget()
 
     def __repr__(self) -> str:
         state = "finished" if self.finished else "answered" if self.answered else "waiting"

@@ -1,8 +1,8 @@
 """The agent subprocess: a reader thread, a stderr drain, a serialised writer, an exit watcher.
 
-This is the I/O layer. It knows bytes, pipes and processes; it decodes the stream with
-:mod:`atomic_jupyter.framing` and :mod:`atomic_jupyter.messages` and hands each message to a
-callback. It knows nothing of sessions, dialogs or widgets.
+This is the I/O layer. It knows bytes, pipes and processes: it hands each chunk the agent
+writes on stdout to a callback (the client decodes it), writes lines to the agent's stdin in
+order, and reports the exit. It knows nothing of messages, sessions, dialogs or widgets.
 """
 
 from __future__ import annotations
@@ -20,9 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from atomic_jupyter.errors import AgentNotRunningError, AgentStartError
-from atomic_jupyter.protocol.decode import MessageDecoder
-from atomic_jupyter.protocol.framing import Diagnostic, encode_line
-from atomic_jupyter.protocol.messages import Message
 
 __all__ = ["AgentProcess", "Delivery"]
 
@@ -69,13 +66,13 @@ class AgentProcess:
     ----------
     argv:
         The full command line.
-    on_message:
-        Called on the reader thread with each decoded :class:`~atomic_jupyter.messages.Message`.
-    on_diagnostic:
-        Called on the reader thread with each :class:`~atomic_jupyter.framing.Diagnostic`.
+    on_data:
+        Called on the reader thread with each chunk of bytes read from the agent's stdout.
+    on_eof:
+        Called on the reader thread once the agent's stdout has ended.
     on_exit:
-        Called once, on the watcher thread, with the exit code, after every line the agent
-        wrote before exiting has been handed to ``on_message`` (or after one second, if a
+        Called once, on the watcher thread, with the exit code, after every chunk the agent
+        wrote before exiting has been handed to ``on_data`` (or after one second, if a
         child process keeps the agent's stdout open).
     cwd, env:
         Working directory and complete environment of the agent.
@@ -85,8 +82,8 @@ class AgentProcess:
         self,
         argv: Sequence[str],
         *,
-        on_message: Callable[[Message], None],
-        on_diagnostic: Callable[[Diagnostic], None] | None = None,
+        on_data: Callable[[bytes], None],
+        on_eof: Callable[[], None] | None = None,
         on_exit: Callable[[int], None] | None = None,
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
@@ -94,8 +91,8 @@ class AgentProcess:
         self.argv = list(argv)
         self.cwd = cwd
         self.env = dict(env) if env is not None else None
-        self._on_message = on_message
-        self._on_diagnostic = on_diagnostic
+        self._on_data = on_data
+        self._on_eof = on_eof
         self._on_exit = on_exit
         self._proc: subprocess.Popen[bytes] | None = None
         self._stderr_tail: deque[bytes] = deque()
@@ -213,8 +210,8 @@ class AgentProcess:
 
     # ------------------------------------------------------------------ writing
 
-    def send(self, message: Any) -> Delivery:
-        """Queue one JSON value for the agent's stdin; never blocks.
+    def send(self, line: bytes) -> Delivery:
+        """Queue one encoded line for the agent's stdin; never blocks.
 
         Raises
         ------
@@ -223,7 +220,7 @@ class AgentProcess:
         """
         if self._proc is None or self._exited.is_set() or self._closing:
             raise AgentNotRunningError("the agent is not running")
-        delivery = Delivery(encode_line(message))
+        delivery = Delivery(line)
         self._writes.put(delivery)
         return delivery
 
@@ -264,11 +261,11 @@ class AgentProcess:
 
     def _read_stdout(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None
-        decoder = MessageDecoder()
         try:
             for chunk in _chunks(self._proc.stdout):
-                self._dispatch(decoder.feed(chunk))
-            self._dispatch(decoder.close())
+                self._hand_over(self._on_data, chunk)
+            if self._on_eof is not None:
+                self._hand_over(self._on_eof)
         finally:
             self._close_quietly(self._proc.stdout)
             self._reader_done.set()
@@ -294,15 +291,12 @@ class AgentProcess:
             except subprocess.TimeoutExpired:
                 continue
 
-    def _dispatch(self, items: list[Message | Diagnostic]) -> None:
-        for item in items:
-            try:
-                if not isinstance(item, Diagnostic):
-                    self._on_message(item)
-                elif self._on_diagnostic is not None:
-                    self._on_diagnostic(item)
-            except Exception:  # a bug in a handler must not stop the stream
-                log.exception("atomic-jupyter: error while handling a message from the agent")
+    @staticmethod
+    def _hand_over(callback: Callable[..., None], *args: Any) -> None:
+        try:
+            callback(*args)
+        except Exception:  # a bug in a handler must not stop the stream
+            log.exception("atomic-jupyter: error while handling the agent's output")
 
     def _drain_stderr(self) -> None:
         assert self._proc is not None and self._proc.stderr is not None

@@ -33,7 +33,8 @@ _BORDER = {"pending": "var(--jp-brand-color1,#1976d2)", "done": "var(--jp-border
 
 
 class DialogView:
-    """The widget of one :class:`~atomic_jupyter.dialogs.Dialog`.
+    """The widget of one :class:`~atomic_jupyter.session.dialogs.Dialog`; it collapses when
+    the dialog stops being pending, whoever answered it.
 
     Attributes
     ----------
@@ -44,7 +45,9 @@ class DialogView:
         ``"cancel"``.
     """
 
-    def __init__(self, dialog: Dialog) -> None:
+    def __init__(
+        self, dialog: Dialog, schedule: Callable[[Callable[[], None]], None] | None = None
+    ) -> None:
         self.dialog = dialog
         self.collapsed = False
         self.buttons: dict[str, w.Button] = {}
@@ -69,6 +72,10 @@ class DialogView:
         )
         self.root.add_class("atomic-dialog")
         self.root.add_class(f"atomic-dialog-{dialog.method}")
+        # The dialog changes on other threads too (expiry, the agent's exit): ``schedule``
+        # brings the collapse onto the kernel's loop (by default it runs at once).
+        run = schedule or (lambda func: func())
+        self._subscription = dialog.observe(lambda _d: run(self.refresh))
         self.refresh_countdown()
         self.refresh()
 
@@ -144,7 +151,6 @@ class DialogView:
         except AtomicAgentError as exc:
             self.error.text = f"Not sent: {exc}"
             self.error.layout.display = None
-        self.refresh()
 
     def _submit_choice(self, options: list[str], index: int | None) -> None:
         if index is None:
@@ -182,6 +188,7 @@ class DialogView:
         self.root.layout.border = f"1px solid {_BORDER['done']}"
         self.root.layout.padding = "2px 6px"
         self.collapsed = True
+        self._subscription.remove()
         # The controls are gone from the page. A click already on its way must still reach
         # a live widget (and be ignored), so their comms are closed a little later.
         _retire(list(old))

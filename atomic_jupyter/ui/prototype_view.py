@@ -10,7 +10,7 @@ from atomic_jupyter.ui.text import TextLine
 
 if TYPE_CHECKING:
     from atomic_jupyter.addons.prototype.manager import Problem, PrototypeResult
-    from atomic_jupyter.session.session import AgentSession
+    from atomic_jupyter.ui.session_view import SessionView
 
 __all__ = ["PrototypeView"]
 
@@ -22,10 +22,18 @@ class PrototypeView:
     """Shows a prototype's load result, later handler errors, and a button per command.
 
     A command's button sends ``/command`` to the agent; the run (and its dialogs) appear below.
+
+    Parameters
+    ----------
+    view:
+        The view of the session the prototype was loaded into.
+    result:
+        What defining the prototype gave.
     """
 
-    def __init__(self, session: AgentSession, result: PrototypeResult) -> None:
-        self.session = session
+    def __init__(self, view: SessionView, result: PrototypeResult) -> None:
+        self.view = view
+        session = view.session
         self.name = result.name
         if result.ok:
             commands = " ".join(f"/{c}" for c in result.commands) or "no commands"
@@ -51,8 +59,9 @@ class PrototypeView:
         self.runs = w.VBox([])
         self.root = w.VBox([self.header, self.errors, w.HBox(buttons), self.runs])
         self.root.add_class("atomic-prototype")
-        if result.ok:
-            session._prototypes().on_problem(result.name, self._later_problem)
+        self.subscription = (
+            session.prototypes.on_problem(result.name, self._later_problem) if result.ok else None
+        )
 
     @staticmethod
     def _problem(problem: Problem) -> TextLine:
@@ -63,12 +72,11 @@ class PrototypeView:
 
     def _later_problem(self, problem: Problem) -> None:
         # Reported on the agent's reader thread: show it on the kernel's loop.
-        self.session._ui.call(lambda: self._append(problem))
+        self.view.dispatcher.call(lambda: self._append(problem))
 
     def _append(self, problem: Problem) -> None:
         self.errors.children = (*self.errors.children, self._problem(problem))
 
     def _run(self, command: str) -> None:
-        run = self.session.prompt(f"/{command}", display=False, _shown=True)
-        if run.widget is not None:
-            self.runs.children = (*self.runs.children, run.widget)
+        run = self.view.session.prompt(f"/{command}", display=False, shown=True)
+        self.runs.children = (*self.runs.children, self.view.run_area(run))

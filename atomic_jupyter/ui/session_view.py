@@ -1,30 +1,43 @@
 """The session panel and the prompt output areas, kept in step with an AgentSession.
 
-:class:`SessionView` is the only object that turns session state into widgets. The session
-calls :meth:`SessionView.refresh` (always on the kernel's event loop, through its
-dispatcher) with the part that changed; the view reads the session's current state, so a
-burst of changes costs one update of the widget.
+:class:`SessionView` is the only object that turns a session's state into widgets. It
+observes the session's parts through listeners (removed by :meth:`SessionView.close`):
+a change of a panel part, a new or changed dialog, a countdown tick, a run that changed.
+Those arrive on the agent's reader thread (or the ticker thread); the view hands the widget
+work to the kernel's event loop through a :class:`~atomic_jupyter.ui.dispatch.UiDispatcher`,
+coalesced per part and throttled where the agent can flood it, and then reads the session's
+current state, so a burst of changes costs one update of the widget.
 """
 
 from __future__ import annotations
 
+import threading
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import ipywidgets as w
 
+from atomic_jupyter.errors import AtomicAgentError
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.ui.dialog_view import DialogView
+from atomic_jupyter.ui.dispatch import UiDispatcher
 from atomic_jupyter.ui.text import TextLine, pre_block, pre_html
 from atomic_jupyter.ui.transcript_view import TranscriptView
 
 if TYPE_CHECKING:
+    from atomic_jupyter.session.observers import Subscription
     from atomic_jupyter.session.session import AgentSession
 
 __all__ = ["SessionView"]
 
 #: Notifications shown in the panel (all are kept in ``session.notifications``).
 NOTIFICATIONS_SHOWN = 30
+#: Seconds between two renders of a streaming transcript (at most 20 a second).
+TRANSCRIPT_INTERVAL = 0.05
+#: Panel parts that can change thousands of times a second, and their update interval.
+THROTTLED_PARTS = frozenset({"status", "widgets", "notifications", "diagnostics"})
+PANEL_INTERVAL = 0.05
 
 _NOTIFY_COLORS = {
     "info": "var(--jp-info-color1,#0277bd)",
@@ -53,6 +66,9 @@ class SessionView:
 
     def __init__(self, session: AgentSession) -> None:
         self.session = session
+        self.dispatcher = UiDispatcher()
+        self.dispatcher.capture_loop()  # made on the main thread, in a cell
+        self._build_lock = threading.RLock()
         self.dialog_views: dict[str, DialogView] = {}
         self.run_views: dict[int, TranscriptView] = {}
         self.status_labels: dict[str, TextLine] = {}
@@ -112,12 +128,61 @@ class SessionView:
             "diagnostics",
         ):
             self.refresh(part)
-
-    def populate(self) -> None:
-        """Show the dialogs that were pending before the panel existed (those of no prompt)."""
-        for dialog in self.session.pending_dialogs:
-            if getattr(dialog, "host", None) is None:
+        self._subscriptions: list[Subscription] = [
+            session.extension_ui.changed.add(self._part_changed),
+            session.dialog_registry.added.add(self._dialog_added),
+            session.dialog_registry.ticked.add(self._dialog_ticked),
+            session.tracker.changed.add(self._run_changed),
+        ]
+        # The dialogs that were pending before the panel existed (those of no prompt).
+        for dialog in session.pending_dialogs:
+            if dialog.host is None:
                 self.add_dialog(dialog)
+
+    def close(self) -> None:
+        """Stop observing the session (the widgets stay as they are)."""
+        for subscription in self._subscriptions:
+            subscription.remove()
+
+    def pump(self) -> None:
+        """On the main thread during a blocking wait: run the widget work that is due."""
+        self.dispatcher.capture_loop()
+        self.dispatcher.pump()
+
+    # ------------------------------------------------------------------ listeners (any thread)
+
+    def _part_changed(self, part: str) -> None:
+        refresh = partial(self.refresh, part)
+        if part in THROTTLED_PARTS:  # floods of setStatus/setWidget/notify
+            self.dispatcher.call_throttled(refresh, key=part, interval=PANEL_INTERVAL)
+        else:
+            self.dispatcher.call(refresh, key=part)
+
+    def _dialog_added(self, dialog: Dialog) -> None:
+        host = dialog.host
+        if host is None or not host.shown:
+            # No prompt, or its area is not on the page (prompt(display=False)): the panel.
+            self.dispatcher.call(partial(self.add_dialog, dialog))
+
+    def _dialog_ticked(self, dialog: Dialog) -> None:
+        self.dispatcher.call(partial(self.refresh_countdown, dialog), key=("countdown", dialog.id))
+
+    def _run_changed(self, run: PromptRun, how: str) -> None:
+        """Show a run's transcript: throttled while it streams, at once for a dialog or the end."""
+        if how == "state":
+            return
+        with self._build_lock:  # a build in progress finishes first (it may have missed this)
+            built = id(run) in self.run_views
+        if not built:
+            return  # built later, from the transcript as it then is
+        render = partial(self.render_run, run)
+        key = ("transcript", id(run))
+        if how == "final":
+            self.dispatcher.finish(render, key=key)
+        elif how == "now":
+            self.dispatcher.call(render, key=("now", key))
+        else:
+            self.dispatcher.call_throttled(render, key=key, interval=TRANSCRIPT_INTERVAL)
 
     # ------------------------------------------------------------------ session -> widgets
 
@@ -166,7 +231,7 @@ class SessionView:
             self.status_bar.children = children
 
     def _refresh_notifications(self) -> None:
-        total, recent = self.session._notifications_since(self.notifications_shown)
+        total, recent = self.session.extension_ui.notifications_since(self.notifications_shown)
         self.notifications_shown = total
         if not recent:
             return
@@ -207,23 +272,23 @@ class SessionView:
 
     def add_dialog(self, dialog: Dialog) -> None:
         """Show a dialog in the panel (one raised with no prompt area on the page)."""
-        root = dialog.widget
-        if root is None or id(root) in self.placed:
+        root = self.dialog_widget(dialog)
+        if id(root) in self.placed:
             return
         self.placed.add(id(root))
         self.dialogs.children = (*self.dialogs.children, root)
 
-    def build_dialog(self, dialog: Dialog) -> w.Widget:
-        """Build the widget of a dialog (once; :attr:`Dialog.widget` calls this)."""
-        view = DialogView(dialog)
-        self.dialog_views[dialog.id] = view
-        return view.root
+    def dialog_widget(self, dialog: Dialog) -> w.Widget:
+        """The widget of a dialog (built once, on first use)."""
+        with self._build_lock:
+            view = self.dialog_views.get(dialog.id)
+            if view is None or view.dialog is not dialog:
+                schedule = partial(self._schedule, ("dialog", dialog.id))
+                view = self.dialog_views[dialog.id] = DialogView(dialog, schedule)
+            return view.root
 
-    def refresh_dialog(self, dialog: Dialog) -> None:
-        """Collapse a dialog that is no longer pending."""
-        view = self.dialog_views.get(dialog.id)
-        if view is not None:
-            view.refresh()
+    def _schedule(self, key: Any, func: Any) -> None:
+        self.dispatcher.call(func, key=key)
 
     def refresh_countdown(self, dialog: Dialog) -> None:
         """Update a timed dialog's countdown."""
@@ -233,11 +298,16 @@ class SessionView:
 
     # ------------------------------------------------------------------ prompt areas
 
-    def build_run_area(self, run: PromptRun) -> w.Widget:
-        """The output area of a prompt, its transcript (built once per run)."""
-        view = TranscriptView(run, on_stop=lambda: self._on_stop(run))
-        self.run_views[id(run)] = view
-        return view.root
+    def run_area(self, run: PromptRun) -> w.Widget:
+        """The output area of a prompt, its transcript (built once per run, on first use)."""
+        with self._build_lock:
+            view = self.run_views.get(id(run))
+            if view is None:
+                view = TranscriptView(
+                    run, on_stop=lambda: self._on_stop(run), dialog_widget=self.dialog_widget
+                )
+                self.run_views[id(run)] = view
+            return view.root
 
     def render_run(self, run: PromptRun) -> None:
         """Re-render a run's transcript."""
@@ -246,8 +316,6 @@ class SessionView:
             view.render()
 
     def _on_stop(self, run: PromptRun) -> None:
-        from atomic_jupyter.errors import AtomicAgentError
-
         try:
             self.session.stop_run(run)  # never blocks the kernel
         except AtomicAgentError as exc:
@@ -260,15 +328,13 @@ class SessionView:
         self.session.set_editor_text(change["new"])
 
     def _on_send(self, _button: w.Button) -> None:
-        from atomic_jupyter.errors import AtomicAgentError
-
         try:
             run = self.session.send_editor()
         except AtomicAgentError as exc:
-            self.session._diagnose(f"could not send the editor's text: {exc}")
+            self.session.extension_ui.diagnose(f"could not send the editor's text: {exc}")
             return
-        if run is not None and run.widget is not None:
-            self.dialogs.children = (*self.dialogs.children, run.widget)
+        if run is not None:
+            self.dialogs.children = (*self.dialogs.children, self.run_area(run))
 
 
 def _status_entry(key: str, text: str) -> TextLine:

@@ -1,8 +1,9 @@
 """The transcript of one prompt: streamed Markdown, thinking, tool cards, notes and dialogs.
 
-:class:`TranscriptView` turns a :class:`~atomic_jupyter.transcript.Transcript` into widgets.
-It only ever reads the transcript, and only re-renders blocks whose revision changed, so a
-render costs one Markdown conversion of the message that is streaming. The session calls
+:class:`TranscriptView` turns a :class:`~atomic_jupyter.session.transcript.Transcript` into
+widgets. It only ever reads the transcript, and only re-renders blocks whose revision changed,
+so a render costs one Markdown conversion of the message that is streaming. The session view
+calls
 :meth:`TranscriptView.render` at most about 20 times a second, plus once at the end.
 """
 
@@ -14,6 +15,7 @@ from typing import Any
 
 import ipywidgets as w
 
+from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.transcript import (
     AssistantBlock,
@@ -132,10 +134,18 @@ class TranscriptView:
         The run to show.
     on_stop:
         Called when the Stop button is clicked (aborts the agent's run).
+    dialog_widget:
+        Gives the widget of a dialog raised during the run (built once, where it is kept).
     """
 
-    def __init__(self, run: PromptRun, on_stop: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        run: PromptRun,
+        on_stop: Callable[[], None],
+        dialog_widget: Callable[[Dialog], w.Widget],
+    ) -> None:
         self.run = run
+        self._dialog_widget = dialog_widget
         first = run.message.split("\n", 1)[0]
         self.prompt = TextLine(f"> {first}" + (" …" if "\n" in run.message else ""))
         self.prompt.add_class("atomic-run-prompt")
@@ -196,7 +206,7 @@ class TranscriptView:
             return _ToolView()
         if isinstance(block, DialogBlock):
             assert block.dialog is not None
-            return block.dialog.widget
+            return self._dialog_widget(block.dialog)
         label = TextLine("")
         label.add_class("atomic-note" if isinstance(block, NoteBlock) else "atomic-user-message")
         return label

@@ -14,10 +14,15 @@ import json
 import shutil
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from atomic_jupyter.addons.model_server import ScriptedModelServer, agent_args, write_models_json
+from atomic_jupyter.session.plugins import LaunchAdditions
 
-__all__ = ["DEMO_EXTENSION", "DemoBackend"]
+if TYPE_CHECKING:
+    from atomic_jupyter.session.session import AgentSession
+
+__all__ = ["DEMO_EXTENSION", "DemoAddon", "DemoBackend", "demo_addon"]
 
 #: The bundled demo extension (package data).
 DEMO_EXTENSION = Path(__file__).with_name("demo_extension.ts")
@@ -66,3 +71,34 @@ class DemoBackend:
             server.stop()
         if home is not None:
             shutil.rmtree(home, ignore_errors=True)
+
+
+def demo_addon(session: AgentSession) -> DemoAddon | None:
+    """The demo addon of a session started with ``demo=True``."""
+    return DemoAddon() if session.spec.demo else None
+
+
+class DemoAddon:
+    """Runs a fresh :class:`DemoBackend` for each launch; it goes with its agent."""
+
+    name = "demo"
+
+    def __init__(self) -> None:
+        #: The backend of the running agent (None between launches).
+        self.backend: DemoBackend | None = None
+
+    def launch(self) -> LaunchAdditions:
+        """Start a demo backend and point the agent at it."""
+        self.close()
+        self.backend = DemoBackend().start()
+        return LaunchAdditions(args=self.backend.args(), env=self.backend.env())
+
+    def agent_exited(self) -> None:
+        """Stop the backend: server and private home go with the agent."""
+        self.close()
+
+    def close(self) -> None:
+        """Stop the backend, if one runs."""
+        backend, self.backend = self.backend, None
+        if backend is not None:
+            backend.stop()

@@ -2,9 +2,18 @@
 
 from atomic_jupyter.addons.prototype.manager import (
     HUB_EXTENSION,
+    Problem,
     PrototypeError,
     PrototypeManager,
     PrototypeResult,
+    prototype_addon,
 )
 
-__all__ = ["HUB_EXTENSION", "PrototypeError", "PrototypeManager", "PrototypeResult"]
+__all__ = [
+    "HUB_EXTENSION",
+    "Problem",
+    "PrototypeError",
+    "PrototypeManager",
+    "PrototypeResult",
+    "prototype_addon",
+]

@@ -28,12 +28,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from atomic_jupyter.errors import AtomicAgentError
+from atomic_jupyter.errors import PrototypeError
+from atomic_jupyter.protocol.messages import AgentEvent
+from atomic_jupyter.session.observers import Listeners, Subscription
+from atomic_jupyter.session.plugins import LaunchAdditions
 
 if TYPE_CHECKING:
     from atomic_jupyter.session.session import AgentSession
 
-__all__ = ["HUB_EXTENSION", "PrototypeError", "PrototypeManager", "PrototypeResult"]
+__all__ = [
+    "HUB_EXTENSION",
+    "PrototypeError",
+    "PrototypeManager",
+    "PrototypeResult",
+    "prototype_addon",
+]
 
 HERE = Path(__file__).resolve().parent
 #: The hub extension loaded into every session.
@@ -47,10 +56,6 @@ LOCATED_ERROR = re.compile(
 TSC_LINE = re.compile(
     r"^(?P<file>[^()]+)\((?P<line>\d+),(?P<column>\d+)\): error (?P<code>TS\d+): (?P<message>.*)$"
 )
-
-
-class PrototypeError(AtomicAgentError):
-    """A prototype could not be defined (bad name, busy agent, no agent running)."""
 
 
 @dataclass
@@ -97,32 +102,82 @@ def agent_package_dir(argv0: str) -> Path | None:
     return None
 
 
+def prototype_addon(session: AgentSession) -> PrototypeManager | None:
+    """The prototyping addon of a session, unless ``AtomicAgent.prototyping`` is off."""
+    return PrototypeManager(session) if session.config.prototyping else None
+
+
 class PrototypeManager:
-    """The prototypes of one session and their private folder."""
+    """The prototypes of one session and their private folder (an addon of the session).
+
+    The folder is made at the first launch and removed, with every prototype, when the
+    session is stopped (:meth:`close`); a restart keeps both.
+    """
+
+    name = "prototypes"
 
     def __init__(self, session: AgentSession) -> None:
         self.session = session
-        self.folder = Path(tempfile.mkdtemp(prefix="atomic-prototypes-"))
+        self._folder: Path | None = None
         self.sources: dict[str, str] = {}
         self.versions: dict[str, int] = {}
         self.problems: dict[str, list[Problem]] = {}
         self.commands: dict[str, list[str]] = {}
-        self._listeners: dict[str, list[Callable[[Problem], None]]] = {}
-        self._lock = threading.Lock()
-        self._write_manifest()
+        self._listeners: dict[str, Listeners[Callable[[Problem], None]]] = {}
+        self._lock = threading.RLock()
+        self._events: Subscription | None = None
 
-    # ------------------------------------------------------------------ agent wiring
+    @property
+    def folder(self) -> Path | None:
+        """The private folder the hub extension reads (None before a launch, after close)."""
+        return self._folder
 
-    def env(self) -> dict[str, str]:
-        """Environment for the agent: where the hub finds the prototypes."""
-        return {"ATOMIC_JUPYTER_PROTOTYPES": str(self.folder)}
+    def _made_folder(self) -> Path:
+        """The private folder, made if need be."""
+        with self._lock:
+            if self._folder is None:
+                self._folder = Path(tempfile.mkdtemp(prefix="atomic-prototypes-"))
+                self._write_manifest()
+            return self._folder
 
-    def args(self) -> list[str]:
-        """Agent arguments: the hub extension."""
-        return ["-e", str(HUB_EXTENSION)]
+    # ------------------------------------------------------------------ addon
+
+    def launch(self) -> LaunchAdditions:
+        """The hub extension, and the environment that tells it where the prototypes are."""
+        if self._events is None:
+            self._events = self.session.on_event(self._on_event)
+        return LaunchAdditions(
+            args=["-e", str(HUB_EXTENSION)],
+            env={"ATOMIC_JUPYTER_PROTOTYPES": str(self._made_folder())},
+        )
+
+    def agent_exited(self) -> None:
+        """Nothing to do: the prototypes wait for the next start."""
+
+    def close(self) -> None:
+        """Forget every prototype, remove the private folder, stop listening."""
+        with self._lock:
+            folder, self._folder = self._folder, None
+            self.sources.clear()
+            self.versions.clear()
+            self.problems.clear()
+            self.commands.clear()
+            listeners, self._listeners = self._listeners, {}
+        for each in listeners.values():
+            each.clear()
+        if self._events is not None:
+            self._events.remove()
+            self._events = None
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def _on_event(self, event: AgentEvent) -> None:
+        if event.type == "extension_error":
+            self.extension_error(str(event.get("error", "")))
 
     def _write_manifest(self) -> None:
-        (self.folder / "manifest.json").write_text(json.dumps(list(self.sources)))
+        assert self._folder is not None
+        (self._folder / "manifest.json").write_text(json.dumps(list(self.sources)))
 
     # ------------------------------------------------------------------ public
 
@@ -161,7 +216,7 @@ class PrototypeManager:
         if problems:
             return result
         with self._lock:
-            (self.folder / file_name).write_text(source)
+            (self._made_folder() / file_name).write_text(source)
             old = self.sources.get(name)
             self.sources[name] = source
             self._write_manifest()
@@ -177,12 +232,15 @@ class PrototypeManager:
                     self.sources.pop(name, None)
                 else:
                     self.sources[name] = old
-                    (self.folder / file_name).write_text(old)
+                    (self._made_folder() / file_name).write_text(old)
                 self._write_manifest()
             self._reload(timeout)
             return result
         self.versions[name] = version
         self.problems[name] = []
+        old_listeners = self._listeners.pop(name, None)  # the earlier version's cell is stale
+        if old_listeners is not None:
+            old_listeners.clear()
         self.commands[name] = list(entry.get("commands", []))
         result.ok = True
         result.commands = self.commands[name]
@@ -194,13 +252,16 @@ class PrototypeManager:
         with self._lock:
             self.sources.pop(name)
             self.commands.pop(name, None)
-            (self.folder / f"{name}.ts").unlink(missing_ok=True)
+            (self._made_folder() / f"{name}.ts").unlink(missing_ok=True)
             self._write_manifest()
         self._reload(timeout)
 
-    def on_problem(self, name: str, callback: Callable[[Problem], None]) -> None:
-        """Call ``callback(problem)`` when the prototype's handler throws later."""
-        self._listeners.setdefault(name, []).append(callback)
+    def on_problem(self, name: str, callback: Callable[[Problem], None]) -> Subscription:
+        """Call ``callback(problem)`` when the current version's handler throws later.
+
+        Defining a new version of the prototype removes the listeners of the earlier one.
+        """
+        return self._listeners.setdefault(name, Listeners()).add(callback)
 
     def extension_error(self, text: str) -> bool:
         """Route an ``extension_error`` to its prototype; return whether it was one."""
@@ -214,19 +275,16 @@ class PrototypeManager:
         )
         self.problems.setdefault(name, []).append(problem)
         del self.problems[name][:-20]
-        for callback in list(self._listeners.get(name, [])):
-            callback(problem)
+        listeners = self._listeners.get(name)
+        if listeners is not None:
+            listeners.emit(problem)
         return True
-
-    def close(self) -> None:
-        """Remove the private folder."""
-        shutil.rmtree(self.folder, ignore_errors=True)
 
     # ------------------------------------------------------------------ checks
 
     def _check(self, name: str, source: str) -> tuple[list[Problem], dict[str, Any]]:
         package = agent_package_dir(self.session.argv[0])
-        staging = self.folder / ".check"
+        staging = self._made_folder() / ".check"
         staging.mkdir(exist_ok=True)
         file = staging / f"{name}.ts"
         file.write_text(source)
@@ -300,7 +358,7 @@ class PrototypeManager:
         ], {}
 
     def _reload(self, timeout: float) -> dict[str, Any]:
-        status_file = self.folder / "status.json"
+        status_file = self._made_folder() / "status.json"
         status_file.unlink(missing_ok=True)
         self.session.request(
             {"type": "prompt", "message": "/atomic-jupyter-reload"}, timeout=timeout

@@ -1,0 +1,225 @@
+"""Prompts, their runs and the dialogs they raise: the conversation methods of a session
+(a mixin of AgentSession, on top of its client, run tracker, policies and presentation).
+"""
+
+from __future__ import annotations
+
+import threading
+from concurrent.futures import Future
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from atomic_jupyter.errors import AgentNotRunningError, AtomicAgentError
+from atomic_jupyter.protocol.messages import Response
+from atomic_jupyter.session.commands import AgentCommands
+from atomic_jupyter.session.dialogs import Dialog
+from atomic_jupyter.session.images import image_contents
+from atomic_jupyter.session.policies import CANCEL, Policy, PolicyBook
+from atomic_jupyter.session.runs import PromptRun
+from atomic_jupyter.session.waiting import WaitResult, wait_for_run
+
+if TYPE_CHECKING:
+    from atomic_jupyter.session.extension_ui import ExtensionUiState
+    from atomic_jupyter.session.plugins import Presentation
+    from atomic_jupyter.session.run_tracker import RunTracker
+    from atomic_jupyter.transport.client import AgentClient
+
+__all__ = ["ConversationMethods"]
+
+
+class ConversationMethods(AgentCommands):
+    """``prompt``, ``abort``, ``stop_run``, ``wait`` and the answer policies."""
+
+    client: AgentClient
+    tracker: RunTracker
+    extension_ui: ExtensionUiState
+    _policies: PolicyBook
+    _wake: threading.Event
+
+    # Provided by AgentSession.
+    pending_dialogs: list[Dialog]
+    runs: list[PromptRun]
+    returncode: int | None
+
+    @property
+    def presentation(self) -> Presentation | None:
+        raise NotImplementedError
+
+    @property
+    def alive(self) -> bool:
+        raise NotImplementedError
+
+    def _check_running(self) -> None:
+        raise NotImplementedError
+
+    def _not_running_error(self) -> AgentNotRunningError:
+        raise NotImplementedError
+
+    def prompt(
+        self,
+        text: str,
+        *,
+        images: Any = None,
+        streaming_behavior: str | None = None,
+        display: bool = True,
+        shown: bool | None = None,
+        **fields: Any,
+    ) -> PromptRun:
+        """Send a prompt (or an extension command such as ``"/name"``) and return at once.
+
+        The run's transcript (streamed text, tool calls, dialogs) is shown in the run's
+        output area, displayed in the current cell when ``display`` is true and IPython
+        runs. Use :meth:`wait` to block until the run ends.
+
+        Parameters
+        ----------
+        text:
+            The prompt.
+        images:
+            Images sent with it: paths, bytes or PIL images (one, or a list).
+        streaming_behavior:
+            ``"steer"`` or ``"followUp"``: how to queue the prompt while a run is going.
+        display:
+            Display the run's area in the current cell.
+        shown:
+            Whether the run's area will be on the page (by default, when it is displayed);
+            a view that places the area itself (the panel's Send) passes True.
+        fields:
+            More fields for the ``prompt`` command.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"a prompt is a str, not {type(text).__name__}")
+        if streaming_behavior not in (None, "steer", "followUp"):
+            raise ValueError('streaming_behavior is "steer" or "followUp"')
+        command = {"type": "prompt", "message": text, **fields}
+        if images is not None:
+            command["images"] = image_contents(images)
+        if streaming_behavior is not None:
+            command["streamingBehavior"] = streaming_behavior
+        presentation = self.presentation if display or shown else None
+        run = PromptRun("", text)
+        run.shown = shown if shown is not None else bool(presentation and presentation.displays)
+        if run.shown and presentation is not None:
+            presentation.prepare_run(run)  # built before the prompt goes out: no event is missed
+        self._check_running()
+        pending = self.client.prepare(command)
+        run.id = pending.id
+        self.tracker.sent(run)  # before the answer can come, and before any event of the run
+        try:
+            self.client.write(pending)
+        except AgentNotRunningError:
+            self.tracker.discard(run)
+            raise self._not_running_error() from None
+
+        def settle(future: Future[Response]) -> None:
+            error = future.exception()
+            response = None if error is not None else future.result()
+            if response is not None and response.error:
+                response = replace(response, error=self.extension_ui.redact(response.error))
+            self.tracker.answered(run, response, None if error is None else str(error))
+
+        pending.add_done_callback(settle)
+        if display and presentation is not None:
+            presentation.display_run(run)
+        return run
+
+    def abort(self, timeout: float | None = None) -> Any:
+        """Abort the current run; its pending dialogs are cancelled first.
+
+        The agent's abort waits for an extension's open dialog, so the dialogs go first.
+        """
+        self._cancel_dialogs(None, "abort")
+        return super().abort(timeout)
+
+    def stop_run(self, run: PromptRun | None = None) -> None:
+        """Abort without waiting (the Stop button): cancel the run's dialogs, send ``abort``."""
+        self._cancel_dialogs(run, "stop")
+        self._check_running()
+        try:
+            pending = self.client.request({"type": "abort"})
+        except AgentNotRunningError:
+            raise self._not_running_error() from None
+
+        def settle(future: Future[Response]) -> None:
+            error = future.exception()
+            response = None if error is not None else future.result()
+            if run is not None and (error or (response is not None and not response.success)):
+                why = error or (response.error if response is not None else "")
+                run.transcript.note(f"could not stop the run: {why}", "error")
+                self.tracker.changed.emit(run, "stream")
+
+        pending.add_done_callback(settle)
+
+    def _cancel_dialogs(self, run: PromptRun | None, by: str) -> None:
+        for dialog in self.pending_dialogs:
+            if run is None or dialog.host is run or dialog.host is None:
+                try:
+                    dialog.cancel(by=by)
+                except AtomicAgentError:
+                    pass
+
+    def wait(
+        self, timeout: float | None = None, *, run: PromptRun | None = None, quiet: bool = False
+    ) -> WaitResult:
+        """Block until the latest run ends; keep its transcript updating meanwhile.
+
+        A running cell keeps the kernel from delivering clicks, so the wait also ends early
+        when a dialog needs an answer that no policy gives, and says so (a notice on stdout;
+        an agent that exited, on stderr, unless ``quiet``): answer it where it is shown, then
+        wait again. Use it for "Run All", nbval and papermill.
+
+        Returns
+        -------
+        WaitResult
+            ``reason`` is ``"finished"``, ``"dialog"`` (with the ``dialog``), or ``"exited"``;
+            it is true only when the run finished.
+
+        Raises
+        ------
+        CommandTimeoutError
+            When the run is still going after ``timeout`` seconds.
+        """
+        presentation = self.presentation
+        result = wait_for_run(
+            run or (self.runs[-1] if self.runs else None),
+            timeout=timeout,
+            wake=self._wake,
+            pending_dialogs=lambda: self.pending_dialogs,
+            alive=lambda: self.alive,
+            pump=presentation.pump if presentation is not None else lambda: None,
+        )
+        if not quiet:
+            result.tell(self.returncode)
+        return result
+
+    # ------------------------------------------------------------------ answer policies
+
+    def answer_with(
+        self, answer: Any, *, method: str | None = None, title: str | None = None
+    ) -> Policy:
+        """Answer future dialogs without a human.
+
+        Parameters
+        ----------
+        answer:
+            A value (str for select, input and editor; bool for confirm), ``"cancel"`` or
+            :data:`~atomic_jupyter.session.policies.CANCEL`, or a callable that gets the
+            request dict and returns one of those, or None to leave the dialog to a person.
+        method:
+            Only dialogs of this method (``"select"``, ``"confirm"``, ``"input"``, ``"editor"``).
+        title:
+            Only dialogs whose title matches this regular expression (``re.search``).
+
+        Returns
+        -------
+        Policy
+            The policy added (remove it with :meth:`remove_policy`). Dialogs already
+            pending that it covers are answered at once.
+        """
+        policy = Policy(CANCEL if answer == "cancel" else answer, method=method, title=title)
+        self._policies.add(policy, pending=self.pending_dialogs)
+        return policy
+
+    def remove_policy(self, policy: Policy | None = None) -> None:
+        """Remove one policy, or all of them when ``policy`` is None."""
+        self._policies.remove(policy)

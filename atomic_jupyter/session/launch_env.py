@@ -1,0 +1,64 @@
+"""What one launch of the agent needs besides its command: working directory, environment,
+the addons' additions, and the error text when it does not come up. No I/O but checks.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from atomic_jupyter.errors import AgentStartError
+from atomic_jupyter.session.plugins import Addon
+from atomic_jupyter.transport.launch import LaunchSpec
+
+__all__ = ["Launch", "plan_launch", "start_failure"]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A launch ready to spawn."""
+
+    argv: list[str]
+    cwd: str | None
+    env: dict[str, str]
+
+
+def plan_launch(
+    base_argv: Sequence[str], spec: LaunchSpec, addons: Sequence[Addon], environ: Mapping[str, str]
+) -> Launch:
+    """The command line, directory and environment of a launch; addons add theirs in order.
+
+    Raises
+    ------
+    AgentStartError
+        When the working directory does not exist.
+    """
+    cwd = spec.cwd
+    if cwd is not None:
+        cwd = os.path.abspath(os.path.expanduser(cwd))
+        if not os.path.isdir(cwd):
+            raise AgentStartError(f"the working directory {cwd!r} does not exist")
+    env = dict(environ)
+    env.update({str(k): str(v) for k, v in spec.env.items()})
+    argv = list(base_argv)
+    for addon in addons:
+        additions = addon.launch()
+        env.update(additions.env)
+        argv += list(additions.args)
+    return Launch(argv, cwd, env)
+
+
+def start_failure(
+    command_line: str, exit_code: int | None, error: Exception, stderr_tail: str, timed_out: bool
+) -> AgentStartError:
+    """The error for an agent that did not become ready, with its command and stderr."""
+    if exit_code is not None and not timed_out:
+        reason = f"exited during start-up with code {exit_code}"
+    else:
+        reason = f"did not become ready: {error}"
+    tail = stderr_tail.strip()
+    return AgentStartError(
+        f"the agent {reason}.\nCommand: {command_line}\n"
+        + (f"Its stderr:\n{tail}" if tail else "It wrote nothing on stderr.")
+    )

@@ -1,0 +1,72 @@
+"""How the layers above the session plug into it, without the session importing them.
+
+* An :class:`Addon` adds arguments and environment to each launch of the agent, hears when
+  the agent exits, and is closed with the session (the offline demo model, extension
+  prototyping: ``atomic_jupyter.addons``).
+* A :class:`Presentation` shows a session: its panel, the output area of each prompt, and
+  the work a blocking wait must do on the main thread (``atomic_jupyter.notebook``).
+
+The top-level package registers their factories with
+:meth:`~atomic_jupyter.session.session.AgentSession.register_addon` and
+:meth:`~atomic_jupyter.session.session.AgentSession.use_presentation`
+(``atomic_jupyter/wiring.py``); a session creates its addons when it is made and its
+presentation when one is first needed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from atomic_jupyter.session.runs import PromptRun
+
+__all__ = ["Addon", "LaunchAdditions", "Presentation"]
+
+
+@dataclass(frozen=True)
+class LaunchAdditions:
+    """What an addon adds to one launch: agent arguments and environment variables."""
+
+    args: Sequence[str] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+class Addon(Protocol):
+    """A part that adds to each launch and is closed with its session."""
+
+    #: The addon's name (``session.addon(name)`` finds it).
+    name: str
+
+    def launch(self) -> LaunchAdditions:
+        """Called before each start of the agent; may start servers or write files."""
+
+    def agent_exited(self) -> None:
+        """Called once the agent has exited (or failed to start)."""
+
+    def close(self) -> None:
+        """Called when the session is stopped for good: remove every file and thread."""
+
+
+class Presentation(Protocol):
+    """What shows a session (created on first use, on the main thread)."""
+
+    @property
+    def panel(self) -> Any:
+        """The session's panel (a widget)."""
+
+    @property
+    def displays(self) -> bool:
+        """Whether :meth:`display_run` can show anything (an IPython display hook is there)."""
+
+    def prepare_run(self, run: PromptRun) -> None:
+        """Build the area of a run that will be shown, before its prompt goes out."""
+
+    def display_run(self, run: PromptRun) -> None:
+        """Show a run's area in the current cell (after its prompt went out)."""
+
+    def pump(self) -> None:
+        """During a blocking wait, on the main thread: do the view work that is due."""
+
+    def close(self) -> None:
+        """Stop observing the session."""

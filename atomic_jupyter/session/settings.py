@@ -1,0 +1,40 @@
+"""The settings a session reads. The notebook layer's traitlets class provides the same names."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+__all__ = ["SessionSettings", "Settings"]
+
+
+class Settings(Protocol):
+    """What a session needs from its settings (``AtomicAgent`` has these attributes)."""
+
+    command: str | Sequence[str] | None
+    startup_timeout: float
+    request_timeout: float
+    prototyping: bool
+
+
+@dataclass
+class SessionSettings:
+    """Plain settings, with the defaults of ``AtomicAgent``.
+
+    Attributes
+    ----------
+    command:
+        The agent command (None: resolved from the environment).
+    startup_timeout:
+        Seconds to wait for a new agent to answer its first command.
+    request_timeout:
+        Seconds to wait for the agent to answer a command sent with ``request()``.
+    prototyping:
+        Load the prototype hub extension, so cell-defined extensions load without a restart.
+    """
+
+    command: str | Sequence[str] | None = None
+    startup_timeout: float = 60.0
+    request_timeout: float = 30.0
+    prototyping: bool = True

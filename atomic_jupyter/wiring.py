@@ -1,0 +1,16 @@
+"""Plugs the upper layers into every session: addons (prototyping, then the demo model, in
+the order their arguments go on the command line) and the notebook's presentation.
+
+Imported by the package itself, so any ``import atomic_jupyter...`` wires sessions the same.
+"""
+
+from __future__ import annotations
+
+from atomic_jupyter.addons.demo.runtime import demo_addon
+from atomic_jupyter.addons.prototype.manager import prototype_addon
+from atomic_jupyter.notebook.presentation import NotebookPresentation
+from atomic_jupyter.session.session import AgentSession
+
+AgentSession.register_addon(prototype_addon)
+AgentSession.register_addon(demo_addon)
+AgentSession.use_presentation(NotebookPresentation)
