@@ -21,8 +21,8 @@ What the client sends is built here too: :class:`UIResponse` for dialog answers 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar, Literal
 
 __all__ = [
@@ -107,6 +107,32 @@ def _put(wire: dict[str, Any], key: str, value: Any) -> None:
 
 
 # --------------------------------------------------------------------------- UI requests
+#
+# Each request is declared once: its dataclass. A field's metadata names its wire key and how
+# its value is read (``_READERS``); parsing and writing are derived from the declaration.
+
+
+def _wire(key: str, read: str, *, default: Any = None, always: bool = True) -> Any:
+    """A request field: its wire ``key``, how it is ``read``, and whether it is written when
+    None (``always``; optional fields are left out when None)."""
+    return field(default=default, metadata={"wire": key, "read": read, "always": always})
+
+
+def _texts(value: Any) -> tuple[str, ...] | None:
+    return tuple(_text(v) for v in value) if isinstance(value, list) else None
+
+
+_READERS: dict[str, Callable[[Any], Any]] = {
+    "text": _text,
+    "optional_text": _optional_text,
+    "texts": lambda value: _texts(value) or (),
+    "optional_texts": _texts,
+    "timeout": _timeout_ms,
+    "notify_type": lambda value: value if value in ("info", "warning", "error") else "info",
+    "placement": lambda value: value if value in ("aboveEditor", "belowEditor") else "aboveEditor",
+}
+_WRITERS: dict[str, Callable[[Any], Any]] = {"texts": list, "optional_texts": list}
+_WIRE_FIELDS: dict[type, list[Any]] = {}
 
 
 @dataclass(frozen=True)
@@ -122,7 +148,6 @@ class UIRequest:
     """
 
     method: ClassVar[str] = ""
-    _fields: ClassVar[tuple[str, ...]] = ()
 
     id: str
     extra: Mapping[str, Any] = field(default_factory=dict, compare=True, kw_only=True)
@@ -134,8 +159,25 @@ class UIRequest:
         """Whether the agent waits for an answer to this request."""
         return self.method in DIALOG_METHODS
 
-    def _wire_fields(self) -> dict[str, Any]:
-        return {}
+    @classmethod
+    def _wire_fields(cls) -> list[Any]:
+        """The declared wire fields, in the order the agent writes them (timeout last)."""
+        found = _WIRE_FIELDS.get(cls)
+        if found is None:
+            found = [f for f in fields(cls) if "wire" in f.metadata]
+            found = _WIRE_FIELDS[cls] = sorted(found, key=lambda f: f.metadata["wire"] == "timeout")
+        return found
+
+    @classmethod
+    def from_wire(cls, raw: Mapping[str, Any]) -> UIRequest:
+        """Read a request of this class from its wire form (never raises)."""
+        declared = cls._wire_fields()
+        known = {"type", "id", "method", *(f.metadata["wire"] for f in declared)}
+        values = {
+            f.name: _READERS[f.metadata["read"]](raw.get(f.metadata["wire"])) for f in declared
+        }
+        extra = {k: v for k, v in raw.items() if k not in known}
+        return cls(_text(raw.get("id")), extra=extra, **values)
 
     def to_dict(self) -> dict[str, Any]:
         """The request as the agent writes it."""
@@ -144,7 +186,12 @@ class UIRequest:
             "id": self.id,
             "method": self.method,
         }
-        wire.update(self._wire_fields())
+        for f in self._wire_fields():
+            value = getattr(self, f.name)
+            if value is None and not f.metadata["always"]:
+                continue
+            write = _WRITERS.get(f.metadata["read"])
+            wire[f.metadata["wire"]] = write(value) if write and value is not None else value
         wire.update(self.extra)
         return wire
 
@@ -153,8 +200,8 @@ class UIRequest:
 class DialogRequest(UIRequest):
     """Base of the four dialog requests; ``timeout`` is in milliseconds or None."""
 
-    title: str = ""
-    timeout: float | None = None
+    title: str = _wire("title", "text", default="")
+    timeout: float | None = _wire("timeout", "timeout", always=False)
 
     @property
     def timeout_seconds(self) -> float | None:
@@ -167,14 +214,7 @@ class SelectRequest(DialogRequest):
     """``select``: choose one of ``options``; answered with a value or cancelled."""
 
     method: ClassVar[str] = "select"
-    _fields: ClassVar[tuple[str, ...]] = ("title", "options", "timeout")
-
-    options: tuple[str, ...] = ()
-
-    def _wire_fields(self) -> dict[str, Any]:
-        wire: dict[str, Any] = {"title": self.title, "options": list(self.options)}
-        _put(wire, "timeout", self.timeout)
-        return wire
+    options: tuple[str, ...] = _wire("options", "texts", default=())
 
 
 @dataclass(frozen=True)
@@ -182,14 +222,7 @@ class ConfirmRequest(DialogRequest):
     """``confirm``: yes or no; answered with ``confirmed`` or cancelled."""
 
     method: ClassVar[str] = "confirm"
-    _fields: ClassVar[tuple[str, ...]] = ("title", "message", "timeout")
-
-    message: str = ""
-
-    def _wire_fields(self) -> dict[str, Any]:
-        wire: dict[str, Any] = {"title": self.title, "message": self.message}
-        _put(wire, "timeout", self.timeout)
-        return wire
+    message: str = _wire("message", "text", default="")
 
 
 @dataclass(frozen=True)
@@ -197,15 +230,7 @@ class InputRequest(DialogRequest):
     """``input``: one line of free text; answered with a value or cancelled."""
 
     method: ClassVar[str] = "input"
-    _fields: ClassVar[tuple[str, ...]] = ("title", "placeholder", "timeout")
-
-    placeholder: str | None = None
-
-    def _wire_fields(self) -> dict[str, Any]:
-        wire: dict[str, Any] = {"title": self.title}
-        _put(wire, "placeholder", self.placeholder)
-        _put(wire, "timeout", self.timeout)
-        return wire
+    placeholder: str | None = _wire("placeholder", "optional_text", always=False)
 
 
 @dataclass(frozen=True)
@@ -213,15 +238,7 @@ class EditorRequest(DialogRequest):
     """``editor``: multi-line text, prefilled; answered with a value or cancelled."""
 
     method: ClassVar[str] = "editor"
-    _fields: ClassVar[tuple[str, ...]] = ("title", "prefill", "timeout")
-
-    prefill: str | None = None
-
-    def _wire_fields(self) -> dict[str, Any]:
-        wire: dict[str, Any] = {"title": self.title}
-        _put(wire, "prefill", self.prefill)
-        _put(wire, "timeout", self.timeout)
-        return wire
+    prefill: str | None = _wire("prefill", "optional_text", always=False)
 
 
 @dataclass(frozen=True)
@@ -229,13 +246,8 @@ class NotifyRequest(UIRequest):
     """``notify``: a message styled by ``notify_type`` (``info`` when absent)."""
 
     method: ClassVar[str] = "notify"
-    _fields: ClassVar[tuple[str, ...]] = ("message", "notifyType")
-
-    message: str = ""
-    notify_type: str = "info"
-
-    def _wire_fields(self) -> dict[str, Any]:
-        return {"message": self.message, "notifyType": self.notify_type}
+    message: str = _wire("message", "text", default="")
+    notify_type: str = _wire("notifyType", "notify_type", default="info")
 
 
 @dataclass(frozen=True)
@@ -243,15 +255,8 @@ class SetStatusRequest(UIRequest):
     """``setStatus``: set the status entry ``key`` to ``text``, or clear it when None."""
 
     method: ClassVar[str] = "setStatus"
-    _fields: ClassVar[tuple[str, ...]] = ("statusKey", "statusText")
-
-    key: str = ""
-    text: str | None = None
-
-    def _wire_fields(self) -> dict[str, Any]:
-        wire: dict[str, Any] = {"statusKey": self.key}
-        _put(wire, "statusText", self.text)
-        return wire
+    key: str = _wire("statusKey", "text", default="")
+    text: str | None = _wire("statusText", "optional_text", always=False)
 
 
 @dataclass(frozen=True)
@@ -259,18 +264,9 @@ class SetWidgetRequest(UIRequest):
     """``setWidget``: set the block ``key`` to ``lines`` at ``placement``, or clear it."""
 
     method: ClassVar[str] = "setWidget"
-    _fields: ClassVar[tuple[str, ...]] = ("widgetKey", "widgetLines", "widgetPlacement")
-
-    key: str = ""
-    lines: tuple[str, ...] | None = None
-    placement: str = "aboveEditor"
-
-    def _wire_fields(self) -> dict[str, Any]:
-        wire: dict[str, Any] = {"widgetKey": self.key}
-        if self.lines is not None:
-            wire["widgetLines"] = list(self.lines)
-        wire["widgetPlacement"] = self.placement
-        return wire
+    key: str = _wire("widgetKey", "text", default="")
+    lines: tuple[str, ...] | None = _wire("widgetLines", "optional_texts", always=False)
+    placement: str = _wire("widgetPlacement", "placement", default="aboveEditor")
 
 
 @dataclass(frozen=True)
@@ -278,12 +274,7 @@ class SetTitleRequest(UIRequest):
     """``setTitle``: the session's title."""
 
     method: ClassVar[str] = "setTitle"
-    _fields: ClassVar[tuple[str, ...]] = ("title",)
-
-    title: str = ""
-
-    def _wire_fields(self) -> dict[str, Any]:
-        return {"title": self.title}
+    title: str = _wire("title", "text", default="")
 
 
 @dataclass(frozen=True)
@@ -291,12 +282,7 @@ class SetEditorTextRequest(UIRequest):
     """``set_editor_text``: put ``text`` in the session's editor."""
 
     method: ClassVar[str] = "set_editor_text"
-    _fields: ClassVar[tuple[str, ...]] = ("text",)
-
-    text: str = ""
-
-    def _wire_fields(self) -> dict[str, Any]:
-        return {"text": self.text}
+    text: str = _wire("text", "text", default="")
 
 
 @dataclass(frozen=True)
@@ -317,73 +303,12 @@ class UnknownUIRequest(UIRequest):
 
 
 def _parse_ui_request(raw: Mapping[str, Any]) -> UIRequest:
-    rid = _text(raw.get("id"))
     method = raw.get("method")
     cls = _UI_REQUEST_CLASSES.get(method) if isinstance(method, str) else None
     if cls is None:
         extra = {k: v for k, v in raw.items() if k not in ("type", "id", "method")}
-        return UnknownUIRequest(rid, unknown_method=_text(method), extra=extra)
-    known = {"type", "id", "method", *cls._fields}
-    extra = {k: v for k, v in raw.items() if k not in known}
-    timeout = _timeout_ms(raw.get("timeout"))
-    if cls is SelectRequest:
-        options = raw.get("options")
-        opts = tuple(_text(o) for o in options) if isinstance(options, list) else ()
-        return SelectRequest(
-            rid, title=_text(raw.get("title")), options=opts, timeout=timeout, extra=extra
-        )
-    if cls is ConfirmRequest:
-        return ConfirmRequest(
-            rid,
-            title=_text(raw.get("title")),
-            message=_text(raw.get("message")),
-            timeout=timeout,
-            extra=extra,
-        )
-    if cls is InputRequest:
-        return InputRequest(
-            rid,
-            title=_text(raw.get("title")),
-            placeholder=_optional_text(raw.get("placeholder")),
-            timeout=timeout,
-            extra=extra,
-        )
-    if cls is EditorRequest:
-        return EditorRequest(
-            rid,
-            title=_text(raw.get("title")),
-            prefill=_optional_text(raw.get("prefill")),
-            timeout=timeout,
-            extra=extra,
-        )
-    if cls is NotifyRequest:
-        kind = raw.get("notifyType")
-        return NotifyRequest(
-            rid,
-            message=_text(raw.get("message")),
-            notify_type=kind if kind in ("info", "warning", "error") else "info",
-            extra=extra,
-        )
-    if cls is SetStatusRequest:
-        return SetStatusRequest(
-            rid,
-            key=_text(raw.get("statusKey")),
-            text=_optional_text(raw.get("statusText")),
-            extra=extra,
-        )
-    if cls is SetWidgetRequest:
-        lines = raw.get("widgetLines")
-        placement = raw.get("widgetPlacement")
-        return SetWidgetRequest(
-            rid,
-            key=_text(raw.get("widgetKey")),
-            lines=tuple(_text(line) for line in lines) if isinstance(lines, list) else None,
-            placement=placement if placement in ("aboveEditor", "belowEditor") else "aboveEditor",
-            extra=extra,
-        )
-    if cls is SetTitleRequest:
-        return SetTitleRequest(rid, title=_text(raw.get("title")), extra=extra)
-    return SetEditorTextRequest(rid, text=_text(raw.get("text")), extra=extra)
+        return UnknownUIRequest(_text(raw.get("id")), unknown_method=_text(method), extra=extra)
+    return cls.from_wire(raw)
 
 
 _UI_REQUEST_CLASSES: dict[str, type[UIRequest]] = {
