@@ -1,17 +1,23 @@
 """Real-browser harness: JupyterLab on 127.0.0.1, Debian's Chromium driven by Playwright.
 
 - :class:`LabServer` starts ``jupyter lab`` with a random port and token in a scratch root
-  directory, with private Jupyter/IPython config, data, runtime and settings directories (so
-  nothing of the user's own set-up is read), JupyterLab's news and update checks off, and
-  every notebook cell attached to the page (no windowing). The environment it passes on
-  reaches the kernels: the pinned agent (``ATOMIC_AGENT_COMMAND``) and a private agent
-  directory (``PI_CODING_AGENT_DIR``).
-- :class:`NotebookPage` is one notebook open in a Chromium tab: find cells, run them the way a
-  person does (select the cell, press Ctrl+Enter), and take readable screenshots.
+  directory, with private Jupyter/IPython config, data, runtime, settings and workspace
+  directories (so nothing of the user's own set-up is read). Nothing may open a JupyterLab
+  dialog (``.jp-Dialog``) on its own: the news and update checks are off (``LAB_SETTINGS``),
+  the "Build Recommended" check is off (``PAGE_CONFIG``), autosave is off (no "File Changed"
+  dialog), and each notebook file is written once and opened by one page, with a kernel
+  named in its metadata. Every notebook cell is attached to the page (no windowing). The
+  environment it passes on reaches the kernels: the pinned agent (``ATOMIC_AGENT_COMMAND``)
+  and a private agent directory (``PI_CODING_AGENT_DIR``).
+- :class:`NotebookPage` is one notebook open in a Chromium tab: wait until its kernel is
+  connected and idle, run cells the way a person does (select the cell, press Ctrl+Enter),
+  take readable screenshots. A JupyterLab dialog is never clicked away: one that is open when
+  the page should be usable fails the test at once with its text (:class:`JupyterDialogError`),
+  and every dialog the page showed is logged (:meth:`NotebookPage.dialog_log`).
 - :func:`write_notebook` writes a notebook with nbformat.
 
-Every wait is on a condition (an HTTP answer, a DOM state), with a generous timeout; there
-are no fixed sleeps.
+Every wait is on a condition (an HTTP answer, a DOM state, the page's own kernel state), with
+a deadline; there are no fixed sleeps.
 """
 
 from __future__ import annotations
@@ -31,11 +37,16 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
 
 ROOT = Path(__file__).resolve().parents[2]
 EXTENSIONS = ROOT / "tests" / "extensions"
 PINNED_AGENT = ROOT / "agent" / "node_modules" / ".bin" / "pi"
-SCREENSHOTS = ROOT / "artifacts" / "screenshots"
+ARTIFACTS = ROOT / "artifacts"
+SCREENSHOTS = ARTIFACTS / "screenshots"
+#: What a failing browser test leaves behind (see ``conftest.py``).
+FAILURES = ARTIFACTS / "browser-failures"
 CHROMIUM = "/usr/bin/chromium"
 #: Flags that keep Chromium off the network and quiet in a container.
 CHROMIUM_ARGS = [
@@ -70,15 +81,63 @@ PWNED_INIT_SCRIPT = """
 })();
 """
 
-#: JupyterLab settings for the test server (user settings, JSON).
+#: Defined in the top frame before any page script: ``window.__jpDialogLog`` lists every
+#: JupyterLab dialog (``.jp-Dialog``) the page showed, with its text and when it opened and
+#: closed (milliseconds since the page started), for the evidence of a failure.
+JP_DIALOG_LOG_SCRIPT = """
+(() => {
+  if (window.top !== window) return;
+  const log = [];
+  Object.defineProperty(window, "__jpDialogLog", { value: log, configurable: false });
+  const open = new Map();
+  const scan = () => {
+    const now = Math.round(performance.now());
+    const present = new Set(document.querySelectorAll(".jp-Dialog"));
+    for (const el of present) {
+      let entry = open.get(el);
+      if (!entry) {
+        entry = { text: "", opened_ms: now, closed_ms: null };
+        open.set(el, entry);
+        log.push(entry);
+      }
+      const text = el.innerText.trim();
+      if (text) entry.text = text;
+    }
+    for (const [el, entry] of open) {
+      if (!present.has(el)) {
+        entry.closed_ms = now;
+        open.delete(el);
+      }
+    }
+  };
+  const watch = () =>
+    new MutationObserver(scan).observe(document.body, { childList: true, subtree: true, characterData: true });
+  if (document.body) watch();
+  else document.addEventListener("DOMContentLoaded", watch);
+})();
+"""
+
+#: JupyterLab settings for the test server (user settings, JSON). Each one keeps a dialog
+#: or a notification from opening on its own, or keeps every cell on the page.
 LAB_SETTINGS = {
+    # No "Would you like to receive official Jupyter news?" and no update check.
     "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
         "fetchNews": "false",
         "checkForUpdates": False,
     },
+    # No autosave: a save is the only way to a "File Changed" (changed on disk) dialog.
+    "@jupyterlab/docmanager-extension/plugin.jupyterlab-settings": {"autosave": False},
     # Attach every cell to the page, so the locators see all of them.
     "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
 }
+
+#: Page options (``labconfig/page_config.json`` in the private config directory): no
+#: "Build Recommended" dialog (the build check also costs seconds of CPU on each page load).
+PAGE_CONFIG = {"buildCheck": False, "buildAvailable": False}
+
+
+class JupyterDialogError(AssertionError):
+    """A JupyterLab dialog (``.jp-Dialog``) is open where the page should be usable."""
 
 
 def free_port() -> int:
@@ -116,6 +175,9 @@ class LabServer:
         }
         for d in dirs.values():
             d.mkdir(parents=True, exist_ok=True)
+        labconfig = dirs["JUPYTER_CONFIG_DIR"] / "labconfig"
+        labconfig.mkdir()
+        (labconfig / "page_config.json").write_text(json.dumps(PAGE_CONFIG), encoding="utf-8")
         env = dict(os.environ)
         env.update({k: str(v) for k, v in dirs.items()})
         env.update(
@@ -140,6 +202,9 @@ class LabServer:
             f"--ServerApp.root_dir={self.root}",
             f"--LabApp.user_settings_dir={settings}",
             f"--LabApp.workspaces_dir={scratch / 'lab-workspaces'}",
+            # window.jupyterapp: the page's own kernel state, to wait on (as JupyterLab's
+            # own browser tests do).
+            "--LabApp.expose_app_in_browser=True",
         ]
         self.env = env
         self.proc: subprocess.Popen[bytes] | None = None
@@ -297,6 +362,45 @@ def write_notebook(path: Path, cells: Sequence[str]) -> Path:
     return path
 
 
+#: In the page: the state of the notebook ``path``'s kernel as JupyterLab itself holds it, or
+#: the text of an open JupyterLab dialog. Resolves (truthy) once the kernel is connected and
+#: idle, or as soon as a dialog is open; on the way, JupyterLab's command executions start
+#: being recorded in ``window.__jpCommands`` (see :meth:`NotebookPage.run`).
+KERNEL_READY = """(path) => {
+  const dialog = document.querySelector(".jp-Dialog");
+  if (dialog) return { dialog: dialog.innerText.trim() };
+  const app = window.jupyterapp;
+  if (!app) return null;
+  if (!window.__jpCommands) {
+    const commands = [];
+    app.commands.commandExecuted.connect((_, args) => commands.push(args.id));
+    Object.defineProperty(window, "__jpCommands", { value: commands, configurable: false });
+  }
+  for (const widget of Array.from(app.shell.widgets("main"))) {
+    if (!widget.context || widget.context.path !== path) continue;
+    const session = widget.sessionContext;
+    const kernel = session && session.session && session.session.kernel;
+    if (session && session.isReady && kernel && kernel.connectionStatus === "connected"
+        && kernel.status === "idle") {
+      return { kernel: kernel.name };
+    }
+  }
+  return null;
+}"""
+
+#: In the page: whether a key press now reaches the notebook's command-mode shortcuts (their
+#: selector is ``.jp-Notebook.jp-mod-commandMode:not(.jp-mod-readWrite) :focus``), or the text
+#: of an open JupyterLab dialog.
+KEYS_REACH_NOTEBOOK = """(notebook) => {
+  const dialog = document.querySelector(".jp-Dialog");
+  if (dialog) return { dialog: dialog.innerText.trim() };
+  const focused = document.activeElement;
+  return notebook.classList.contains("jp-mod-commandMode")
+    && !notebook.classList.contains("jp-mod-readWrite")
+    && focused !== notebook && notebook.contains(focused) ? { ready: true } : null;
+}"""
+
+
 class NotebookPage:
     """One notebook open in a Chromium tab.
 
@@ -344,47 +448,80 @@ class NotebookPage:
         """The output area of the cell called ``name``."""
         return self.cell(name).locator(".jp-OutputArea").first
 
+    # ------------------------------------------------------------------ JupyterLab dialogs
+
+    def open_dialogs(self) -> list[str]:
+        """The text of every JupyterLab dialog open now."""
+        return [text.strip() for text in self.page.locator(".jp-Dialog").all_inner_texts()]
+
+    def dialog_log(self) -> list[dict[str, Any]]:
+        """Every JupyterLab dialog the page showed: text, opened_ms and closed_ms (or None)."""
+        return list(self.page.evaluate("() => Array.from(window.__jpDialogLog || [])"))
+
+    def expect_no_dialog(self, when: str) -> None:
+        """Fail at once, with its text, if a JupyterLab dialog is open (never click it away)."""
+        dialogs = self.open_dialogs()
+        if dialogs:
+            raise JupyterDialogError(
+                f"a JupyterLab dialog is open {when} in {self.filename}:\n"
+                + "\n---\n".join(dialogs)
+            )
+
+    def _wait_or_dialog(self, script: str, arg: Any, timeout: float, what: str) -> dict[str, Any]:
+        """Wait until ``script(arg)`` is truthy; fail at once, with its text, on a dialog."""
+        result = self.page.wait_for_function(script, arg=arg, timeout=timeout, polling=100)
+        value: dict[str, Any] = result.json_value()
+        if "dialog" in value:
+            raise JupyterDialogError(
+                f"a JupyterLab dialog is open {what} in {self.filename}:\n{value['dialog']}"
+            )
+        return value
+
     # ------------------------------------------------------------------ acting
 
     def wait_ready(self) -> None:
-        """Wait until every cell is on the page and the kernel is idle."""
-        from playwright.sync_api import expect
+        """Wait until every cell is on the page and JupyterLab holds a connected, idle kernel.
 
+        The kernel state is the page's own (``sessionContext``): the toolbar's execution
+        indicator says "idle" before any kernel exists, so it proves nothing here.
+        """
         expect(self.notebook.locator(".jp-Cell")).to_have_count(len(self.names), timeout=PAGE_MS)
-        self.wait_kernel_idle(PAGE_MS)
+        self._wait_or_dialog(KERNEL_READY, self.filename, PAGE_MS, "while waiting for the kernel")
 
     def wait_kernel_idle(self, timeout: float = WAIT_MS) -> None:
-        from playwright.sync_api import expect
-
-        indicator = self.page.locator(
-            ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator"
-        ).first
-        expect(indicator).to_have_attribute("data-status", "idle", timeout=timeout)
+        self._wait_or_dialog(KERNEL_READY, self.filename, timeout, "while waiting for the kernel")
 
     def run(self, name: str, timeout: float = 90_000) -> Any:
         """Run a cell as a person does: select it, press Ctrl+Enter; wait until it finished.
 
-        Returns the cell. Fails, showing the output, when the cell printed to stderr or raised.
+        Returns the cell. Fails, showing the output, when the cell printed to stderr or raised,
+        and at once, with its text, when a JupyterLab dialog is open.
         """
-        from playwright.sync_api import expect
-
         cell = self.cell(name)
         prompt = cell.locator(".jp-InputArea-prompt").first
-        # "[ ]:" before, "[*]:" as soon as JupyterLab sends the cell, "[N]:" when done. Right
-        # after the page loads, JupyterLab sometimes drops the first key press (focus still
-        # settling); the prompt then stays "[ ]:" and the press is repeated. A handled press
-        # changes the prompt at once, so a cell never runs twice.
-        for attempt in range(4):
+        notebook = self.notebook.element_handle()
+        # "[ ]:" before, "[*]:" once JupyterLab sends the cell, "[N]:" when done. The press is
+        # made only when the notebook's command-mode shortcuts can see it (the focus is inside
+        # the notebook). Whether JupyterLab acted on it is read from its own command log: a
+        # press that ran no command is made again, one that did never is (no cell runs twice).
+        for attempt in range(3):
+            self.expect_no_dialog(f"before running {name!r}")
             prompt.scroll_into_view_if_needed()
             prompt.click()
             expect(cell).to_have_class(re.compile(r"\bjp-mod-selected\b"))
-            expect(self.notebook).to_have_class(re.compile(r"\bjp-mod-commandMode\b"))
+            self._wait_or_dialog(KEYS_REACH_NOTEBOOK, notebook, WAIT_MS, f"before running {name!r}")
+            before = self.page.evaluate("() => window.__jpCommands.length")
             self.page.keyboard.press("Control+Enter")
             try:
-                expect(prompt).not_to_have_text(re.compile(r"^\[ \]:$"), timeout=5_000)
+                self.page.wait_for_function(
+                    "(n) => window.__jpCommands.slice(n).includes('notebook:run-cell')",
+                    arg=before,
+                    timeout=10_000,
+                    polling=100,
+                )
                 break
-            except AssertionError:
-                if attempt == 3:
+            except PlaywrightTimeout:
+                if attempt == 2:
                     raise
                 self.key_retries.append(name)
         expect(prompt).to_have_text(re.compile(r"^\[\d+\]:$"), timeout=timeout)
@@ -401,8 +538,6 @@ class NotebookPage:
 
     def screenshot(self, locator: Any, name: str) -> Path:
         """A PNG of ``locator`` (scrolled into view) as ``artifacts/screenshots/<name>.png``."""
-        from playwright.sync_api import expect
-
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         path = SCREENSHOTS / f"{name}.png"
         locator.scroll_into_view_if_needed()

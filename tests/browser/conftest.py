@@ -2,25 +2,31 @@
 and a factory that writes a notebook, opens it in a fresh browser context and waits for its
 kernel.
 
+When a browser test fails or errors (in set-up and tear-down too), what the pages of its
+module showed is kept under ``artifacts/browser-failures/``: a screenshot of each page, and a
+text file with the text of every JupyterLab dialog open then, every dialog the page showed
+before, the cells, page and console errors, the session in the kernel and the end of the
+server's log. The dialogs and the paths are also added to the test's report.
+
 Select the suite alone with ``pytest -m browser`` (or ``pytest tests/browser``).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-if str(HERE) not in sys.path:
-    sys.path.insert(0, str(HERE))
-
-from browser_harness import (  # noqa: E402
+from .browser_harness import (
     CHROMIUM,
     CHROMIUM_ARGS,
+    FAILURES,
+    JP_DIALOG_LOG_SCRIPT,
     PAGE_MS,
     PINNED_AGENT,
     PWNED_INIT_SCRIPT,
@@ -31,6 +37,12 @@ from browser_harness import (  # noqa: E402
     write_notebook,
 )
 
+#: The browser pages open now (those of the running test module), for the evidence of a
+#: failure; a page is listed from before it loads, so a set-up error finds it too.
+OPEN_PAGES: list[NotebookPage] = []
+#: The running server (for its log and the kernels), once it started.
+SERVERS: list[LabServer] = []
+
 
 @pytest.fixture(scope="session")
 def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
@@ -40,11 +52,13 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
             f"the pinned agent is not installed at {PINNED_AGENT}; run `make test`, which installs it"
         )
     server = LabServer(tmp_path_factory.mktemp("lab"), sys.executable)
+    SERVERS.append(server)
     server.start()
     try:
         yield server
     finally:
         server.stop()
+        SERVERS.remove(server)
 
 
 @pytest.fixture(scope="session")
@@ -67,33 +81,40 @@ OpenNotebook = Callable[[str, Sequence[tuple[str, str]]], NotebookPage]
 
 
 @pytest.fixture(scope="module")
-def open_notebook(lab_server: LabServer, chromium: object) -> Iterator[OpenNotebook]:
+def open_notebook(lab_server: LabServer, chromium: Any) -> Iterator[OpenNotebook]:
     """``open_notebook(filename, [(cell name, source), ...])``: write it, open it, wait for its kernel.
 
-    Each notebook gets its own browser context, with ``window.__pwned`` watched in every frame.
-    At the end of the test module its tab is closed and its kernel (with its agent) shut down.
+    Each notebook gets its own browser context, with ``window.__pwned`` watched in every frame
+    and JupyterLab's dialogs logged. A file name is used once per run (two pages on one file
+    would each save over the other). At the end of the test module its tab is closed and its
+    kernel (with its agent) shut down.
     """
     contexts = []
     pages: list[NotebookPage] = []
 
     def open_(filename: str, cells: Sequence[tuple[str, str]]) -> NotebookPage:
-        write_notebook(lab_server.root / filename, [source for _, source in cells])
-        context = chromium.new_context(viewport=VIEWPORT)  # type: ignore[attr-defined]
+        path = lab_server.root / filename
+        assert not path.exists(), f"{filename} is opened twice in this run"
+        write_notebook(path, [source for _, source in cells])
+        context = chromium.new_context(viewport=VIEWPORT)
         contexts.append(context)
         context.add_init_script(PWNED_INIT_SCRIPT)
+        context.add_init_script(JP_DIALOG_LOG_SCRIPT)
         page = context.new_page()
         page.set_default_timeout(WAIT_MS)
         page.set_default_navigation_timeout(PAGE_MS)
         nb = NotebookPage(page, filename, [name for name, _ in cells])
+        pages.append(nb)
+        OPEN_PAGES.append(nb)
         page.goto(lab_server.lab_url(filename))
         nb.wait_ready()
-        pages.append(nb)
         return nb
 
     yield open_
     for nb in pages:
+        OPEN_PAGES.remove(nb)
         if nb.key_retries:
-            print(f"\n{nb.page.url.split('?')[0]}: Ctrl+Enter pressed again for {nb.key_retries}")
+            print(f"\n{nb.filename}: Ctrl+Enter pressed again for {nb.key_retries}")
     for context in contexts:
         try:
             context.close()
@@ -107,56 +128,100 @@ def open_notebook(lab_server: LabServer, chromium: object) -> Iterator[OpenNoteb
 
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> object:
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
-    if report.when == "call":
-        item.stash[_FAILED] = report.failed
+    if report.failed and item.get_closest_marker("browser") is not None:
+        try:
+            summary = save_evidence(item.name, report.when, report.longreprtext)
+        except Exception as exc:  # the evidence is a bonus; never hide the failure itself
+            summary = f"could not keep the evidence: {exc!r}"
+        report.sections.append(("browser evidence", summary))
     return report
 
 
-_FAILED = pytest.StashKey[bool]()
-
-
-@pytest.fixture(autouse=True)
-def _evidence_on_failure(request: pytest.FixtureRequest) -> Iterator[None]:
-    """When a test fails, keep what the page showed: a full screenshot and every cell's text."""
-    yield
-    if not request.node.stash.get(_FAILED, False):
-        return
-    nb = request.node.funcargs.get("nb")
-    if not isinstance(nb, NotebookPage):
-        return
-    lab = request.getfixturevalue("lab_server")
-    from browser_harness import SCREENSHOTS
-
-    where = SCREENSHOTS / "failures"
-    where.mkdir(parents=True, exist_ok=True)
-    name = "".join(c if c.isalnum() or c in "-_" else "_" for c in request.node.name)
-    try:
-        nb.page.screenshot(path=str(where / f"{name}.png"), full_page=True)
-        cells = nb.notebook.locator(".jp-Cell").all_inner_texts()
-        (where / f"{name}.txt").write_text(
-            "\n\n".join(f"--- cell {i}\n{text}" for i, text in enumerate(cells))
-            + f"\n\n--- page errors\n{nb.page_errors}\n--- console errors\n{nb.console_errors}"
-            + f"\n\n--- the session in the kernel\n{lab.run_in_kernel(nb.filename, SESSION_REPORT)}",
-            encoding="utf-8",
-        )
-    except Exception as exc:  # the evidence is a bonus; never hide the failure itself
-        print(f"could not keep the page of {request.node.name}: {exc}")
-
-
-#: Printed from the kernel when a test fails: the session's newest dialogs and runs.
+#: Printed from the kernel when a test fails: the session's state, newest dialogs and runs
+#: (public attributes only, read defensively: the evidence must not fail in its turn).
 SESSION_REPORT = """
 import atomic_jupyter as _aj
-_s = _aj.session()
-print("state:", _s.state)
-for _d in _s.dialogs[-4:]:
-    print("dialog", _d.method, repr(_d.title), _d.state, "host:", getattr(getattr(_d, "host", None), "message", None))
-_v = getattr(_s, "_view", None)
-for _r in _s._tracker.runs[-3:]:
-    _tv = _v.run_views.get(id(_r)) if _v is not None else None
-    print("run", repr(_r.message), "answered:", _r.answered, "shown:", _r.shown,
-          "blocks:", [type(_b).__name__ for _b in _r.transcript.snapshot()],
-          "view children:", len(_tv.blocks.children) if _tv else None, "renders:", _tv.renders if _tv else None)
-print("panel dialogs:", len(_v.dialogs.children) if _v is not None else None)
+try:
+    _s = _aj.session()
+except Exception as _e:
+    print("no session:", repr(_e))
+else:
+    print("state:", _s.state)
+    for _d in list(_s.dialogs)[-4:]:
+        print("dialog", _d.method, repr(_d.title), _d.state)
+    for _r in list(_s.runs)[-3:]:
+        print("run", repr(_r.message), "answered:", _r.answered, "finished:", _r.finished,
+              "shown:", getattr(_r, "shown", "?"),
+              "blocks:", [type(_b).__name__ for _b in _r.transcript.snapshot()])
 """
+
+
+def save_evidence(test: str, when: str, error: str) -> str:
+    """Keep a screenshot and the text of each open page; return a summary for the report."""
+    FAILURES.mkdir(parents=True, exist_ok=True)
+    stem = "".join(c if c.isalnum() or c in "-_" else "_" for c in f"{test}-{when}")[:150]
+    lines: list[str] = []
+    server = SERVERS[0] if SERVERS else None
+    if not OPEN_PAGES:
+        path = FAILURES / f"{stem}.txt"
+        path.write_text(
+            f"{test} ({when}): no page was open\n\n--- error\n{error}\n\n"
+            + (f"--- server log (end)\n{server.log_tail()}\n" if server else ""),
+            encoding="utf-8",
+        )
+        return f"no page was open; kept {path}"
+    for index, nb in enumerate(OPEN_PAGES):
+        name = f"{stem}-{index}" if len(OPEN_PAGES) > 1 else stem
+        shot = FAILURES / f"{name}.png"
+        reads: list[tuple[str, Callable[[], str]]] = [
+            ("JupyterLab dialogs open now", lambda nb=nb: "\n---\n".join(nb.open_dialogs())),
+            (
+                "every JupyterLab dialog the page showed",
+                lambda nb=nb: json.dumps(nb.dialog_log(), indent=1, ensure_ascii=False),
+            ),
+            ("screenshot", lambda nb=nb, shot=shot: _screenshot(nb, shot)),
+            ("cells", lambda nb=nb: _cells(nb)),
+            ("page errors", lambda nb=nb: "\n".join(nb.page_errors)),
+            ("console errors", lambda nb=nb: "\n".join(nb.console_errors)),
+            ("browser dialogs (alert, confirm)", lambda nb=nb: "\n".join(nb.js_dialogs)),
+        ]
+        if server is not None:
+            reads.append(
+                (
+                    "the session in the kernel",
+                    lambda nb=nb, server=server: server.run_in_kernel(
+                        nb.filename, SESSION_REPORT, timeout=15
+                    ),
+                )
+            )
+            reads.append(("server log (end)", server.log_tail))
+        texts = {title: _read(get) for title, get in reads}
+        text_path = FAILURES / f"{name}.txt"
+        text_path.write_text(
+            f"{test} ({when}) on {nb.filename}\n\n--- error\n{error}\n\n"
+            + "\n\n".join(f"--- {title}\n{text}" for title, text in texts.items())
+            + "\n",
+            encoding="utf-8",
+        )
+        lines.append(f"{nb.filename}: JupyterLab dialogs open: {texts[reads[0][0]]}")
+        lines.append(f"kept {text_path} and {shot.name}")
+    return "\n".join(lines)
+
+
+def _read(get: Callable[[], str]) -> str:
+    try:
+        return get() or "(none)"
+    except Exception as exc:  # a page or kernel that went away
+        return f"(could not read: {exc!r})"
+
+
+def _cells(nb: NotebookPage) -> str:
+    texts = nb.notebook.locator(".jp-Cell").all_inner_texts()
+    return "\n\n".join(f"--- cell {i}\n{text}" for i, text in enumerate(texts))
+
+
+def _screenshot(nb: NotebookPage, path: Path) -> str:
+    nb.page.screenshot(path=str(path), full_page=True, timeout=15_000)
+    return str(path)

@@ -11,8 +11,9 @@ import re
 from typing import Any
 
 import pytest
-from browser_harness import NotebookPage
 from playwright.sync_api import expect
+
+from .browser_harness import NotebookPage
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 

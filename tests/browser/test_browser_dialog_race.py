@@ -1,53 +1,110 @@
 """Regression: a dialog that arrives while its prompt's transcript view is being built is shown.
 
-Found by this suite (about once in 100 dialogs on a loaded machine): ``AgentSession.prompt``
-sent the prompt first and built the run's widget afterwards. The agent answers an extension
-command within a few milliseconds, so its dialog request could reach the reader thread while
-the kernel was inside ``TranscriptView.__init__``: after the view read the transcript (without
-the dialog), before ``LazyWidget.widget`` stored the result. ``AgentSession._render_run`` then
-saw ``run._widget is None`` and skipped the render, and nothing rendered that run again until
-the dialog was settled: the person saw "> /ui-confirm  sent  Stop" and no dialog.
+Found by this suite (about once in 100 dialogs on a loaded machine): the prompt went out
+before the run's widget was built. The agent answers an extension command within a few
+milliseconds, so its dialog request could reach the reader thread while the kernel was inside
+``TranscriptView.__init__``: after the view read the transcript (without the dialog), before
+the widget was stored as the run's. The render that the dialog asked for saw no widget and
+was skipped, and nothing rendered that run again until the dialog was settled: the person saw
+"> /ui-confirm  sent  Stop" and no dialog.
 
-Here the window is widened in the kernel so the old code loses the dialog every time: the
-view's first render pauses 300 ms after reading the transcript, and the dialog request is
-handled 50 ms late. The fix (build the run's widget before the prompt goes out, and have
-``_render_run`` wait for a build in progress) makes the dialog show.
+The fix has two halves: a shown prompt's area is built before the prompt goes out (so the
+window is closed for ``%%atomic_agent``), and a render waits for a build in progress. This
+test forces the race on the second half, where a build can still meet a dialog: a prompt
+sent with ``display=False`` whose area is built afterwards (``run.widget``). The injected
+code (:data:`FORCE_THE_RACE`) orders the two threads, on conditions with deadlines:
+
+1. the reader thread holds the dialog request until the run's transcript view is being built;
+2. the view's first render, after it read the transcript, waits until the dialog is in the
+   transcript, then lets the build finish.
+
+It records what happened in ``race``, and the test asserts that record: the view read the
+transcript without the dialog, and the dialog was added before the view was stored. So the
+test fails if the race was not hit, and fails (no dialog in the area) if a render during a
+build is lost again.
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
-from browser_harness import EXTENSIONS, NotebookPage
 from playwright.sync_api import expect
+
+from .browser_harness import EXTENSIONS, NotebookPage
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
-WIDEN_THE_WINDOW = """import time
+#: The prompt whose area is built while its dialog arrives.
+RACE_PROMPT = "/ui-confirm"
+
+# ---------------------------------------------------------------------------------------------
+# THE PATCH: the only code here that knows the package's internals. Run in the kernel. It
+# needs two hooks from the package:
+#   A. on the reader thread, when a dialog request arrives, before the dialog is added to a
+#      run's transcript or published to any view: now ``AgentSession._on_dialog_request``;
+#   B. in the first render of a run's transcript view, after the view read the transcript and
+#      before the view is stored as the run's widget: now ``TranscriptView._render_state``,
+#      called at the end of ``TranscriptView.render``, whose first call is in ``__init__``
+#      (``renders == 1`` there, ``self.run`` is the run).
+# It reads the transcript through its public ``snapshot()`` (a dialog is a ``DialogBlock``).
+# ---------------------------------------------------------------------------------------------
+FORCE_THE_RACE = f"""
+import threading, time
 from atomic_jupyter.session.session import AgentSession
 from atomic_jupyter.ui.transcript_view import TranscriptView
 
-_render_state = TranscriptView._render_state
-def _slow_first_render(self):
-    if self.renders == 1:  # inside __init__: the transcript was read, the widget not yet stored
-        time.sleep(0.3)
-    _render_state(self)
-TranscriptView._render_state = _slow_first_render
+DEADLINE = 60.0  # seconds, for each wait below
+race = {{
+    "dialog_requests": 0,
+    "dialog_held_until_build": None,     # True: the build started while the request was held
+    "first_renders": 0,
+    "dialog_in_transcript_when_read": None,  # False: the view read the transcript without it
+    "dialog_added_during_build": None,   # True: the dialog came before the view was stored
+}}
+_build_started = threading.Event()
+
+def _has_dialog(run):
+    return any(type(block).__name__ == "DialogBlock" for block in run.transcript.snapshot())
 
 _on_dialog_request = AgentSession._on_dialog_request
-def _late_dialog(self, request):
-    time.sleep(0.05)  # on the reader thread: the dialog lands while the view is being built
+def _held_dialog_request(self, request):  # A: on the reader thread
+    race["dialog_requests"] += 1
+    if race["dialog_requests"] == 1:
+        race["dialog_held_until_build"] = _build_started.wait(DEADLINE)
     _on_dialog_request(self, request)
-AgentSession._on_dialog_request = _late_dialog"""
+AgentSession._on_dialog_request = _held_dialog_request
+
+_render_state = TranscriptView._render_state
+def _first_render_meets_the_dialog(self):  # B: on the main thread, inside the build
+    if self.renders == 1 and self.run.message == {RACE_PROMPT!r}:
+        race["first_renders"] += 1
+        race["dialog_in_transcript_when_read"] = _has_dialog(self.run)
+        _build_started.set()
+        deadline = time.monotonic() + DEADLINE
+        while not _has_dialog(self.run) and time.monotonic() < deadline:
+            threading.Event().wait(0.005)  # a poll of the transcript, up to the deadline
+        race["dialog_added_during_build"] = _has_dialog(self.run)
+    _render_state(self)
+TranscriptView._render_state = _first_render_meets_the_dialog
+"""
+# ---------------------------------------------------------------------------------------------
 
 CELLS = [
     (
         "start",
         f"%load_ext atomic_jupyter\n%atomic_agent start -e {EXTENSIONS / 'ui_everything.ts'}",
     ),
-    ("widen", WIDEN_THE_WINDOW),
-    ("confirm", "%%atomic_agent\n/ui-confirm"),
+    ("force", FORCE_THE_RACE),
+    # Sent without its area: the dialog request is held on the reader thread...
+    (
+        "send",
+        f"import atomic_jupyter as aj\nrun = aj.session().prompt({RACE_PROMPT!r}, display=False)",
+    ),
+    # ...until this cell builds the area, and meets the dialog inside the build.
+    ("show", "run.widget"),
+    ("record", "import json\nprint(json.dumps(race))"),
 ]
 
 
@@ -56,14 +113,28 @@ def nb(open_notebook: Any) -> NotebookPage:
     page = open_notebook("dialog_race.ipynb", CELLS)
     page.run("start")
     expect(page.output("start").locator(".atomic-title")).to_have_text("UI test extension")
-    page.run("widen")
+    page.run("force")
     return page
 
 
 def test_dialog_arriving_while_the_transcript_view_is_built_is_shown(nb: NotebookPage) -> None:
-    nb.run("confirm")
-    dialog = nb.output("confirm").locator(".atomic-dialog.atomic-dialog-confirm")
-    expect(dialog).to_be_visible(timeout=10_000)
+    nb.run("send")
+    nb.run("show")
+    nb.run("record")
+    race = json.loads(nb.output("record").inner_text())
+    # The race was hit: the build began while the dialog request was held, read the
+    # transcript without the dialog, and the dialog was added before the view was stored.
+    assert race == {
+        "dialog_requests": 1,
+        "dialog_held_until_build": True,
+        "first_renders": 1,
+        "dialog_in_transcript_when_read": False,
+        "dialog_added_during_build": True,
+    }, race
+    # And the area shows the dialog all the same: the render it asked for was not lost.
+    dialog = nb.output("show").locator(".atomic-dialog.atomic-dialog-confirm")
+    expect(dialog).to_be_visible()
     report = nb.output("start").locator(".atomic-notification").filter(has_text="got confirm: true")
     dialog.get_by_role("button", name="Yes", exact=True).click()
     expect(report).to_have_count(1)
+    expect(nb.output("show").locator(".atomic-dialog-outcome")).to_contain_text("Yes")

@@ -18,9 +18,10 @@ import json
 from typing import Any
 
 import pytest
-from browser_harness import EXTENSIONS, NotebookPage
-from browser_payloads import FINAL_TEXT, MARKERS, TOOL_COMMAND, TOOL_PAYLOAD, model_cell, payload
 from playwright.sync_api import expect
+
+from .browser_harness import EXTENSIONS, NotebookPage
+from .browser_payloads import FINAL_TEXT, MARKERS, TOOL_COMMAND, TOOL_PAYLOAD, model_cell, payload
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
