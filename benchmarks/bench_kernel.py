@@ -1,6 +1,6 @@
 """Benchmarks 2, 3 and 5: a real kernel driven like a browser, with the stand-in agent.
 
-The kernel is an ``ipykernel`` subprocess driven by ``tests/kernel_client.py``
+The kernel is an ``ipykernel`` subprocess driven by ``tests/harness/kernel_client.py``
 (``BrowserLikeKernel``): it processes every IOPub message and keeps the widget models the way
 JupyterLab's widget manager does. The agent is ``benchmarks/standin_agent.py``, started with
 ``%atomic_agent start --command ...``; it replays a generated stream at full speed and stamps
@@ -22,6 +22,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
+from tests.harness.widget_text import has_class, text
+
 from .common import (
     STANDIN,
     Config,
@@ -32,13 +35,8 @@ from .common import (
     memory_streams,
     quantile,
     rss_of,
-    use_test_helpers,
 )
 from .stream import Stream, StreamSpec, build_stream
-
-use_test_helpers()
-from kernel_client import BrowserLikeKernel, WidgetRef  # noqa: E402
-from widget_text import has_class, text  # noqa: E402
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 #: Pause before each dialog in the "apart" variant: longer than the transcript's render interval.

@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 import os
 import statistics
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -17,15 +16,8 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = ROOT / "benchmarks"
-TESTS = ROOT / "tests"
 STANDIN = BENCH_DIR / "standin_agent.py"
 PINNED_AGENT = ROOT / "agent" / "node_modules" / ".bin" / "pi"
-
-
-def use_test_helpers() -> None:
-    """Make tests/kernel_client.py and tests/widget_text.py importable (read-only use)."""
-    if str(TESTS) not in sys.path:
-        sys.path.insert(0, str(TESTS))
 
 
 @dataclass(frozen=True)

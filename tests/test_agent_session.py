@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import stop_quietly, unique_name, wait_until
 
 import atomic_jupyter as aj
 from atomic_jupyter import (
@@ -32,6 +31,7 @@ from atomic_jupyter import (
 )
 from atomic_jupyter.transport.launch import LaunchSpec
 from atomic_jupyter.transport.process import AgentProcess
+from tests.harness.support import gone, stop_quietly, unique_name, wait_until
 
 pytestmark = pytest.mark.agent
 
@@ -665,6 +665,9 @@ def test_crash_mid_dialog_then_restart(own_session: Callable[[str], AgentSession
     session.restart()
     assert session.alive and session.state == "idle"
     assert session.pid != old_pid
+    # The crashed process is the old one, ended with its own code, and not reused.
+    assert crashed is not None and (crashed.pid, crashed.returncode) == (old_pid, 3)
+    assert gone(old_pid)
     assert session.returncode is None
     assert session.title == "UI test extension"
     assert dialog.state == "closed"

@@ -21,7 +21,8 @@ import nbformat
 import pytest
 import yaml
 from nbclient import NotebookClient
-from support import ROOT
+
+from tests.harness.support import ROOT
 
 pytestmark = [pytest.mark.binder, pytest.mark.agent, pytest.mark.kernel]
 

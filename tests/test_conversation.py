@@ -1,9 +1,9 @@
 """Conversations through the real pinned agent (pi) and the scripted model server.
 
-The model's turns come from ``conversation_script`` in ``conftest.py``, chosen by keywords in
-the prompt ("long answer", "think", "dangerous", "tool", "fail", "payload", "slow"; anything
-else is echoed back as "You said: ..."), so every prompt here avoids the keywords it does not
-mean. ``tests/extensions/guard.ts`` asks for a confirm before any bash command that contains
+The model's turns come from ``conversation_script`` in ``tests/harness/support.py``, chosen by
+keywords in the prompt ("long answer", "think", "dangerous", "tool", "fail", "payload", "slow";
+anything else is echoed back as "You said: ..."), so every prompt here avoids the keywords it
+does not mean. ``tests/extensions/guard.ts`` asks for a confirm before any bash command that contains
 "dangerous" and reports its decision with ``notify("guard: allowed|blocked <command>")``.
 
 Tests that leave the agent idle with no pending dialog share one module-wide session; tests
@@ -23,15 +23,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import (
-    EXTENSIONS,
-    LONG_ANSWER,
-    MARKDOWN_PAYLOAD,
-    cancel_pending,
-    stop_quietly,
-    unique_name,
-    wait_until,
-)
 
 import atomic_jupyter as aj
 from atomic_jupyter import AgentSession, CommandError
@@ -44,6 +35,15 @@ from atomic_jupyter.session.transcript import (
     NoteBlock,
     ToolBlock,
     UserBlock,
+)
+from tests.harness.support import (
+    EXTENSIONS,
+    LONG_ANSWER,
+    MARKDOWN_PAYLOAD,
+    cancel_pending,
+    stop_quietly,
+    unique_name,
+    wait_until,
 )
 
 pytestmark = pytest.mark.agent

@@ -18,11 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import cancel_pending, stop_quietly, unique_name
 
 import atomic_jupyter as aj
 from atomic_jupyter import AgentSession
-from atomic_jupyter.addons.demo import demo_script, intent_of
+from atomic_jupyter.addons.demo import demo_script, intent_of, runtime
 from atomic_jupyter.addons.demo.script import FALLBACK, MARKDOWN, SCRATCH_COMMAND, THINKING, THOUGHT
 from atomic_jupyter.addons.model_server import (
     ChatRequest,
@@ -35,12 +34,11 @@ from atomic_jupyter.addons.model_server import (
 )
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.transcript import AssistantBlock, Block, DialogBlock, ToolBlock
+from tests.harness.support import cancel_pending, stop_quietly, unique_name
 
 pytestmark = pytest.mark.agent
 
-DEMO_EXTENSION = str(
-    Path(__file__).resolve().parent.parent / "atomic_jupyter" / "demo" / "demo_extension.ts"
-)
+DEMO_EXTENSION = str(runtime.DEMO_EXTENSION)
 TITLE = "atomic-jupyter demo"
 WAIT = 60
 GUARD_TITLE = f"Dangerous command (rm -rf): {SCRATCH_COMMAND}"

@@ -9,16 +9,15 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from support import wait_until
 
 import atomic_jupyter as aj
 from atomic_jupyter.errors import AgentNotRunningError, DialogNotPendingError
 from atomic_jupyter.session.session import AgentSession
+from tests.harness.support import STANDIN_AGENT, wait_until
 
-STANDIN = [sys.executable, str(Path(__file__).with_name("standin_agent.py"))]
+STANDIN = [sys.executable, str(STANDIN_AGENT)]
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Tests of the :mod:`kernel_client` harness against plain ipywidgets in a real kernel."""
+"""Tests of the :mod:`tests.harness.kernel_client` harness against plain ipywidgets in a real kernel."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kernel_client import BrowserLikeKernel, CellError, ExecResult, KernelTimeout
+
+from tests.harness.kernel_client import BrowserLikeKernel, CellError, ExecResult, KernelTimeout
 
 pytestmark = pytest.mark.kernel
 

@@ -10,29 +10,15 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from kernel_client import BrowserLikeKernel, WidgetRef
-from support import alive
-from widget_text import has_class, shows, text
+
+from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
+from tests.harness.plugin import agent_kernel_env
+from tests.harness.support import alive, gone
+from tests.harness.widget_text import has_class, shows, text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
-
-
-@pytest.fixture(scope="module")
-def kernel(
-    tmp_path_factory: pytest.TempPathFactory, agent_command: list[str], private_agent_home: Path
-) -> Iterator[BrowserLikeKernel]:
-    cwd = tmp_path_factory.mktemp("notebook")
-    env = {
-        "ATOMIC_AGENT_COMMAND": " ".join(agent_command),
-        "PI_CODING_AGENT_DIR": str(private_agent_home),
-    }
-    with BrowserLikeKernel(cwd, env=env) as k:
-        k.execute("%load_ext atomic_jupyter")
-        yield k
 
 
 @pytest.fixture(scope="module")
@@ -412,10 +398,7 @@ def test_crash_mid_dialog_closes_the_dialog_and_says_to_restart(kernel, ui_exten
 def test_stop_and_kernel_shutdown_leave_no_agent_process(
     tmp_path, agent_command, private_agent_home, ui_extension
 ) -> None:
-    env = {
-        "ATOMIC_AGENT_COMMAND": " ".join(agent_command),
-        "PI_CODING_AGENT_DIR": str(private_agent_home),
-    }
+    env = agent_kernel_env(agent_command, private_agent_home)
     with BrowserLikeKernel(tmp_path, env=env) as k:
         k.execute("%load_ext atomic_jupyter")
         k.execute(f"%atomic_agent start --name a -e {ui_extension}")
@@ -429,8 +412,5 @@ def test_stop_and_kernel_shutdown_leave_no_agent_process(
         k.execute("%atomic_agent stop --name a")
         assert not alive(pids[0])
         assert alive(pids[1])
-    # The kernel shut down: its remaining agent went with it.
-    deadline = __import__("time").monotonic() + 10
-    while alive(pids[1]) and __import__("time").monotonic() < deadline:
-        __import__("threading").Event().wait(0.05)
-    assert not alive(pids[1])
+    # The kernel shut down: its remaining agent went with it (within 10 s).
+    assert gone(pids[1], timeout=10)

@@ -2,29 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
-from kernel_client import BrowserLikeKernel, WidgetRef
-from test_prototyping import HEADER, gate
-from widget_text import has_class, shows, text
+
+from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
+from tests.harness.widget_text import has_class, shows, text
+from tests.test_prototyping import HEADER, gate
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 
 
 @pytest.fixture(scope="module")
-def kernel(
-    tmp_path_factory: pytest.TempPathFactory, agent_command: list[str], private_agent_home: Path
-) -> Iterator[BrowserLikeKernel]:
-    env = {
-        "ATOMIC_AGENT_COMMAND": " ".join(agent_command),
-        "PI_CODING_AGENT_DIR": str(private_agent_home),
-    }
-    with BrowserLikeKernel(tmp_path_factory.mktemp("notebook"), env=env) as k:
-        k.execute("%load_ext atomic_jupyter")
-        k.execute("%atomic_agent start")
-        yield k
+def kernel_setup() -> list[str]:
+    """The module's ``kernel`` (tests/harness/plugin.py) has the default session running."""
+    return ["%atomic_agent start"]
 
 
 def define(kernel: BrowserLikeKernel, name: str, source: str) -> WidgetRef:

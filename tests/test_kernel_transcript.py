@@ -6,27 +6,29 @@ These tests count what the frontend receives: the comm messages of the transcrip
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
-from kernel_client import BrowserLikeKernel, WidgetRef
-from support import EXTENSIONS, LONG_ANSWER
-from widget_text import has_class, shows, text, visible_text
+
+from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
+from tests.harness.support import EXTENSIONS, LONG_ANSWER
+from tests.harness.widget_text import has_class, shows, text, visible_text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 
 
 @pytest.fixture(scope="module")
-def kernel(
-    tmp_path_factory: pytest.TempPathFactory, agent_command: list[str], scripted_model
-) -> Iterator[BrowserLikeKernel]:
-    _server, home, args = scripted_model
-    cwd = tmp_path_factory.mktemp("notebook")
-    env = {"ATOMIC_AGENT_COMMAND": " ".join(agent_command), "PI_CODING_AGENT_DIR": str(home)}
-    with BrowserLikeKernel(cwd, env=env) as k:
-        k.execute("%load_ext atomic_jupyter")
-        k.execute(f"%atomic_agent start -e {EXTENSIONS / 'guard.ts'} -- {' '.join(args)}")
-        yield k
+def kernel_agent_home(scripted_model) -> Path:
+    """The module's ``kernel`` (tests/harness/plugin.py) talks to the scripted model."""
+    _server, home, _args = scripted_model
+    return home
+
+
+@pytest.fixture(scope="module")
+def kernel_setup(scripted_model) -> list[str]:
+    """The default session runs the guard extension against the scripted model."""
+    _server, _home, args = scripted_model
+    return [f"%atomic_agent start -e {EXTENSIONS / 'guard.ts'} -- {' '.join(args)}"]
 
 
 def run_cell(kernel: BrowserLikeKernel, prompt: str, flags: str = "") -> WidgetRef:

@@ -6,18 +6,16 @@ import socket
 import subprocess
 import sys
 import textwrap
-import threading
-import time
 from pathlib import Path
 
 import pytest
-from kernel_client import BrowserLikeKernel
-from support import gone
 
 import atomic_jupyter as aj
+from tests.harness.kernel_client import BrowserLikeKernel
+from tests.harness.support import STANDIN_AGENT, gone, wait_until
 
 pytestmark = pytest.mark.agent
-STANDIN = [sys.executable, str(Path(__file__).with_name("standin_agent.py"))]
+STANDIN = [sys.executable, str(STANDIN_AGENT)]
 
 
 def port_open(port: int) -> bool:
@@ -46,9 +44,7 @@ def test_sessions_side_by_side_are_independent() -> None:
     a = aj.start(command=STANDIN, name="life-a", display=False)
     b = aj.start(command=STANDIN, name="life-b", display=False)
     a.prompt("/scenario dialogs 1", display=False)
-    deadline = time.monotonic() + 10
-    while not a.pending_dialogs and time.monotonic() < deadline:
-        threading.Event().wait(0.02)
+    wait_until(lambda: a.pending_dialogs, "the dialog of session a", 10)
     assert len(a.pending_dialogs) == 1 and b.pending_dialogs == []
     a.stop()
     assert b.alive and b.get_state()["isStreaming"] is False

@@ -14,7 +14,8 @@ import shutil
 import nbformat
 import pytest
 from nbclient import NotebookClient
-from support import ROOT
+
+from tests.harness.support import ROOT
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 

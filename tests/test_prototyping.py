@@ -7,11 +7,11 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from support import wait_until
 
 import atomic_jupyter as aj
 from atomic_jupyter.addons.prototype import PrototypeError
 from atomic_jupyter.session.session import AgentSession
+from tests.harness.support import wait_until
 
 pytestmark = pytest.mark.agent
 

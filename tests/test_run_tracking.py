@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support import EXTENSIONS, wait_until
 
 import atomic_jupyter as aj
 from atomic_jupyter.addons.model_server import (
@@ -34,6 +33,7 @@ from atomic_jupyter.addons.model_server import (
 )
 from atomic_jupyter.session.session import AgentSession
 from atomic_jupyter.session.transcript import AssistantBlock, DialogBlock
+from tests.harness.support import EXTENSIONS, wait_until
 
 pytestmark = pytest.mark.agent
 

@@ -12,11 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from kernel_client import BrowserLikeKernel
+
+from tests.harness.kernel_client import BrowserLikeKernel
+from tests.harness.support import STANDIN_AGENT
 
 pytestmark = pytest.mark.kernel
 
-STANDIN = f"{sys.executable} {Path(__file__).with_name('standin_agent.py')}"
+STANDIN = f"{sys.executable} {STANDIN_AGENT}"
 ENV_KEY = "sk-marker-from-kernel-env-1234567"
 FLAG_KEY = "tok-marker-from-env-flag-7654321"
 

@@ -11,13 +11,11 @@ import gc
 import os
 import sys
 import tracemalloc
-from pathlib import Path
-
-from support import wait_until
 
 import atomic_jupyter as aj
+from tests.harness.support import STANDIN_AGENT, wait_until
 
-STANDIN = [sys.executable, str(Path(__file__).with_name("standin_agent.py"))]
+STANDIN = [sys.executable, str(STANDIN_AGENT)]
 DIALOGS = int(os.environ.get("SOAK_DIALOGS", "300"))
 PROMPTS = int(os.environ.get("SOAK_PROMPTS", "30"))
 
@@ -36,7 +34,7 @@ def test_soak_dialogs_and_streams_lose_nothing_and_memory_stays_bounded() -> Non
                 answered += 1
             last = f"received soak-{(round_ + 1) * 50} x1"
             wait_until(
-                lambda: (
+                lambda last=last: (
                     session.notifications and session.notifications[-1]["message"].startswith(last)
                 ),
                 "the batch receipts",

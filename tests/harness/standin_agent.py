@@ -2,7 +2,7 @@
 
 It answers ``get_state`` and ``get_commands`` like the real agent, and runs a scenario for a
 prompt ``/scenario NAME [ARG]``. It reports what it received with ``notify`` lines, so tests
-can check that no answer was lost or sent twice. Usage: ``python standin_agent.py --mode rpc``.
+can check that no answer was lost or sent twice. Usage: ``python tests/harness/standin_agent.py --mode rpc``.
 """
 
 from __future__ import annotations

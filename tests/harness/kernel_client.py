@@ -129,7 +129,7 @@ def _put_buffers(
     state: dict[str, Any], paths: Sequence[Sequence[Any]], buffers: Sequence[Any]
 ) -> None:
     """Place binary buffers into ``state`` at their ``buffer_paths``."""
-    for path, buf in zip(paths, buffers):
+    for path, buf in zip(paths, buffers, strict=False):
         if not path:
             continue
         node: Any = state

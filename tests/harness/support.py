@@ -1,12 +1,18 @@
-"""Constants and the scripted model's turns, shared by the tests (import from here, not conftest)."""
+"""Constants and the scripted model's turns, shared by the tests (import from here, not conftest).
+
+Import it as ``tests.harness.support``; its fixtures live in ``tests.harness.plugin``.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"
+HARNESS = TESTS / "harness"
 EXTENSIONS = TESTS / "extensions"
+#: The fault-injecting stand-in agent, run as a script: ``[sys.executable, str(STANDIN_AGENT)]``.
+STANDIN_AGENT = HARNESS / "standin_agent.py"
 PINNED_AGENT = ROOT / "agent" / "node_modules" / ".bin" / "pi"
 
 #: What the scripted model says for a long answer: several thousand small deltas.

@@ -1,0 +1,1 @@
+"""The test suite. A package so that ``tests.harness`` imports from the repository root."""

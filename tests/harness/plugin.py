@@ -1,0 +1,105 @@
+"""The shared fixtures, loaded as a pytest plugin (``pytest_plugins`` in ``tests/conftest.py``).
+
+The pinned agent, a private agent config directory, the test extensions, the scripted model, and
+``kernel``: one notebook-like kernel per module with ``atomic_jupyter`` loaded. A module adapts
+``kernel`` by overriding ``kernel_agent_home`` (which agent configuration it uses) or
+``kernel_setup`` (the cells it runs first).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .kernel_client import BrowserLikeKernel
+from .support import EXTENSIONS, PINNED_AGENT, conversation_script
+
+
+def agent_kernel_env(agent_command: list[str], agent_home: Path) -> dict[str, str]:
+    """A kernel environment in which ``%atomic_agent start`` runs ``agent_command`` with its
+    configuration in ``agent_home``."""
+    return {
+        "ATOMIC_AGENT_COMMAND": " ".join(agent_command),
+        "PI_CODING_AGENT_DIR": str(agent_home),
+    }
+
+
+@pytest.fixture(scope="session")
+def agent_command() -> list[str]:
+    """The pinned agent, with no saved sessions."""
+    if not PINNED_AGENT.exists():
+        pytest.fail(
+            f"the pinned agent is not installed at {PINNED_AGENT}; run `make test`, which installs it"
+        )
+    return [str(PINNED_AGENT), "--no-session"]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def private_agent_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Keep the agent away from the user's own configuration (``~/.pi``)."""
+    home = tmp_path_factory.mktemp("agent-home")
+    old = os.environ.get("PI_CODING_AGENT_DIR")
+    os.environ["PI_CODING_AGENT_DIR"] = str(home)
+    yield home
+    if old is None:
+        os.environ.pop("PI_CODING_AGENT_DIR", None)
+    else:
+        os.environ["PI_CODING_AGENT_DIR"] = old
+
+
+@pytest.fixture(scope="session")
+def ui_extension() -> str:
+    """The test extension that exposes every UI method as a command."""
+    return str(EXTENSIONS / "ui_everything.ts")
+
+
+@pytest.fixture(scope="module")
+def scripted_model(tmp_path_factory: pytest.TempPathFactory):
+    """A scripted OpenAI-compatible model on 127.0.0.1, and an agent home that selects it.
+
+    Yields ``(server, agent_home, agent_args)``.
+    """
+    from atomic_jupyter.addons.model_server import (
+        ScriptedModelServer,
+        agent_args,
+        write_models_json,
+    )
+
+    home = tmp_path_factory.mktemp("scripted-agent-home")
+    with ScriptedModelServer(conversation_script) as server:
+        write_models_json(home, server)
+        (home / "settings.json").write_text('{"retry": {"baseDelayMs": 20}}')
+        yield server, home, agent_args(server)
+
+
+@pytest.fixture(scope="module")
+def kernel_agent_home(private_agent_home: Path) -> Path:
+    """The agent configuration the ``kernel`` fixture's sessions use (override per module)."""
+    return private_agent_home
+
+
+@pytest.fixture(scope="module")
+def kernel_setup() -> list[str]:
+    """Cells the ``kernel`` fixture runs after ``%load_ext atomic_jupyter`` (override per
+    module)."""
+    return []
+
+
+@pytest.fixture(scope="module")
+def kernel(
+    tmp_path_factory: pytest.TempPathFactory,
+    agent_command: list[str],
+    kernel_agent_home: Path,
+    kernel_setup: list[str],
+) -> Iterator[BrowserLikeKernel]:
+    """One kernel for the module, driven like JupyterLab, in a scratch notebook directory, with
+    ``atomic_jupyter`` loaded and the pinned agent as the default command."""
+    cwd = tmp_path_factory.mktemp("notebook")
+    with BrowserLikeKernel(cwd, env=agent_kernel_env(agent_command, kernel_agent_home)) as k:
+        k.execute("%load_ext atomic_jupyter")
+        for cell in kernel_setup:
+            k.execute(cell)
+        yield k
