@@ -19,10 +19,12 @@ test: setup agent lint
 bench: setup agent
 	$(BIN)/python -m benchmarks
 
-## Static checks of the package: ruff (lint and format) and strict mypy.
+## Static checks: ruff (lint and format) of the package, tests, benchmarks and scripts; strict
+## mypy of the package.
+LINTED := atomic_jupyter tests benchmarks scripts
 lint: setup
-	$(BIN)/ruff check atomic_jupyter
-	$(BIN)/ruff format --check atomic_jupyter
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/mypy atomic_jupyter
 
 setup: $(STAMP)

@@ -681,68 +681,94 @@ def test_crash_mid_dialog_then_restart(own_session: Callable[[str], AgentSession
 # --------------------------------------------------------------------------- start-up failures
 
 
-def test_missing_executable_raises_agent_start_error() -> None:
-    name = unique_name("agent-missing")
+class StartFailure:
+    """An agent that cannot start, and what the error must tell the user."""
+
+    def __init__(
+        self,
+        spec: Callable[[list[str]], LaunchSpec],
+        message: list[str],
+        returncode: int | None,
+        timeout: float = 10,
+    ) -> None:
+        self.spec = spec
+        self.message = message
+        self.returncode = returncode
+        self.timeout = timeout
+
+
+MISSING_EXECUTABLE = StartFailure(
+    lambda agent: LaunchSpec(command=["/nonexistent/agent-xyz"]),
+    ["/nonexistent/agent-xyz", "not found"],
+    returncode=None,
+)
+SHELL_EXITS_7 = StartFailure(
+    lambda agent: LaunchSpec(command=["bash", "-c", "echo marker-xyz >&2; exit 7"]),
+    # the agent's stderr and its command line are shown
+    ["exited during start-up with code 7", "marker-xyz", "bash -c"],
+    returncode=7,
+)
+START_FAILURES = [
+    pytest.param(MISSING_EXECUTABLE, id="missing-executable-is-named-as-not-found"),
+    pytest.param(SHELL_EXITS_7, id="agent-exiting-at-start-shows-code-stderr-and-command"),
+    pytest.param(
+        # pi exits with the extension's own code when its factory calls process.exit(7).
+        StartFailure(
+            lambda agent: LaunchSpec(command=agent, extensions=(STARTUP_CRASH_EXTENSION,)),
+            ["exited during start-up with code 7", "marker-7f3a", STARTUP_CRASH_EXTENSION],
+            returncode=7,
+            timeout=30,
+        ),
+        id="pi-extension-factory-exit-shows-its-code-and-command",
+    ),
+    pytest.param(
+        # pi 0.73.1 in RPC mode does not go on without a broken extension: it exits with 1.
+        StartFailure(
+            lambda agent: LaunchSpec(command=agent, extensions=(LOAD_THROWS_EXTENSION,)),
+            ["exited during start-up with code 1", "Failed to load extension", "marker-c41d"],
+            returncode=1,
+            timeout=30,
+        ),
+        id="pi-extension-throwing-at-load-stops-the-agent",
+    ),
+]
+
+
+@pytest.mark.parametrize("failure", START_FAILURES)
+def test_start_failure_raises_agent_start_error_and_leaves_the_session_exited(
+    failure: StartFailure, agent_command: list[str]
+) -> None:
+    session = AgentSession(unique_name("agent-start-fails"), failure.spec(agent_command))
+    try:
+        with pytest.raises(AgentStartError) as info:
+            session.start(timeout=failure.timeout)
+        message = str(info.value)
+        for part in failure.message:
+            assert part in message
+        assert session.returncode == failure.returncode
+        assert session.alive is False
+        assert session.state == "exited"  # not left "starting"
+    finally:
+        stop_quietly(session)
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        pytest.param(MISSING_EXECUTABLE, id="missing-executable"),
+        pytest.param(SHELL_EXITS_7, id="agent-exiting-at-start"),
+    ],
+)
+def test_aj_start_failure_raises_agent_start_error_and_registers_nothing(
+    failure: StartFailure,
+) -> None:
+    name = unique_name("agent-start-fails")
     with pytest.raises(AgentStartError) as info:
-        aj.start(command=["/nonexistent/agent-xyz"], name=name, display=False)
-    assert "/nonexistent/agent-xyz" in str(info.value)
-    assert "not found" in str(info.value)
+        aj.start(command=failure.spec([]).command, name=name, display=False)
+    for part in failure.message:
+        assert part in str(info.value)
     with pytest.raises(SessionNotFoundError):
         aj.session(name)
-
-
-def test_agent_dying_in_extension_factory_raises_agent_start_error(
-    agent_command: list[str],
-) -> None:
-    """pi exits with the extension's own code when its factory calls process.exit(7)."""
-    session = AgentSession(
-        unique_name("agent-dies"),
-        LaunchSpec(command=agent_command, extensions=(STARTUP_CRASH_EXTENSION,)),
-    )
-    try:
-        with pytest.raises(AgentStartError) as info:
-            session.start(timeout=30)
-        message = str(info.value)
-        assert "exited during start-up with code 7" in message
-        assert "marker-7f3a" in message
-        assert STARTUP_CRASH_EXTENSION in message  # the command line is shown
-        assert session.returncode == 7
-        assert session.alive is False
-    finally:
-        stop_quietly(session)
-
-
-def test_extension_throwing_at_load_stops_the_agent(agent_command: list[str]) -> None:
-    """pi 0.73.1 in RPC mode does not go on without a broken extension: it exits with 1."""
-    session = AgentSession(
-        unique_name("agent-throws"),
-        LaunchSpec(command=agent_command, extensions=(LOAD_THROWS_EXTENSION,)),
-    )
-    try:
-        with pytest.raises(AgentStartError) as info:
-            session.start(timeout=30)
-        message = str(info.value)
-        assert "exited during start-up with code 1" in message
-        assert "Failed to load extension" in message
-        assert "marker-c41d" in message
-    finally:
-        stop_quietly(session)
-
-
-def test_shell_agent_dying_at_start_raises_agent_start_error() -> None:
-    session = AgentSession(
-        unique_name("agent-bash"), LaunchSpec(command=["bash", "-c", "echo marker-xyz >&2; exit 7"])
-    )
-    try:
-        with pytest.raises(AgentStartError) as info:
-            session.start(timeout=10)
-        message = str(info.value)
-        assert "exited during start-up with code 7" in message
-        assert "marker-xyz" in message
-        assert "bash -c" in message
-        assert session.returncode == 7
-    finally:
-        stop_quietly(session)
 
 
 def open_pipes() -> set[str]:
@@ -813,13 +839,3 @@ def test_stop_ends_the_process_group_and_registry_forgets_it(
         assert session.stop() == code  # stopping twice is harmless
     finally:
         stop_quietly(session)
-
-
-def test_missing_executable_does_not_leave_session_starting() -> None:
-    session = AgentSession(
-        unique_name("agent-missing"), LaunchSpec(command=["/nonexistent/agent-xyz"])
-    )
-    with pytest.raises(AgentStartError):
-        session.start()
-    assert session.alive is False
-    assert session.state != "starting"

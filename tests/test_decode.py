@@ -85,7 +85,7 @@ def test_transcript_adds_up_deltas_and_ends_with_the_exact_final_message() -> No
     stream = line({"type": "message_start", "message": {"role": "user", "content": "prompt"}})
     stream += line({"type": "message_start", "message": {"role": "assistant", "content": []}})
     stream += update("", "hm", "thinking_delta", 0) + update("", "m", "thinking_delta", 0)
-    for i, piece in enumerate(["Hel", "lo, ", "world"]):
+    for piece in ["Hel", "lo, ", "world"]:
         stream += update("", piece, "text_delta", 1)
     events = decoder.feed(stream)
     for event in events:

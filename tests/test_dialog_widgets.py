@@ -6,7 +6,9 @@ import html
 import logging
 import re
 import types
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from functools import partial
+from typing import Any
 
 import ipywidgets as w
 import pytest
@@ -22,56 +24,42 @@ from atomic_jupyter.ui.text import TextLine, escape, pre_block, pre_html
 # --------------------------------------------------------------------------- requests (protocol doc)
 
 
-def select_request(
-    options=("Allow", "Block"), rid="uuid-1", title="Allow dangerous command?", timeout=None
-):
-    raw = {
+#: Each dialog kind as the protocol document's example shows it: its id, title and own fields.
+EXAMPLES: dict[str, dict[str, Any]] = {
+    "select": {"id": "uuid-1", "title": "Allow dangerous command?", "options": ("Allow", "Block")},
+    "confirm": {"id": "uuid-2", "title": "Clear session?", "message": "All messages will be lost."},
+    "input": {"id": "uuid-3", "title": "Enter a value", "placeholder": "type something..."},
+    "editor": {"id": "uuid-4", "title": "Edit some text", "prefill": "Line 1\nLine 2\nLine 3"},
+}
+
+
+def dialog_request(
+    method: str, *, rid: str | None = None, timeout: int | None = None, **fields: Any
+) -> dict[str, Any]:
+    """The protocol example's ``method`` request with ``fields`` replaced: a field given as None
+    is left out; ``timeout`` (ms) is added when given."""
+    example = EXAMPLES[method]
+    raw: dict[str, Any] = {
         "type": "extension_ui_request",
-        "id": rid,
-        "method": "select",
-        "title": title,
-        "options": list(options),
+        "id": example["id"] if rid is None else rid,
+        "method": method,
     }
+    for key, value in {**example, **fields}.items():
+        if key != "id" and value is not None:
+            raw[key] = list(value) if key == "options" else value
     if timeout is not None:
         raw["timeout"] = timeout
     return raw
 
 
-def confirm_request(
-    rid="uuid-2", title="Clear session?", message="All messages will be lost.", timeout=None
-):
-    raw = {
-        "type": "extension_ui_request",
-        "id": rid,
-        "method": "confirm",
-        "title": title,
-        "message": message,
-    }
-    if timeout is not None:
-        raw["timeout"] = timeout
-    return raw
+def select_request(options: Sequence[str] = EXAMPLES["select"]["options"], **fields: Any):
+    return dialog_request("select", options=options, **fields)
 
 
-def input_request(
-    rid="uuid-3", title="Enter a value", placeholder="type something...", timeout=None
-):
-    raw = {"type": "extension_ui_request", "id": rid, "method": "input", "title": title}
-    if placeholder is not None:
-        raw["placeholder"] = placeholder
-    if timeout is not None:
-        raw["timeout"] = timeout
-    return raw
-
-
-def editor_request(
-    rid="uuid-4", title="Edit some text", prefill="Line 1\nLine 2\nLine 3", timeout=None
-):
-    raw = {"type": "extension_ui_request", "id": rid, "method": "editor", "title": title}
-    if prefill is not None:
-        raw["prefill"] = prefill
-    if timeout is not None:
-        raw["timeout"] = timeout
-    return raw
+confirm_request = partial(dialog_request, "confirm")
+input_request = partial(dialog_request, "input")
+editor_request = partial(dialog_request, "editor")
+ALL_KINDS = {kind: partial(dialog_request, kind) for kind in EXAMPLES}
 
 
 # --------------------------------------------------------------------------- helpers
@@ -322,13 +310,6 @@ def test_editor_unchanged_prefill_is_sent_back():
 
 
 # --------------------------------------------------------------------------- cancel, once only
-
-ALL_KINDS = {
-    "select": select_request,
-    "confirm": confirm_request,
-    "input": input_request,
-    "editor": editor_request,
-}
 
 
 @pytest.mark.parametrize("kind", list(ALL_KINDS))

@@ -130,7 +130,7 @@ def test_soak_dialogs_are_each_answered_exactly_once(session: AgentSession) -> N
             dialog.respond("A")
             answered += 1
         last = f"received soak-{(chunk + 1) * 50} x1"
-        wait_until(lambda: last_note(session).startswith(last), "the last receipt", 30)
+        wait_until(lambda last=last: last_note(session).startswith(last), "the last receipt", 30)
     receipts = [
         n["message"] for n in session.notifications if n["message"].startswith("received soak-")
     ]

@@ -160,7 +160,7 @@ def test_raw_ascii_separators_inside_strings_do_not_split_the_stream(char):
 
 @pytest.mark.parametrize("char", ["\x0b", "\x0c", "\u2028", "\u2029", "\u0085"])
 def test_escaped_separators_as_the_agent_writes_them_decode_to_the_raw_character(char):
-    line = ('{"delta":"a\\u%04xb"}\n' % ord(char)).encode("ascii")
+    line = f'{{"delta":"a\\u{ord(char):04x}b"}}\n'.encode("ascii")
     assert values(decode_all(line)) == [{"delta": f"a{char}b"}]
 
 

@@ -8,6 +8,7 @@ the decoder and never cost a valid record that follows them.
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -44,7 +45,7 @@ def agent_bytes(value: object) -> bytes:
 def chunked(data: bytes, cuts: list[int]) -> list[bytes]:
     points = sorted({c % (len(data) + 1) for c in cuts})
     edges = [0, *points, len(data)]
-    return [data[a:b] for a, b in zip(edges, edges[1:])]
+    return [data[a:b] for a, b in pairwise(edges)]
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])

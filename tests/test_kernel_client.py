@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import sys
 import textwrap
 from collections.abc import Iterator
@@ -119,48 +120,56 @@ def test_set_value_reaches_kernel_observers(kernel: BrowserLikeKernel) -> None:
 
 
 def test_background_thread_updates_arrive_while_idle(kernel: BrowserLikeKernel) -> None:
+    # The thread waits for the test to connect, which the test does only after the cell has
+    # gone idle: its update is sent while the kernel is idle, by construction, not by timing.
     result = run(
         kernel,
         """
-        import threading
-        go_ahead = threading.Event()
-        never = threading.Event()
+        import socket, threading
         ticker = w.Label(value="waiting")
+        go_ahead = socket.create_server(("127.0.0.1", 0))
+        go_ahead.settimeout(30)
 
         def worker():
-            go_ahead.wait(30)
-            never.wait(0.5)  # let the cell finish and the kernel go idle first
-            ticker.value = "from thread"
-            print("thread done")
+            with go_ahead, go_ahead.accept()[0]:
+                ticker.value = "from thread"
+                print("thread done")
 
         threading.Thread(target=worker, daemon=True).start()
         display(ticker)
-        go_ahead.set()
+        print(go_ahead.getsockname()[1])
         """,
     )
     ticker = kernel.find("Label", value="waiting")
-    kernel.wait_for(lambda: ticker.state["value"] == "from thread", what="the thread's update")
+    port = int(result.stdout)
+    # The cell has finished (``execute`` returned on its idle status): now let the thread go.
+    with socket.create_connection(("127.0.0.1", port), timeout=30):
+        kernel.wait_for(lambda: ticker.state["value"] == "from thread", what="the thread's update")
+        (late,) = kernel.wait_for(
+            lambda: [s for s in kernel.streams if s.text == "thread done\n"], what="thread print"
+        )
 
-    idle_at = next(
-        i
-        for i, m in enumerate(kernel.messages)
-        if m["header"]["msg_type"] == "status"
-        and m["content"]["execution_state"] == "idle"
-        and m["parent_header"].get("msg_id") == result.msg_id
-    )
-    update_at = next(
-        i
-        for i, m in enumerate(kernel.messages)
-        if m["header"]["msg_type"] == "comm_msg"
-        and m["content"]["comm_id"] == ticker.comm_id
-        and m["content"]["data"]["state"].get("value") == "from thread"
-    )
-    assert update_at > idle_at
+    def kind(m: dict) -> str | None:
+        content = m["content"]
+        if (
+            m["parent_header"].get("msg_id") == result.msg_id
+            and m["header"]["msg_type"] == "status"
+        ):
+            return f"cell {content['execution_state']}"
+        if (
+            m["header"]["msg_type"] == "comm_msg"
+            and content["comm_id"] == ticker.comm_id
+            and content["data"]["state"].get("value") == "from thread"
+        ):
+            return "thread update"
+        if m["header"]["msg_type"] == "stream" and content["text"] == "thread done\n":
+            return "thread print"
+        return None
+
+    order = [k for k in map(kind, kernel.messages) if k is not None]
+    assert order == ["cell busy", "cell idle", "thread update", "thread print"]
 
     # The thread's print belongs to a finished cell: JupyterLab shows it nowhere.
-    (late,) = kernel.wait_for(
-        lambda: [s for s in kernel.streams if s.text == "thread done\n"], what="thread print"
-    )
     assert (late.parent_msg_id, late.shown_in) == (result.msg_id, "dropped")
 
 

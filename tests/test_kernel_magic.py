@@ -154,31 +154,46 @@ def test_confirm_yes_and_no(kernel, panel, answer: str, sent: str) -> None:
     assert outcome_of(kernel, dialog) == f"Proceed? -> {answer}"
 
 
-def test_input_typed_then_submitted(kernel, panel) -> None:
-    dialog = dialog_in(kernel, prompt(kernel, "/ui-input"), "input")
-    box = kernel.find("Text", within=dialog.comm_id)
-    assert box.state["placeholder"] == "type a name…"
-    kernel.set_value(box.comm_id, value="Ada Lövelace")
+@pytest.mark.parametrize(
+    "method, field, shown, typed, got",
+    [
+        pytest.param(
+            "input",
+            "Text",
+            ("placeholder", "type a name…"),
+            "Ada Lövelace",
+            '"Ada Lövelace"',
+            id="input-shows-its-placeholder-and-sends-the-typed-text",
+        ),
+        pytest.param(
+            "editor",
+            "Textarea",
+            ("value", "Line 1\nLine 2"),
+            "Zeile 1\nÜber 🚀\nend",
+            '"Zeile 1\\nÜber 🚀\\nend"',
+            id="editor-is-prefilled-and-sends-multiline-unicode-exactly",
+        ),
+    ],
+)
+def test_text_dialog_typed_then_submitted(
+    kernel, panel, method: str, field: str, shown: tuple[str, str], typed: str, got: str
+) -> None:
+    dialog = dialog_in(kernel, prompt(kernel, f"/ui-{method}"), method)
+    box = kernel.find(field, within=dialog.comm_id)
+    key, expected = shown
+    assert box.state[key] == expected
+    kernel.set_value(box.comm_id, value=typed)
     kernel.click(button(kernel, dialog, "Submit").comm_id)
-    wait_note(kernel, panel, 'got input: "Ada Lövelace"')
-
-
-def test_editor_prefilled_multiline_unicode_answer(kernel, panel) -> None:
-    dialog = dialog_in(kernel, prompt(kernel, "/ui-editor"), "editor")
-    area = kernel.find("Textarea", within=dialog.comm_id)
-    assert area.state["value"] == "Line 1\nLine 2"
-    kernel.set_value(area.comm_id, value="Zeile 1\nÜber 🚀\nend")
-    kernel.click(button(kernel, dialog, "Submit").comm_id)
-    wait_note(kernel, panel, 'got editor: "Zeile 1\\nÜber 🚀\\nend"')
+    wait_note(kernel, panel, f"got {method}: {got}")
 
 
 @pytest.mark.parametrize(
     "command, method, default",
     [
-        ("/ui-select", "select", "undefined"),
-        ("/ui-confirm", "confirm", "false"),
-        ("/ui-input", "input", "undefined"),
-        ("/ui-editor", "editor", "undefined"),
+        pytest.param("/ui-select", "select", "undefined", id="select-cancel-gives-undefined"),
+        pytest.param("/ui-confirm", "confirm", "false", id="confirm-cancel-gives-false"),
+        pytest.param("/ui-input", "input", "undefined", id="input-cancel-gives-undefined"),
+        pytest.param("/ui-editor", "editor", "undefined", id="editor-cancel-gives-undefined"),
     ],
 )
 def test_cancel_each_kind(kernel, panel, command: str, method: str, default: str) -> None:
@@ -189,6 +204,11 @@ def test_cancel_each_kind(kernel, panel, command: str, method: str, default: str
 
 
 def test_double_click_sends_one_answer(kernel, panel) -> None:
+    count_answered = (
+        "import atomic_jupyter as aj\n"
+        "print(sum(1 for d in aj.session().dialogs if d.state == 'answered' and d.answer is True and d.title == 'Proceed?'))"
+    )
+    before = int(kernel.execute(count_answered).stdout)
     dialog = dialog_in(kernel, prompt(kernel, "/ui-confirm"), "confirm")
     yes, no = button(kernel, dialog, "Yes").comm_id, button(kernel, dialog, "No").comm_id
     kernel.click(yes)
@@ -201,11 +221,7 @@ def test_double_click_sends_one_answer(kernel, panel) -> None:
     kernel.click(button(kernel, dialog2, "Gamma").comm_id)
     wait_note(kernel, panel, 'got select: "Gamma"')
     assert notes(kernel, panel)[-2:] == ["[info] got confirm: true", '[info] got select: "Gamma"']
-    sent = kernel.execute(
-        "import atomic_jupyter as aj\n"
-        "print(sum(1 for d in aj.session().dialogs if d.state == 'answered' and d.answer is True and d.title == 'Proceed?'))"
-    )
-    assert sent.stdout.strip() != ""
+    assert int(kernel.execute(count_answered).stdout) == before + 1
 
 
 def test_two_dialogs_at_once_each_answer_their_own(kernel, panel) -> None:
