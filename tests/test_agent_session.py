@@ -99,14 +99,14 @@ class Command:
 
 def spy_on_sends(session: AgentSession, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """Record every JSON value the session writes to the agent's stdin from now on."""
-    process = session._process
+    process = session.client.process
     assert process is not None
     sent: list[Any] = []
     original = process.send
 
-    def send(message: Any) -> Any:
-        sent.append(message)
-        return original(message)
+    def send(line: bytes) -> Any:
+        sent.append(json.loads(line))
+        return original(line)
 
     monkeypatch.setattr(process, "send", send)
     return sent
@@ -661,7 +661,7 @@ def test_crash_mid_dialog_then_restart(own_session: Callable[[str], AgentSession
     with pytest.raises(AgentNotRunningError):
         session.prompt("/ui-select", display=False)
 
-    crashed = session._process
+    crashed = session.client.process
     session.restart()
     assert session.alive and session.state == "idle"
     assert session.pid != old_pid
@@ -788,7 +788,7 @@ def test_stopped_agent_leaves_no_open_pipes() -> None:
     before = open_pipes()
     process = None
     try:
-        process = AgentProcess(["bash", "-c", "read line"], on_message=lambda m: None)
+        process = AgentProcess(["bash", "-c", "read line"], on_data=lambda data: None)
         process.start()
         assert len(open_pipes() - before) == 3
         process.stop()

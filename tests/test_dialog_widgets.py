@@ -491,14 +491,18 @@ def test_expire_sends_nothing_and_collapses_with_timed_out(clock):
 
 
 def test_click_after_expiry_before_the_view_refreshed_sends_nothing_and_collapses(clock):
-    view, dialog, wire = make_view(select_request(timeout=10000))
+    dialog, wire = make_dialog(select_request(timeout=10000))
+    on_the_loop: list = []  # the view's work waits for the kernel's loop
+    view = DialogView(dialog, schedule=on_the_loop.append)
     clock.now += 10.0
     dialog.expire()  # the ticker expired it; the view has not been refreshed yet
     assert view.collapsed is False
+    assert len(on_the_loop) == 1
     view.buttons["option:0"].click()
     assert wire.lines == []
     assert view.error.text == ""
     assert dialog.state == "expired"
+    on_the_loop.pop()()
     assert_collapsed(view, "Allow dangerous command? -> timed out: default used")
 
 

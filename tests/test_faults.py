@@ -89,7 +89,7 @@ def test_an_agent_that_stops_reading_does_not_block_and_answers_are_reported_und
     )
     started = time.monotonic()
     for _ in range(200):  # far more than a pipe holds
-        session._process.send({"type": "prompt", "message": "x" * 65536})  # type: ignore[union-attr]
+        session.client.request({"type": "prompt", "message": "x" * 65536})
     dialog.respond("A")
     assert time.monotonic() - started < 2  # queued, never blocking the caller
     with pytest.raises(Exception, match="did not answer"):

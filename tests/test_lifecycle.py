@@ -53,8 +53,8 @@ def test_sessions_side_by_side_are_independent() -> None:
 
 def test_the_demo_model_server_stops_with_the_session(agent_command: list[str]) -> None:
     session = aj.start(command=agent_command, demo=True, name="life-demo", display=False)
-    port = session._demo.server.port  # type: ignore[union-attr]
-    home = session._demo.home  # type: ignore[union-attr]
+    backend = session.addon("demo").backend
+    port, home = backend.server.port, backend.home
     assert port_open(port)
     session.stop()
     assert not port_open(port) and not home.exists()
