@@ -11,7 +11,7 @@ was skipped, and nothing rendered that run again until the dialog was settled: t
 The fix has two halves: a shown prompt's area is built before the prompt goes out (so the
 window is closed for ``%%atomic_agent``), and a render waits for a build in progress. This
 test forces the race on the second half, where a build can still meet a dialog: a prompt
-sent with ``display=False`` whose area is built afterwards (``run.widget``). The injected
+sent with ``display=False`` whose area is built afterwards (``view_of(session).run_area(run)``). The injected
 code (:data:`FORCE_THE_RACE`) orders the two threads, on conditions with deadlines:
 
 1. the reader thread holds the dialog request until the run's transcript view is being built;
@@ -43,16 +43,16 @@ RACE_PROMPT = "/ui-confirm"
 # THE PATCH: the only code here that knows the package's internals. Run in the kernel. It
 # needs two hooks from the package:
 #   A. on the reader thread, when a dialog request arrives, before the dialog is added to a
-#      run's transcript or published to any view: now ``AgentSession._on_dialog_request``;
+#      run's transcript or published to any view: now ``Inbox.dialog`` (session/inbox.py);
 #   B. in the first render of a run's transcript view, after the view read the transcript and
-#      before the view is stored as the run's widget: now ``TranscriptView._render_state``,
+#      before the view is stored as the run's area: now ``TranscriptView._render_state``,
 #      called at the end of ``TranscriptView.render``, whose first call is in ``__init__``
 #      (``renders == 1`` there, ``self.run`` is the run).
 # It reads the transcript through its public ``snapshot()`` (a dialog is a ``DialogBlock``).
 # ---------------------------------------------------------------------------------------------
 FORCE_THE_RACE = f"""
 import threading, time
-from atomic_jupyter.session.session import AgentSession
+from atomic_jupyter.session.inbox import Inbox
 from atomic_jupyter.ui.transcript_view import TranscriptView
 
 DEADLINE = 60.0  # seconds, for each wait below
@@ -68,13 +68,13 @@ _build_started = threading.Event()
 def _has_dialog(run):
     return any(type(block).__name__ == "DialogBlock" for block in run.transcript.snapshot())
 
-_on_dialog_request = AgentSession._on_dialog_request
+_inbox_dialog = Inbox.dialog
 def _held_dialog_request(self, request):  # A: on the reader thread
     race["dialog_requests"] += 1
     if race["dialog_requests"] == 1:
         race["dialog_held_until_build"] = _build_started.wait(DEADLINE)
-    _on_dialog_request(self, request)
-AgentSession._on_dialog_request = _held_dialog_request
+    return _inbox_dialog(self, request)
+Inbox.dialog = _held_dialog_request
 
 _render_state = TranscriptView._render_state
 def _first_render_meets_the_dialog(self):  # B: on the main thread, inside the build
@@ -103,7 +103,11 @@ CELLS = [
         f"import atomic_jupyter as aj\nrun = aj.session().prompt({RACE_PROMPT!r}, display=False)",
     ),
     # ...until this cell builds the area, and meets the dialog inside the build.
-    ("show", "run.widget"),
+    (
+        "show",
+        "from atomic_jupyter.notebook.presentation import view_of\n"
+        "view_of(aj.session()).run_area(run)",
+    ),
     ("record", "import json\nprint(json.dumps(race))"),
 ]
 
