@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,6 +41,8 @@ class DemoBackend:
         from atomic_jupyter.addons.demo.script import demo_script
 
         self.home = Path(tempfile.mkdtemp(prefix="atomic-demo-agent-"))
+        # Removed at interpreter exit even if the session is never stopped.
+        self._finalizer = weakref.finalize(self, shutil.rmtree, self.home, True)
         self.server = ScriptedModelServer(
             demo_script, provider="demo", model_id="offline-demo"
         ).start()
@@ -70,6 +73,7 @@ class DemoBackend:
         if server is not None:
             server.stop()
         if home is not None:
+            self._finalizer.detach()
             shutil.rmtree(home, ignore_errors=True)
 
 

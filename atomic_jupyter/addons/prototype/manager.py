@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -126,6 +127,7 @@ class PrototypeManager:
         self._listeners: dict[str, Listeners[Callable[[Problem], None]]] = {}
         self._lock = threading.RLock()
         self._events: Subscription | None = None
+        self._finalizer: weakref.finalize[Any, Any]
 
     @property
     def folder(self) -> Path | None:
@@ -137,6 +139,8 @@ class PrototypeManager:
         with self._lock:
             if self._folder is None:
                 self._folder = Path(tempfile.mkdtemp(prefix="atomic-prototypes-"))
+                # Removed at interpreter exit even if the session is never stopped.
+                self._finalizer = weakref.finalize(self, shutil.rmtree, self._folder, True)
                 self._write_manifest()
             return self._folder
 
@@ -169,6 +173,7 @@ class PrototypeManager:
             self._events.remove()
             self._events = None
         if folder is not None:
+            self._finalizer.detach()
             shutil.rmtree(folder, ignore_errors=True)
 
     def _on_event(self, event: AgentEvent) -> None:
