@@ -24,7 +24,8 @@ from nbclient import NotebookClient
 
 from tests.harness.support import ROOT
 
-pytestmark = [pytest.mark.binder, pytest.mark.agent, pytest.mark.kernel]
+# The build installs packages into a scratch prefix: minutes on a loaded machine.
+pytestmark = [pytest.mark.binder, pytest.mark.agent, pytest.mark.kernel, pytest.mark.timeout(600)]
 
 #: What repo2docker copies that postBuild and the quickstart need.
 REPO_FILES = [
