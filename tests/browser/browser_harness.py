@@ -7,8 +7,8 @@
   the "Build Recommended" check is off (``PAGE_CONFIG``), autosave is off (no "File Changed"
   dialog), and each notebook file is written once and opened by one page, with a kernel
   named in its metadata. Every notebook cell is attached to the page (no windowing). The
-  environment it passes on reaches the kernels: the pinned agent (``ATOMIC_AGENT_COMMAND``)
-  and a private agent directory (``PI_CODING_AGENT_DIR``).
+  kernels get the environment it is given on top of the suite's: which agent to run
+  (``ATOMIC_AGENT_COMMAND``) and a private agent directory (``PI_CODING_AGENT_DIR``).
 - :class:`NotebookPage` is one notebook open in a Chromium tab: wait until its kernel is
   connected and idle, run cells the way a person does (select the cell, press Ctrl+Enter),
   take readable screenshots. A JupyterLab dialog is never clicked away: one that is open when
@@ -40,9 +40,10 @@ import nbformat
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
-ROOT = Path(__file__).resolve().parents[2]
-EXTENSIONS = ROOT / "tests" / "extensions"
-PINNED_AGENT = ROOT / "agent" / "node_modules" / ".bin" / "pi"
+from tests.harness.support import ROOT
+
+__all__ = ["JupyterDialogError", "LabServer", "NotebookPage", "write_notebook"]
+
 ARTIFACTS = ROOT / "artifacts"
 SCREENSHOTS = ARTIFACTS / "screenshots"
 #: What a failing browser test leaves behind (see ``conftest.py``).
@@ -150,9 +151,12 @@ def free_port() -> int:
 
 
 class LabServer:
-    """``jupyter lab`` in a scratch directory; :meth:`stop` ends it and its kernels."""
+    """``jupyter lab`` in a scratch directory; :meth:`stop` ends it and its kernels.
 
-    def __init__(self, scratch: Path, python: str) -> None:
+    ``kernel_env`` is added to the environment of the server, which its kernels inherit.
+    """
+
+    def __init__(self, scratch: Path, python: str, kernel_env: dict[str, str]) -> None:
         self.scratch = scratch
         self.root = scratch / "notebooks"
         self.root.mkdir(parents=True, exist_ok=True)
@@ -160,8 +164,6 @@ class LabServer:
         self.token = secrets.token_hex(24)
         self.base = f"http://127.0.0.1:{self.port}"
         self.log_path = scratch / "jupyter-lab.log"
-        self.agent_dir = scratch / "agent-home"
-        self.agent_dir.mkdir(exist_ok=True)
         settings = scratch / "lab-user-settings"
         for name, value in LAB_SETTINGS.items():
             path = settings / name
@@ -180,15 +182,8 @@ class LabServer:
         (labconfig / "page_config.json").write_text(json.dumps(PAGE_CONFIG), encoding="utf-8")
         env = dict(os.environ)
         env.update({k: str(v) for k, v in dirs.items()})
-        env.update(
-            {
-                "JUPYTER_PLATFORM_DIRS": "1",
-                # The kernels inherit these: the pinned agent, and a private agent directory.
-                "ATOMIC_AGENT_COMMAND": f"{PINNED_AGENT} --no-session",
-                "PI_CODING_AGENT_DIR": str(self.agent_dir),
-                "PYTHONDONTWRITEBYTECODE": "1",
-            }
-        )
+        env.update(kernel_env)
+        env.update({"JUPYTER_PLATFORM_DIRS": "1", "PYTHONDONTWRITEBYTECODE": "1"})
         env.pop("JUPYTER_TOKEN", None)
         self.argv = [
             str(Path(python).parent / "jupyter"),

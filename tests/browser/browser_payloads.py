@@ -63,6 +63,6 @@ def script(request):
     return Turn([Text({FINAL_TEXT!r})], usage=Usage(300, 20))
 
 server = ScriptedModelServer(script).start()
-agent_dir = tempfile.mkdtemp(prefix="payload-agent-")
+agent_dir = tempfile.mkdtemp(prefix="payload-agent-", dir=".")  # in the lab's scratch root
 write_models_json(agent_dir, server)
 s = aj.start(extensions=[{extension!r}], env={{"PI_CODING_AGENT_DIR": agent_dir}}, extra_args=agent_args(server))"""

@@ -22,13 +22,14 @@ from typing import Any
 
 import pytest
 
+from tests.harness.plugin import agent_kernel_env
+
 from .browser_harness import (
     CHROMIUM,
     CHROMIUM_ARGS,
     FAILURES,
     JP_DIALOG_LOG_SCRIPT,
     PAGE_MS,
-    PINNED_AGENT,
     PWNED_INIT_SCRIPT,
     VIEWPORT,
     WAIT_MS,
@@ -45,13 +46,16 @@ SERVERS: list[LabServer] = []
 
 
 @pytest.fixture(scope="session")
-def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
-    """JupyterLab on 127.0.0.1 with a random port and token, in a scratch directory."""
-    if not PINNED_AGENT.exists():
-        pytest.fail(
-            f"the pinned agent is not installed at {PINNED_AGENT}; run `make test`, which installs it"
-        )
-    server = LabServer(tmp_path_factory.mktemp("lab"), sys.executable)
+def lab_server(
+    tmp_path_factory: pytest.TempPathFactory, agent_command: list[str], private_agent_home: Path
+) -> Iterator[LabServer]:
+    """JupyterLab on 127.0.0.1 with a random port and token, in a scratch directory; its
+    kernels run the pinned agent with the suite's private agent configuration."""
+    server = LabServer(
+        tmp_path_factory.mktemp("lab"),
+        sys.executable,
+        agent_kernel_env(agent_command, private_agent_home),
+    )
     SERVERS.append(server)
     server.start()
     try:

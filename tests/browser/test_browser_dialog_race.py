@@ -11,8 +11,9 @@ was skipped, and nothing rendered that run again until the dialog was settled: t
 The fix has two halves: a shown prompt's area is built before the prompt goes out (so the
 window is closed for ``%%atomic_agent``), and a render waits for a build in progress. This
 test forces the race on the second half, where a build can still meet a dialog: a prompt
-sent with ``display=False`` whose area is built afterwards (``view_of(session).run_area(run)``). The injected
-code (:data:`FORCE_THE_RACE`) orders the two threads, on conditions with deadlines:
+sent with ``display=False`` whose area is built afterwards
+(``view_of(session).run_area(run)``). The injected code (:data:`FORCE_THE_RACE`) orders the
+two threads, on conditions with deadlines:
 
 1. the reader thread holds the dialog request until the run's transcript view is being built;
 2. the view's first render, after it read the transcript, waits until the dialog is in the
@@ -32,7 +33,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from .browser_harness import EXTENSIONS, NotebookPage
+from tests.harness.support import EXTENSIONS
+
+from .browser_harness import NotebookPage
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 

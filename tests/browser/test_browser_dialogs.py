@@ -14,7 +14,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from .browser_harness import EXTENSIONS, NotebookPage
+from tests.harness.support import EXTENSIONS
+
+from .browser_harness import NotebookPage
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 

@@ -20,7 +20,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from .browser_harness import EXTENSIONS, NotebookPage
+from tests.harness.support import EXTENSIONS
+
+from .browser_harness import NotebookPage
 from .browser_payloads import FINAL_TEXT, MARKERS, TOOL_COMMAND, TOOL_PAYLOAD, model_cell, payload
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
