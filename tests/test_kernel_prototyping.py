@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
+from tests.harness.support import wait_until
 from tests.harness.widget_text import has_class, shows, text
 from tests.test_prototyping import HEADER, gate
 
@@ -72,10 +73,12 @@ def test_define_then_click_its_command_and_answer(kernel: BrowserLikeKernel) -> 
     view = define(kernel, "gate", gate("v1"))
     assert header(kernel, view) == "extension gate v1 loaded: /gate"
     assert click_command_and_answer(kernel, view, "/gate", "Yes") == "Open the v1 gate?"
-    out = kernel.execute(
-        "import atomic_jupyter as aj\nprint(aj.session().notifications[-1]['message'])"
-    )
-    assert out.stdout.strip() == "gate v1: true"
+
+    def last_notification() -> str:  # the agent notifies after it has read the answer
+        code = "import atomic_jupyter as aj\nn = aj.session().notifications\nprint(n[-1]['message'] if n else '')"
+        return kernel.execute(code).stdout.strip()
+
+    assert wait_until(last_notification, "the extension's notification") == "gate v1: true"
 
 
 def test_redefine_shows_the_new_behaviour(kernel: BrowserLikeKernel) -> None:
