@@ -33,10 +33,18 @@ def display(obj: Any) -> None:
 
 class NotebookPresentation:
     """Shows one session: the panel and prompt areas of a :class:`SessionView`, displayed by
-    IPython in the cell that asks."""
+    IPython in the cell that asks. The view (and so every widget) is made on first use."""
 
     def __init__(self, session: AgentSession) -> None:
-        self.view = SessionView(session)
+        self._session = session
+        self._view: SessionView | None = None
+
+    @property
+    def view(self) -> SessionView:
+        """The session's view (made on first use, on the main thread)."""
+        if self._view is None:
+            self._view = SessionView(self._session)
+        return self._view
 
     @property
     def panel(self) -> Any:
@@ -60,11 +68,13 @@ class NotebookPresentation:
 
     def pump(self) -> None:
         """Do the view work that is due (a blocking wait calls this on the main thread)."""
-        self.view.pump()
+        if self._view is not None:
+            self._view.pump()
 
     def close(self) -> None:
         """Stop observing the session."""
-        self.view.close()
+        if self._view is not None:
+            self._view.close()
 
 
 def view_of(session: AgentSession) -> SessionView:

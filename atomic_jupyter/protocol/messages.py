@@ -132,7 +132,18 @@ _READERS: dict[str, Callable[[Any], Any]] = {
     "placement": lambda value: value if value in ("aboveEditor", "belowEditor") else "aboveEditor",
 }
 _WRITERS: dict[str, Callable[[Any], Any]] = {"texts": list, "optional_texts": list}
-_WIRE_FIELDS: dict[type, list[Any]] = {}
+
+
+@dataclass(frozen=True)
+class _WireFields:
+    """A request class's fields as (name, wire key, reader, always written), and every key it
+    knows (the rest of a request goes into ``extra``)."""
+
+    fields: tuple[tuple[str, str, str, bool], ...]
+    known: frozenset[str]
+
+
+_WIRE_FIELDS: dict[type, _WireFields] = {}
 
 
 @dataclass(frozen=True)
@@ -160,23 +171,29 @@ class UIRequest:
         return self.method in DIALOG_METHODS
 
     @classmethod
-    def _wire_fields(cls) -> list[Any]:
+    def _wire_fields(cls) -> _WireFields:
         """The declared wire fields, in the order the agent writes them (timeout last)."""
         found = _WIRE_FIELDS.get(cls)
         if found is None:
-            found = [f for f in fields(cls) if "wire" in f.metadata]
-            found = _WIRE_FIELDS[cls] = sorted(found, key=lambda f: f.metadata["wire"] == "timeout")
+            declared = sorted(
+                (f for f in fields(cls) if "wire" in f.metadata),
+                key=lambda f: f.metadata["wire"] == "timeout",
+            )
+            found = _WIRE_FIELDS[cls] = _WireFields(
+                tuple(
+                    (f.name, f.metadata["wire"], f.metadata["read"], f.metadata["always"])
+                    for f in declared
+                ),
+                frozenset({"type", "id", "method", *(f.metadata["wire"] for f in declared)}),
+            )
         return found
 
     @classmethod
     def from_wire(cls, raw: Mapping[str, Any]) -> UIRequest:
         """Read a request of this class from its wire form (never raises)."""
         declared = cls._wire_fields()
-        known = {"type", "id", "method", *(f.metadata["wire"] for f in declared)}
-        values = {
-            f.name: _READERS[f.metadata["read"]](raw.get(f.metadata["wire"])) for f in declared
-        }
-        extra = {k: v for k, v in raw.items() if k not in known}
+        values = {name: _READERS[read](raw.get(key)) for name, key, read, _ in declared.fields}
+        extra = {k: v for k, v in raw.items() if k not in declared.known}
         return cls(_text(raw.get("id")), extra=extra, **values)
 
     def to_dict(self) -> dict[str, Any]:
@@ -186,12 +203,12 @@ class UIRequest:
             "id": self.id,
             "method": self.method,
         }
-        for f in self._wire_fields():
-            value = getattr(self, f.name)
-            if value is None and not f.metadata["always"]:
+        for name, key, read, always in self._wire_fields().fields:
+            value = getattr(self, name)
+            if value is None and not always:
                 continue
-            write = _WRITERS.get(f.metadata["read"])
-            wire[f.metadata["wire"]] = write(value) if write and value is not None else value
+            write = _WRITERS.get(read)
+            wire[key] = write(value) if write and value is not None else value
         wire.update(self.extra)
         return wire
 

@@ -123,11 +123,11 @@ class AgentSession(ConversationMethods, PrototypeMethods):
         self._wake = threading.Event()  # set on every change a blocking wait may care about
         self.extension_ui = ExtensionUiState(Redactor.for_launch(self.spec.env, os.environ))
         self.dialog_registry = DialogRegistry(name)
-        self.dialog_registry.added.add(lambda _d: self._wake.set())
+        self.dialog_registry.added.add(lambda _dialog: self._wake_up())
         self._policies = PolicyBook(self._diagnose)
         self.client = AgentClient()
         self.tracker = RunTracker(state_probe(self.client))
-        self.tracker.changed.add(lambda _run, _how: self._wake.set())
+        self.tracker.changed.add(self._run_changed)
         self.client.on_message = Inbox(
             ui=self.extension_ui,
             dialogs=self.dialog_registry,
@@ -301,10 +301,19 @@ class AgentSession(ConversationMethods, PrototypeMethods):
         self._end_process()
         return self.start(timeout=timeout)
 
+    def _run_changed(self, _run: PromptRun, how: str) -> None:
+        if how != "stream":  # a streaming update changes nothing a wait looks at
+            self._wake_up()
+
+    def _wake_up(self) -> None:
+        """Wake a blocking wait (cheap when nobody has looked since the last time)."""
+        if not self._wake.is_set():
+            self._wake.set()
+
     def _set_state(self, state: str) -> None:
         with self._lock:
             self.state = state
-        self._wake.set()
+        self._wake_up()
         self.extension_ui.changed.emit("state")
 
     def _addons_exited(self) -> None:
@@ -435,7 +444,7 @@ class AgentSession(ConversationMethods, PrototypeMethods):
             )
             self.extension_ui.apply(NotifyRequest("", message=what, notify_type="error"))
         self.event_listeners.emit(event)
-        self._wake.set()
+        self._wake_up()
 
     # ------------------------------------------------------------------ panel actions
 
