@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import threading
 from concurrent.futures import Future
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -14,6 +13,7 @@ from atomic_jupyter.protocol.messages import Response
 from atomic_jupyter.session.commands import AgentCommands
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.images import image_contents
+from atomic_jupyter.session.observers import WakeSignal
 from atomic_jupyter.session.policies import CANCEL, Policy, PolicyBook
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.waiting import WaitResult, wait_for_run
@@ -34,7 +34,7 @@ class ConversationMethods(AgentCommands):
     tracker: RunTracker
     extension_ui: ExtensionUiState
     _policies: PolicyBook
-    _wake: threading.Event
+    _wake: WakeSignal
 
     # Provided by AgentSession.
     pending_dialogs: list[Dialog]

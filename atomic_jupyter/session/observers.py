@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-__all__ = ["Listeners", "Subscription"]
+__all__ = ["Listeners", "Subscription", "WakeSignal"]
 
 log = logging.getLogger(__name__)
 
@@ -76,3 +76,13 @@ class Listeners(Generic[F]):
                     log.exception("atomic-jupyter: a listener failed")
                 else:
                     self.on_error(f"a listener failed: {type(exc).__name__}: {exc}")
+
+
+class WakeSignal(threading.Event):
+    """What a blocking wait clears and waits on; :meth:`ping` wakes it, cheaply when it is
+    already awake (a stream of changes costs one ``set`` per look of the waiter)."""
+
+    def ping(self, *_ignored: Any) -> None:
+        """Wake the waiter (takes and ignores any arguments, to serve as a listener)."""
+        if not self.is_set():
+            self.set()

@@ -40,7 +40,7 @@ from atomic_jupyter.session.dialog_registry import DialogRegistry
 from atomic_jupyter.session.extension_ui import ExtensionUiState
 from atomic_jupyter.session.inbox import Inbox
 from atomic_jupyter.session.launch_env import plan_launch, start_failure
-from atomic_jupyter.session.observers import Listeners
+from atomic_jupyter.session.observers import Listeners, WakeSignal
 from atomic_jupyter.session.plugins import Addon, Presentation
 from atomic_jupyter.session.policies import PolicyBook
 from atomic_jupyter.session.prototyping import PrototypeMethods
@@ -120,10 +120,10 @@ class AgentSession(ConversationMethods, PrototypeMethods):
         self._lock = threading.RLock()
         self._exit_code: int | None = None
         self._stop_requested = False
-        self._wake = threading.Event()  # set on every change a blocking wait may care about
+        self._wake = WakeSignal()  # pinged on every change a blocking wait may care about
         self.extension_ui = ExtensionUiState(Redactor.for_launch(self.spec.env, os.environ))
         self.dialog_registry = DialogRegistry(name)
-        self.dialog_registry.added.add(lambda _dialog: self._wake_up())
+        self.dialog_registry.added.add(self._wake.ping)
         self._policies = PolicyBook(self._diagnose)
         self.client = AgentClient()
         self.tracker = RunTracker(state_probe(self.client))
@@ -303,17 +303,12 @@ class AgentSession(ConversationMethods, PrototypeMethods):
 
     def _run_changed(self, _run: PromptRun, how: str) -> None:
         if how != "stream":  # a streaming update changes nothing a wait looks at
-            self._wake_up()
-
-    def _wake_up(self) -> None:
-        """Wake a blocking wait (cheap when nobody has looked since the last time)."""
-        if not self._wake.is_set():
-            self._wake.set()
+            self._wake.ping()
 
     def _set_state(self, state: str) -> None:
         with self._lock:
             self.state = state
-        self._wake_up()
+        self._wake.ping()
         self.extension_ui.changed.emit("state")
 
     def _addons_exited(self) -> None:
@@ -444,7 +439,7 @@ class AgentSession(ConversationMethods, PrototypeMethods):
             )
             self.extension_ui.apply(NotifyRequest("", message=what, notify_type="error"))
         self.event_listeners.emit(event)
-        self._wake_up()
+        self._wake.ping()
 
     # ------------------------------------------------------------------ panel actions
 
