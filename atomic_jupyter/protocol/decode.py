@@ -59,8 +59,8 @@ def _lean_update(event: Any) -> AgentEvent:
 
 
 class MessageDecoder:
-    """Incremental decoder: bytes in, :class:`~atomic_jupyter.messages.Message` and
-    :class:`~atomic_jupyter.framing.Diagnostic` out, in stream order.
+    """Incremental decoder: bytes in, :class:`~atomic_jupyter.protocol.messages.Message` and
+    :class:`~atomic_jupyter.protocol.framing.Diagnostic` out, in stream order.
 
     ``message_update`` events come out lean: ``assistantMessageEvent`` with only ``type``,
     ``contentIndex`` and ``delta``; the partial messages are never built.

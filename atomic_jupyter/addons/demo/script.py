@@ -1,6 +1,6 @@
 """The offline demo model's script: deterministic turns chosen by what the prompt asks.
 
-:func:`demo_script` is a :class:`~atomic_jupyter.model_server.ScriptedModelServer` script.
+:func:`demo_script` is a :class:`~atomic_jupyter.addons.model_server.ScriptedModelServer` script.
 It looks at the *last user message* only, lower-cased, for these keywords (whole words; the
 first group that matches, in this order, wins):
 
@@ -24,7 +24,7 @@ anything else
 
 Text streams in small chunks with a tiny delay, so streaming is visible in the notebook while
 a whole answer takes well under two seconds. Every turn reports a plausible
-:class:`~atomic_jupyter.model_server.Usage` (about four characters a token, estimated from
+:class:`~atomic_jupyter.addons.model_server.Usage` (about four characters a token, estimated from
 the request and the answer), so the transcript's footer shows tokens.
 
 The script is pure (no I/O, no clock, no randomness): the same request always gets the same
