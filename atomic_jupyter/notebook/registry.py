@@ -7,6 +7,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from atomic_jupyter.errors import SessionNotFoundError
+from atomic_jupyter.session.launch_env import how_it_ended
 
 if TYPE_CHECKING:
     from atomic_jupyter.session.session import AgentSession
@@ -42,11 +43,7 @@ def get(name: str = "default", *, running: bool = True) -> AgentSession:
             f"no agent session called {name!r} (sessions: {known}); start one with `%atomic_agent start{flag}`"
         )
     if running and not session.alive:
-        what = (
-            "was stopped"
-            if session.state == "stopped"
-            else f"exited with code {session.returncode}"
-        )
+        what = how_it_ended(session.state, session.returncode)
         raise SessionNotFoundError(
             f"the agent of session {name!r} {what}; run `%atomic_agent restart{flag}` to start it again"
         )

@@ -181,11 +181,6 @@ class RpcConnection:
         """End of the agent's stdout: the events of a last line without a newline, if any."""
         return [self._event(item) for item in self._decoder.close()]
 
-    @property
-    def fast_lines(self) -> int:
-        """How many ``message_update`` lines the decoder's fast path took (for benchmarks)."""
-        return self._decoder.fast_lines
-
     def _event(self, item: Any) -> ConnectionEvent:
         if isinstance(item, Response):
             return self._reply(item)

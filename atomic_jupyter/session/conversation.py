@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
     from atomic_jupyter.session.extension_ui import ExtensionUiState
     from atomic_jupyter.session.plugins import Presentation
     from atomic_jupyter.session.run_tracker import RunTracker
-    from atomic_jupyter.transport.client import AgentClient
+    from atomic_jupyter.transport.client import AgentClient, PendingCommand
 
 __all__ = ["ConversationMethods"]
 
@@ -53,6 +54,9 @@ class ConversationMethods(AgentCommands):
         raise NotImplementedError
 
     def _not_running_error(self) -> AgentNotRunningError:
+        raise NotImplementedError
+
+    def _send(self, command: Mapping[str, Any]) -> PendingCommand:
         raise NotImplementedError
 
     def prompt(
@@ -134,11 +138,7 @@ class ConversationMethods(AgentCommands):
     def stop_run(self, run: PromptRun | None = None) -> None:
         """Abort without waiting (the Stop button): cancel the run's dialogs, send ``abort``."""
         self._cancel_dialogs(run, "stop")
-        self._check_running()
-        try:
-            pending = self.client.request({"type": "abort"})
-        except AgentNotRunningError:
-            raise self._not_running_error() from None
+        pending = self._send({"type": "abort"})
 
         def settle(future: Future[Response]) -> None:
             error = future.exception()

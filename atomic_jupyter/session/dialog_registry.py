@@ -1,8 +1,8 @@
 """The dialogs of one session, and the ticker that expires timed ones. No widgets.
 
 :class:`DialogRegistry` keeps every dialog (the newest thousand, and all pending ones),
-announces each new dialog (:attr:`~DialogRegistry.added`) and each change of state
-(:attr:`~DialogRegistry.changed`), and, while a dialog with a timeout is pending, runs a
+announces each new dialog (:attr:`~DialogRegistry.added`; each dialog announces its own
+changes on ``Dialog.changed``), and, while a dialog with a timeout is pending, runs a
 ticker thread that expires it on time and announces a countdown tick once a second
 (:attr:`~DialogRegistry.ticked`). The ticker ends by itself when no timed dialog is pending.
 """
@@ -41,8 +41,6 @@ class DialogRegistry:
         self._wake = threading.Event()
         #: Called with each new dialog, after it is listed.
         self.added: Listeners[DialogListener] = Listeners()
-        #: Called with a dialog whenever its state or outcome changes.
-        self.changed: Listeners[DialogListener] = Listeners()
         #: Called about once a second with each pending dialog that has a timeout.
         self.ticked: Listeners[DialogListener] = Listeners()
 
@@ -63,7 +61,6 @@ class DialogRegistry:
             if len(self._dialogs) > DIALOGS_KEPT:
                 keep = [d for d in self._dialogs[:-DIALOGS_KEPT] if d.pending]
                 self._dialogs = keep + self._dialogs[-DIALOGS_KEPT:]
-        dialog.observe(self.changed.emit)
         self.added.emit(dialog)
         if dialog.deadline is not None and dialog.pending:
             self._ensure_ticker()

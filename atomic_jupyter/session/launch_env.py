@@ -12,7 +12,7 @@ from atomic_jupyter.errors import AgentStartError
 from atomic_jupyter.session.plugins import Addon
 from atomic_jupyter.transport.launch import LaunchSpec
 
-__all__ = ["Launch", "plan_launch", "start_failure"]
+__all__ = ["Launch", "how_it_ended", "plan_launch", "start_failure"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,13 @@ def plan_launch(
         env.update(additions.env)
         argv += list(additions.args)
     return Launch(argv, cwd, env)
+
+
+def how_it_ended(state: str, exit_code: int | None) -> str:
+    """Why an agent is not running, as the end of a sentence ("... was stopped")."""
+    if state == "stopped":
+        return "was stopped"
+    return "is not running" if exit_code is None else f"exited with code {exit_code}"
 
 
 def start_failure(

@@ -27,11 +27,6 @@ class Subscription:
         if owner is not None:
             owner._discard(self)
 
-    @property
-    def active(self) -> bool:
-        """Whether the listener is still registered."""
-        return self._owner is not None
-
 
 class Listeners(Generic[F]):
     """Callbacks called with the same arguments, in the order they were added.

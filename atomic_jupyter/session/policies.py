@@ -134,9 +134,6 @@ class PolicyBook:
         self._lock = threading.Lock()
         self._policies: list[Policy] = []
 
-    def __iter__(self) -> Any:
-        return iter(self.list())
-
     def list(self) -> list[Policy]:
         """The policies, tried in order for every new dialog."""
         with self._lock:

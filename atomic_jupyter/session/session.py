@@ -39,7 +39,7 @@ from atomic_jupyter.session.conversation import ConversationMethods
 from atomic_jupyter.session.dialog_registry import DialogRegistry
 from atomic_jupyter.session.extension_ui import ExtensionUiState
 from atomic_jupyter.session.inbox import Inbox
-from atomic_jupyter.session.launch_env import plan_launch, start_failure
+from atomic_jupyter.session.launch_env import how_it_ended, plan_launch, start_failure
 from atomic_jupyter.session.observers import Listeners, WakeSignal
 from atomic_jupyter.session.plugins import Addon, Presentation
 from atomic_jupyter.session.policies import PolicyBook
@@ -48,7 +48,7 @@ from atomic_jupyter.session.run_tracker import RunTracker, state_probe
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.settings import SessionSettings, Settings
 from atomic_jupyter.session.waiting import WaitResult
-from atomic_jupyter.transport.client import AgentClient
+from atomic_jupyter.transport.client import AgentClient, PendingCommand
 from atomic_jupyter.transport.launch import LaunchSpec, build_argv, resolve_command
 from atomic_jupyter.transport.process import Delivery
 from atomic_jupyter.transport.secrets import Redactor
@@ -82,8 +82,8 @@ class AgentSession(ConversationMethods, PrototypeMethods):
         The name, the agent's full command line, and ``"new"``, ``"starting"``, ``"idle"``,
         ``"working"``, ``"exited"`` or ``"stopped"``.
     extension_ui, dialog_registry, tracker, client:
-        The parts (observe ``extension_ui.changed``, ``dialog_registry.added``/``changed``/
-        ``ticked`` and ``tracker.changed``).
+        The parts (observe ``extension_ui.changed``, ``dialog_registry.added``/``ticked``,
+        each dialog's ``changed`` and ``tracker.changed``).
     """
 
     #: Called with each new session; each gives an addon, or None (see :meth:`register_addon`).
@@ -335,12 +335,7 @@ class AgentSession(ConversationMethods, PrototypeMethods):
     # ------------------------------------------------------------------ commands
 
     def _not_running_error(self) -> AgentNotRunningError:
-        if self.state == "stopped":
-            what = "was stopped"
-        elif self._exit_code is not None:
-            what = f"exited with code {self._exit_code}"
-        else:
-            what = "is not running"
+        what = how_it_ended(self.state, self._exit_code)
         flag = "" if self.name == "default" else " --name " + self.name
         return AgentNotRunningError(
             f"the agent of session {self.name!r} {what}; restart it with "
@@ -350,6 +345,14 @@ class AgentSession(ConversationMethods, PrototypeMethods):
     def _check_running(self) -> None:
         if self.client.process is None or not self.alive and self.state != "starting":
             raise self._not_running_error()
+
+    def _send(self, command: Mapping[str, Any]) -> PendingCommand:
+        """Write a command; an agent that is not running is the session's own error."""
+        self._check_running()
+        try:
+            return self.client.request(command)
+        except AgentNotRunningError:
+            raise self._not_running_error() from None
 
     def request(
         self, command: Mapping[str, Any] | str, timeout: float | None = None, **fields: Any
@@ -387,11 +390,7 @@ class AgentSession(ConversationMethods, PrototypeMethods):
             command.get("message"), str
         ):
             self.tracker.injected(command["message"])
-        self._check_running()
-        try:
-            pending = self.client.request(command)
-        except AgentNotRunningError:
-            raise self._not_running_error() from None
+        pending = self._send(command)
         try:
             response: Response = pending.result(timeout)
         except FutureTimeout:

@@ -188,8 +188,3 @@ class AgentClient:
                     self.on_message(event)
             except Exception:  # a bug in a handler must not stop the stream
                 log.exception("atomic-jupyter: error while handling a message from the agent")
-
-    @property
-    def fast_lines(self) -> int:
-        """How many ``message_update`` lines took the decoder's fast path (this launch)."""
-        return self._connection.fast_lines
