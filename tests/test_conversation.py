@@ -40,7 +40,9 @@ from tests.harness.support import (
     EXTENSIONS,
     LONG_ANSWER,
     MARKDOWN_PAYLOAD,
+    QUEUED,
     cancel_pending,
+    provider_error,
     stop_quietly,
     unique_name,
     wait_until,
@@ -256,7 +258,7 @@ def test_model_error_ends_the_run_with_the_error(conversation: AgentSession) -> 
     block = blocks_of(run, AssistantBlock)[-1]
     assert block.final
     assert block.error is not None and "scripted failure" in block.error
-    assert block.error == "400 scripted failure for the test"
+    assert block.error == provider_error(400, "scripted failure for the test")
     assert run.text == ""
     # The session is still usable.
     assert run_to_end(conversation, "hello after the error").text == (
@@ -406,7 +408,7 @@ def test_steer_mid_run(own_session: AgentSession, server: ScriptedModelServer) -
     session = own_session
     run = session.prompt("slow, to be steered", display=False)
     wait_until(lambda: first_text_arrived(run), "the first text delta", RUN_TIMEOUT)
-    assert session.steer("steer: change course") is None
+    assert session.steer("steer: change course") == QUEUED
     result = session.wait(timeout=RUN_TIMEOUT, quiet=True)
     assert result.reason == "finished" and run.finished
     blocks = run.transcript.snapshot()
@@ -445,7 +447,7 @@ def test_follow_ups_are_delivered_after_the_run(
     first = session.prompt("slow, then follow-ups", display=False)
     runs.append(first)
     wait_until(lambda: first_text_arrived(first), "the first text delta", RUN_TIMEOUT)
-    assert session.follow_up("first follow-up") is None
+    assert session.follow_up("first follow-up") == QUEUED
     second = session.prompt("second follow-up", streaming_behavior="followUp", display=False)
     assert second.wait_answered(10) and second.error is None
     assert not first.finished and not second.finished

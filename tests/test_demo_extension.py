@@ -34,7 +34,7 @@ from atomic_jupyter.addons.model_server import (
 )
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.transcript import AssistantBlock, Block, DialogBlock, ToolBlock
-from tests.harness.support import cancel_pending, stop_quietly, unique_name
+from tests.harness.support import SMALL_SESSION_SETTINGS, cancel_pending, stop_quietly, unique_name
 
 pytestmark = pytest.mark.agent
 
@@ -290,7 +290,7 @@ def demo_model(
         guard_probe_script, provider="demo", model_id="offline-demo"
     ) as server:
         write_models_json(home, server)
-        (home / "settings.json").write_text('{"retry": {"baseDelayMs": 20}}')
+        (home / "settings.json").write_text(SMALL_SESSION_SETTINGS)
         yield server, home
 
 

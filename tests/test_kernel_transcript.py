@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
-from tests.harness.support import EXTENSIONS, LONG_ANSWER
+from tests.harness.support import CURRENT_LINE, EXTENSIONS, LONG_ANSWER
 from tests.harness.widget_text import has_class, shows, text, visible_text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
@@ -97,7 +97,10 @@ def test_tool_call_shows_a_card_with_arguments_and_result(kernel: BrowserLikeKer
     card = kernel.find("VBox", within=transcript.comm_id, _dom_classes=has_class("atomic-tool"))
     assert "atomic-tool-done" in card.state["_dom_classes"]
     header = kernel.find("HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-header"))
-    assert text(header) == "tool bash · done"
+    if CURRENT_LINE:  # the current line says how long the call took
+        assert re.fullmatch(r"tool bash · done · \d+ ms", text(header)), text(header)
+    else:
+        assert text(header) == "tool bash · done"
     args = kernel.find("HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-args"))
     assert (text(args)) == "$ echo hello-from-tool"
     output = kernel.find("HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-output"))
@@ -244,7 +247,10 @@ def test_steer_from_the_magic_reaches_the_running_agent(kernel: BrowserLikeKerne
         ),
         what="the first streamed words",
     )
-    assert kernel.execute("%atomic_agent steer and now, change course").stdout.strip() == "done"
+    said = kernel.execute("%atomic_agent steer and now, change course").stdout.strip()
+    assert (
+        said == "Steering message queued; the agent reads it after the current turn's tool calls."
+    )
     wait_done(kernel, transcript, timeout=30)
     users = kernel.widgets(
         "HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-user-message")

@@ -38,6 +38,7 @@ from atomic_jupyter.addons.model_server import (
 )
 from atomic_jupyter.protocol.messages import AgentEvent
 from atomic_jupyter.transport.launch import LaunchSpec
+from tests.harness.support import provider_error
 
 RUN_TIMEOUT = 15.0
 
@@ -516,7 +517,7 @@ def test_client_error_ends_the_run_without_retry(
     session, recorder = agent
     run = run_prompt(session, recorder, "bad request")
     assert run.assistant["stopReason"] == "error"
-    assert run.assistant["errorMessage"] == "400 scripted bad request"
+    assert run.assistant["errorMessage"] == provider_error(400, "scripted bad request")
     assert not run.of("auto_retry_start")
     assert len(requests_for(server, "bad request")) == 1
 
@@ -557,7 +558,7 @@ def test_server_error_with_auto_retry_off(
         session.request({"type": "set_auto_retry", "enabled": False})
         run = run_prompt(session, recorder, "server error")
         assert run.assistant["stopReason"] == "error"
-        assert run.assistant["errorMessage"] == "500 scripted server failure"
+        assert run.assistant["errorMessage"] == provider_error(500, "scripted server failure")
         assert not run.of("auto_retry_start")
         # x-should-retry: false kept the agent's OpenAI client from retrying by itself.
         assert len(requests_for(server, "server error")) == 1
@@ -584,7 +585,7 @@ def test_server_error_is_retried_by_the_agent(
             start = recorder.mark()
             session.prompt("try twice", display=False)
             retry = recorder.wait_for(of_type("auto_retry_start"), start)
-            assert recorder.events[retry].get("errorMessage") == "503 overloaded"
+            assert recorder.events[retry].get("errorMessage") == provider_error(503, "overloaded")
             done = recorder.wait_for(of_type("auto_retry_end"), retry)
             assert recorder.events[done].get("success") is True
             end = recorder.wait_for(of_type("agent_end"), done)

@@ -15,7 +15,7 @@ from tests.harness.support import wait_until
 
 pytestmark = pytest.mark.agent
 
-HEADER = 'import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";\n'
+HEADER = 'import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";\n'
 
 
 def gate(version: str) -> str:

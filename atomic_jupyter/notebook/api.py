@@ -27,6 +27,7 @@ def start(
     timeout: float | None = None,
     display: bool = True,
     demo: bool = False,
+    trust_project: bool = False,
 ) -> AgentSession:
     """Start an agent session and, in IPython, display its panel.
 
@@ -60,6 +61,11 @@ def start(
         Run on the offline demo model (no API key needed) with the bundled demo extension:
         a scripted model server on 127.0.0.1 and a private agent configuration directory,
         both gone when the session stops.
+    trust_project:
+        Let the agent load the working directory's own ``.pi`` extensions and settings
+        (``--approve``). Off by default: the current agent line skips a project's own code
+        and settings in RPC mode unless trusted. Shown in the panel when on. The 0.73 line
+        has no project trust (it loads them without asking) and refuses the option.
 
     Returns
     -------
@@ -80,6 +86,7 @@ def start(
         env=dict(env or {}),
         extra_args=tuple(extra_args),
         demo=demo,
+        trust_project=trust_project,
     )
     new = AgentSession(name, spec, config=config or _ipython_config())
     try:

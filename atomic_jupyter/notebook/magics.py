@@ -14,7 +14,9 @@ from IPython.display import display
 from atomic_jupyter.errors import AtomicAgentError
 from atomic_jupyter.notebook import api, registry
 from atomic_jupyter.notebook.presentation import view_of
+from atomic_jupyter.session.commands import disposition_text
 from atomic_jupyter.session.policies import parse_answer
+from atomic_jupyter.ui.live_output import LiveOutput
 from atomic_jupyter.ui.prototype_view import PrototypeView
 
 __all__ = ["AtomicAgentMagics", "AtomicExtensionMagics", "status_text"]
@@ -29,6 +31,9 @@ PLAIN_ACTIONS = {
     "messages": "get_messages",
     "stats": "get_session_stats",
     "commands": "get_commands",
+    "entries": "get_entries",
+    "tree": "get_tree",
+    "clear_queue": "clear_queue",
     "models": "get_available_models",
     "cycle_model": "cycle_model",
     "cycle_thinking": "cycle_thinking_level",
@@ -82,6 +87,33 @@ def _text_action(rest: str) -> tuple[dict[str, str], str]:
         rest = rest[match.end() :]
 
 
+def bash_result_text(data: Any) -> str:
+    """The result of ``bash`` as the cell keeps it: the output, then how it ended."""
+    if not isinstance(data, dict):
+        return str(data)
+    lines = [str(data.get("output", "")).rstrip("\n")]
+    if data.get("truncated"):
+        lines.append(f"(output truncated; all of it is in {data.get('fullOutputPath', '?')})")
+    if data.get("cancelled"):
+        lines.append("(cancelled)")
+    code = data.get("exitCode")
+    if isinstance(code, int) and code != 0:
+        lines.append(f"(exit code {code})")
+    return "\n".join(lines)
+
+
+def _print_queue(data: Any) -> None:
+    steering = data.get("steering", []) if isinstance(data, dict) else []
+    follow_up = data.get("followUp", []) if isinstance(data, dict) else []
+    if not steering and not follow_up:
+        print("The queue was empty.")
+        return
+    print(f"Removed {len(steering)} steering and {len(follow_up)} follow-up message(s):")
+    for kind, texts in (("steer", steering), ("follow_up", follow_up)):
+        for text in texts:
+            print(f"  {kind}: {text}")
+
+
 def _print_data(data: Any) -> None:
     if data is None:
         print("done")
@@ -112,6 +144,11 @@ class AtomicAgentMagics(Magics):
         help="start: an extension file to load (repeatable)",
     )
     @argument("--cwd", help="start: the agent's working directory")
+    @argument(
+        "--trust-project",
+        action="store_true",
+        help="start: load the working directory's own .pi extensions and settings (--approve)",
+    )
     @argument(
         "--demo",
         action="store_true",
@@ -155,13 +192,15 @@ class AtomicAgentMagics(Magics):
         Line magic, ``%atomic_agent ACTION [options]``:
 
         - ``start [--demo] [--command CMD] [--provider P] [--model M] [-e PATH ...] [--cwd DIR]
-          [--env KEY=VALUE ...] [-- AGENT ARGS]``, ``stop``, ``restart``, ``status``,
-          ``show`` (the panel again);
+          [--trust-project] [--env KEY=VALUE ...] [-- AGENT ARGS]``, ``stop``, ``restart``,
+          ``status``, ``show`` (the panel again);
         - ``wait [--timeout S]``: block until the latest run ends, or a dialog needs you;
-        - ``steer TEXT``, ``follow_up TEXT``, ``abort``, ``new``;
+        - ``steer TEXT``, ``follow_up TEXT``, ``clear_queue``, ``abort``, ``new``;
         - ``bash COMMAND``, ``compact [INSTRUCTIONS]``, ``name NAME``;
-        - ``state``, ``messages``, ``stats``, ``commands``, ``models``, ``export [PATH]``;
-        - ``model PROVIDER MODEL_ID``, ``cycle_model``, ``thinking LEVEL``, ``cycle_thinking``;
+        - ``state``, ``messages``, ``entries``, ``tree``, ``stats``, ``commands``, ``models``,
+          ``export [PATH]``;
+        - ``model PROVIDER MODEL_ID``, ``cycle_model``, ``thinking [LEVEL]`` (without LEVEL:
+          the levels the model offers), ``cycle_thinking``;
         - ``policy [--method M] [--title REGEX] ANSWER`` answers matching dialogs without a
           human (ANSWER: an option, text, yes/no, or cancel); ``policy`` lists them and
           ``policy --clear`` removes them.
@@ -190,6 +229,7 @@ class AtomicAgentMagics(Magics):
                 env=_parse_env(args.env),
                 extra_args=extra,
                 demo=args.demo,
+                trust_project=args.trust_project,
             )
             return None
         if args.action in ("stop", "restart", "status", "show"):
@@ -204,9 +244,15 @@ class AtomicAgentMagics(Magics):
                 raise MagicUsageError("usage: %atomic_agent model PROVIDER MODEL_ID")
             _print_data(session.set_model(*args.words))
         elif args.action == "thinking":
-            if len(args.words) != 1:
-                raise MagicUsageError("usage: %atomic_agent thinking LEVEL")
-            _print_data(session.set_thinking_level(args.words[0]))
+            if len(args.words) > 1:
+                raise MagicUsageError("usage: %atomic_agent thinking [LEVEL]")
+            if not args.words:
+                print("Thinking levels of this model: " + ", ".join(session.thinking_levels()))
+            else:
+                session.set_thinking_level(args.words[0])
+                print(f"Thinking level: {args.words[0]}.")
+        elif args.action == "clear_queue":
+            _print_queue(session.clear_queue())
         elif args.action == "export":
             _print_data(session.export_html(args.words[0] if args.words else None))
         else:
@@ -229,13 +275,17 @@ class AtomicAgentMagics(Magics):
 
     def _text(self, action: str, name: str, text: str) -> None:
         session = api.session(name)
-        if action == "steer":
-            _print_data(session.steer(text))
-        elif action == "follow_up":
-            _print_data(session.follow_up(text))
+        if action in ("steer", "follow_up"):
+            data = session.steer(text) if action == "steer" else session.follow_up(text)
+            print(disposition_text(action, data))
         elif action == "bash":
-            data = session.bash(text)
-            print(data.get("output", "") if isinstance(data, dict) else data)
+            live = LiveOutput()
+            display(live.widget)
+            try:
+                data = session.bash(text, on_output=live.append)
+            finally:
+                live.close()
+            print(bash_result_text(data))
         elif action == "name":
             _print_data(session.set_session_name(text))
         elif action == "compact":
@@ -315,8 +365,11 @@ def status_text(session: Any) -> str:
         ("session", session.name),
         ("state", state),
         ("pid", str(session.pid)),
+        ("agent", str(session.agent)),
         ("command", session.command_line),
     ]
+    if session.spec.trust_project:
+        rows.append(("project trust", "on (the project's .pi extensions and settings load)"))
     if session.alive:
         try:
             agent = session.get_state(timeout=5)

@@ -70,6 +70,15 @@ KNOWN_EVENT_TYPES = frozenset(
         "auto_retry_start",
         "auto_retry_end",
         "extension_error",
+        "session_info_changed",
+        "thinking_level_changed",
+        # the current agent line (1.x) adds these
+        "agent_settled",
+        "entry_appended",
+        "bash_execution_update",
+        "summarization_retry_scheduled",
+        "summarization_retry_attempt_start",
+        "summarization_retry_finished",
     }
 )
 

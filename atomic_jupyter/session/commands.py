@@ -7,39 +7,72 @@ as a Python value (None when the agent sends none), or raises
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from atomic_jupyter.protocol.agent_line import THINKING_LEVELS, AgentLine
 from atomic_jupyter.session.images import image_contents
 
 if TYPE_CHECKING:
-    from atomic_jupyter.protocol.messages import Response
+    from atomic_jupyter.protocol.messages import AgentEvent, Response
+    from atomic_jupyter.session.observers import Subscription
 
-__all__ = ["AgentCommands", "THINKING_LEVELS"]
-
-THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh")
+__all__ = ["AgentCommands", "THINKING_LEVELS", "disposition_text"]
 #: Commands that may run a model call or a long shell command get at least this long.
 SLOW_COMMAND_TIMEOUT = 300.0
+
+
+def disposition_text(kind: str, data: Any) -> str:
+    """What became of a ``steer``/``follow_up``/``prompt``, in words (the current agent line
+    answers with ``{"disposition": "queued" | "handled"}``; the 0.73 line with nothing)."""
+    what = {"steer": "Steering message", "follow_up": "Follow-up message"}.get(kind, "Prompt")
+    disposition = data.get("disposition") if isinstance(data, dict) else None
+    if disposition == "handled":
+        return f"{what} handled by an extension (not queued)."
+    if disposition == "queued" or disposition is None:
+        when = {
+            "steer": "after the current turn's tool calls",
+            "follow_up": "when the agent has finished",
+        }.get(kind, "")
+        return f"{what} queued; the agent reads it {when}." if when else f"{what} queued."
+    return f"{what}: {disposition}."
 
 
 class AgentCommands:
     """Typed wrappers of the agent's commands, on top of ``request``."""
 
+    agent: AgentLine  # provided by AgentSession
+
     def request(self, command: Any, timeout: float | None = None, **fields: Any) -> Response:
         raise NotImplementedError  # provided by AgentSession
 
+    def on_event(self, callback: Callable[[AgentEvent], None]) -> Subscription:
+        raise NotImplementedError  # provided by AgentSession
+
     def _data(self, kind: str, timeout: float | None = None, **fields: Any) -> Any:
+        self.agent.require_command(kind)
         command = {"type": kind, **{k: v for k, v in fields.items() if v is not None}}
         return self.request(command, timeout=timeout).data
 
     # ------------------------------------------------------------------ during a run
 
     def steer(self, text: str, *, images: Any = None, timeout: float | None = None) -> Any:
-        """Queue a message delivered after the current turn's tool calls (``steer``)."""
+        """Queue a message delivered after the current turn's tool calls (``steer``).
+
+        Returns the agent's data: ``{"disposition": "queued" | "handled"}`` on the current
+        line (``handled``: an extension consumed it), None on the 0.73 line."""
         return self._data("steer", timeout, message=text, images=image_contents(images))
 
     def follow_up(self, text: str, *, images: Any = None, timeout: float | None = None) -> Any:
-        """Queue a message delivered when the agent has finished (``follow_up``)."""
+        """Queue a message delivered when the agent has finished (``follow_up``); returns
+        the agent's data as :meth:`steer` does."""
         return self._data("follow_up", timeout, message=text, images=image_contents(images))
+
+    def clear_queue(self, timeout: float | None = None) -> Any:
+        """Remove the queued steering and follow-up messages and return their texts:
+        ``{"steering": [...], "followUp": [...]}`` (current agent line)."""
+        return self._data("clear_queue", timeout)
 
     def abort(self, timeout: float | None = None) -> Any:
         """Abort the current run (``abort``)."""
@@ -71,6 +104,17 @@ class AgentCommands:
         """Export the conversation to an HTML file; ``{"path": ...}``."""
         return self._data("export_html", timeout, outputPath=output_path)
 
+    def get_entries(self, since: str | None = None, timeout: float | None = None) -> Any:
+        """Every session entry in append order (or those after the entry id ``since``):
+        ``{"entries": [...], "leafId": ...}``; unlike :meth:`get_messages`, with compacted
+        history and abandoned branches (current agent line)."""
+        return self._data("get_entries", timeout, since=since)
+
+    def get_tree(self, timeout: float | None = None) -> Any:
+        """The session as a tree of entries: ``{"tree": [{"entry", "children"}...],
+        "leafId": ...}`` (current agent line)."""
+        return self._data("get_tree", timeout)
+
     def get_commands(self, timeout: float | None = None) -> Any:
         """Extension commands, prompt templates and skills: ``{"commands": [...]}``."""
         return self._data("get_commands", timeout)
@@ -81,9 +125,35 @@ class AgentCommands:
         """Summarise the conversation to free context (runs a model call)."""
         return self._data("compact", timeout, customInstructions=custom_instructions)
 
-    def bash(self, command: str, timeout: float | None = SLOW_COMMAND_TIMEOUT) -> Any:
-        """Run a shell command; its output joins the context of the next prompt."""
-        return self._data("bash", timeout, command=command)
+    def bash(
+        self,
+        command: str,
+        timeout: float | None = SLOW_COMMAND_TIMEOUT,
+        *,
+        on_output: Callable[[str], None] | None = None,
+    ) -> Any:
+        """Run a shell command; its output joins the context of the next prompt.
+
+        Returns ``{"output", "exitCode", "cancelled", "truncated"[, "fullOutputPath"]}``.
+        ``on_output(text)`` is called with each piece of output as it comes (the current agent
+        line streams it as ``bash_execution_update``; the 0.73 line does not, so then the
+        output comes only in the result). It runs on the reader thread: keep it short.
+        """
+        if on_output is None:
+            return self._data("bash", timeout, command=command)
+        cid = f"aj-bash-{uuid.uuid4().hex[:12]}"
+
+        def forward(event: AgentEvent) -> None:
+            if event.type == "bash_execution_update" and event.get("id") == cid:
+                delta = event.get("delta")
+                if isinstance(delta, str) and delta:
+                    on_output(delta)
+
+        subscription = self.on_event(forward)
+        try:
+            return self._data("bash", timeout, command=command, id=cid)
+        finally:
+            subscription.remove()
 
     # ------------------------------------------------------------------ model and thinking
 
@@ -100,12 +170,25 @@ class AgentCommands:
         return self._data("get_available_models", timeout)
 
     def set_thinking_level(self, level: str, timeout: float | None = None) -> Any:
-        """Set the reasoning level: off, minimal, low, medium, high or xhigh."""
-        if level not in THINKING_LEVELS:
+        """Set the reasoning level: off, minimal, low, medium, high, xhigh, or max (current
+        agent line); which of them the model offers is :meth:`thinking_levels`."""
+        known = self.agent.thinking_levels
+        if level not in known:
             raise ValueError(
-                f"the thinking level is one of {', '.join(THINKING_LEVELS)}, not {level!r}"
+                f"the thinking level is one of {', '.join(known)}, not {level!r}"
+                + ("" if level not in THINKING_LEVELS else f" ({self.agent.label} lacks it)")
             )
         return self._data("set_thinking_level", timeout, level=level)
+
+    def thinking_levels(self, timeout: float | None = None) -> list[str]:
+        """The thinking levels the current model offers, as the agent says
+        (``get_available_thinking_levels``); on an agent without that command, every level
+        its line knows."""
+        if not self.agent.knows_command("get_available_thinking_levels"):
+            return list(self.agent.thinking_levels)
+        data = self._data("get_available_thinking_levels", timeout)
+        levels = data.get("levels") if isinstance(data, dict) else None
+        return [str(level) for level in levels] if isinstance(levels, list) else []
 
     def cycle_thinking_level(self, timeout: float | None = None) -> Any:
         """Switch to the next thinking level (None when the model does not think)."""

@@ -1,5 +1,7 @@
 """What one launch of the agent needs besides its command: working directory, environment,
-the addons' additions, and the error text when it does not come up. No I/O but checks.
+the addons' additions, which agent it is and the Node.js that runs it, and the error text when
+it does not come up. No I/O but checks and the look-ups of :mod:`~atomic_jupyter.transport.
+agent_package`.
 """
 
 from __future__ import annotations
@@ -9,7 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from atomic_jupyter.errors import AgentStartError
+from atomic_jupyter.protocol.agent_line import AgentLine
 from atomic_jupyter.session.plugins import Addon
+from atomic_jupyter.transport.agent_package import PreparedAgent, prepare_agent
 from atomic_jupyter.transport.launch import LaunchSpec
 
 __all__ = ["Launch", "how_it_ended", "plan_launch", "start_failure"]
@@ -17,11 +21,13 @@ __all__ = ["Launch", "how_it_ended", "plan_launch", "start_failure"]
 
 @dataclass(frozen=True)
 class Launch:
-    """A launch ready to spawn."""
+    """A launch ready to spawn, and which agent it runs (``line``, ``prepared``)."""
 
     argv: list[str]
     cwd: str | None
     env: dict[str, str]
+    line: AgentLine
+    prepared: PreparedAgent
 
 
 def plan_launch(
@@ -32,7 +38,8 @@ def plan_launch(
     Raises
     ------
     AgentStartError
-        When the working directory does not exist.
+        When the working directory does not exist, or project trust is asked of an agent
+        that does not accept ``--approve``.
     """
     cwd = spec.cwd
     if cwd is not None:
@@ -46,7 +53,24 @@ def plan_launch(
         additions = addon.launch()
         env.update(additions.env)
         argv += list(additions.args)
-    return Launch(argv, cwd, env)
+    prepared = prepare_agent(argv, env)
+    line = agent_line(prepared)
+    argv = list(prepared.argv)
+    if spec.trust_project:
+        if not line.trusts_projects_on_request:
+            raise AgentStartError(
+                f"project trust needs an agent that accepts --approve (0.79 or newer); "
+                f"this is {line.label}"
+            )
+        argv.append("--approve")
+    return Launch(argv, cwd, prepared.env, line, prepared)
+
+
+def agent_line(prepared: PreparedAgent) -> AgentLine:
+    """The :class:`AgentLine` of a prepared agent command."""
+    node = prepared.node
+    runtime = f"Node.js {node.version_text} ({node.source})" if node else None
+    return AgentLine(prepared.name, prepared.version, runtime)
 
 
 def how_it_ended(state: str, exit_code: int | None) -> str:

@@ -9,7 +9,13 @@ The agent's events carry no prompt id, so a client has to follow the conversatio
   the oldest queued run, leaving out the texts sent with ``steer``/``follow_up``);
 * an extension command (``/name`` of a registered command) runs at once, even during a run,
   and is over when the agent answers it;
-* a run is over when the agent is idle after it. ``agent_end`` alone does not say so: the
+* on the current agent line a run is over when the agent says so: the prompt's answer says
+  whether a run ``started`` (or was ``queued``, or an extension ``handled`` it), and
+  ``agent_settled`` comes once the agent is idle after a run, retries and compaction included.
+  A handled prompt and a manual compaction get no ``agent_settled``: for those the tracker
+  asks, as below. The 0.73 line has no such event (the tracker asks
+  :class:`~atomic_jupyter.protocol.agent_line.AgentLine`):
+* there, a run is over when the agent is idle after it. ``agent_end`` alone does not say so: the
   agent may retry after a transient error (``auto_retry_start``), compact after a context
   overflow and try again, or already be working on the next prompt. So after ``agent_end``,
   after a prompt's answer, and after compaction or a failed retry, the tracker asks
@@ -31,6 +37,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from atomic_jupyter.errors import AtomicAgentError
+from atomic_jupyter.protocol.agent_line import AgentLine
 from atomic_jupyter.protocol.messages import AgentEvent, Response
 from atomic_jupyter.session.observers import Listeners
 from atomic_jupyter.session.runs import PromptRun
@@ -84,6 +91,8 @@ class RunTracker:
 
     def __init__(self, probe: Probe) -> None:
         self._probe = probe
+        #: The agent's line: whether runs end with ``agent_settled`` (set at each start).
+        self.line = AgentLine()
         self.changed: Listeners[RunListener] = Listeners()
         self._lock = threading.RLock()
         self.runs: list[PromptRun] = []
@@ -152,11 +161,15 @@ class RunTracker:
             going = (
                 self.current is not None and self.current is not run and not self.current.finished
             )
+        data = response.data if response is not None else None
+        disposition = data.get("disposition") if isinstance(data, dict) else None
         if error is not None:
             run.queued = False
             self.finish([run], note=(error, "error"))
         elif run.is_command and going:
             self.finish([run])  # done when answered; the other run goes on
+        elif disposition in ("started", "queued") and self.line.may_settle_runs:
+            pass  # a run began or waits in the queue: agent_settled will end it
         elif not run.queued:
             self._probe(lambda data: self._after_answer(run, data))
         self.changed.emit(run, "state")
@@ -185,12 +198,17 @@ class RunTracker:
         run = self.current
         if run is not None and run.transcript.apply(event):
             self.changed.emit(run, "stream")
-        if kind == "agent_end":
+        if kind == "agent_settled":
+            self._settled()
+        elif kind == "agent_end":
             with self._lock:
                 self._ends += 1
                 self._retrying = False
                 end = self._ends
-            self._probe(lambda data: self._after_end(end, data))
+            if not self.line.settles_runs:
+                self._probe(lambda data: self._after_end(end, data))
+        elif kind.startswith("auto_retry_") and self.line.settles_runs:
+            return  # a retry is part of the run: agent_settled ends both
         elif kind == "auto_retry_start":
             self._retrying = True
         elif kind == "auto_retry_end":
@@ -233,6 +251,13 @@ class RunTracker:
         return (
             isinstance(data, dict) and not data.get("isStreaming") and not data.get("isCompacting")
         )
+
+    def _settled(self) -> None:
+        """The agent is idle and will not retry: every answered run is over."""
+        with self._lock:
+            self._retrying = False
+            done = [r for r in self.runs if r.answered and not r.finished]
+        self.finish(done)
 
     def _after_answer(self, run: PromptRun, data: dict[str, Any] | None) -> None:
         if data is None or (self._idle(data) and not self._retrying):

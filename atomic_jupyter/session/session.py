@@ -20,7 +20,8 @@ import threading
 from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import TimeoutError as FutureTimeout
-from typing import Any, ClassVar
+from contextlib import suppress
+from typing import Any, ClassVar, cast
 
 from atomic_jupyter.errors import (
     AgentNotRunningError,
@@ -29,6 +30,7 @@ from atomic_jupyter.errors import (
     CommandError,
     CommandTimeoutError,
 )
+from atomic_jupyter.protocol.agent_line import AgentLine
 from atomic_jupyter.protocol.messages import (
     AgentEvent,
     NotifyRequest,
@@ -48,6 +50,7 @@ from atomic_jupyter.session.run_tracker import RunTracker, state_probe
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.settings import SessionSettings, Settings
 from atomic_jupyter.session.waiting import WaitResult
+from atomic_jupyter.transport.agent_package import PreparedAgent
 from atomic_jupyter.transport.client import AgentClient, PendingCommand
 from atomic_jupyter.transport.launch import LaunchSpec, build_argv, resolve_command
 from atomic_jupyter.transport.process import Delivery
@@ -81,6 +84,9 @@ class AgentSession(ConversationMethods, PrototypeMethods):
     name, argv, state:
         The name, the agent's full command line, and ``"new"``, ``"starting"``, ``"idle"``,
         ``"working"``, ``"exited"`` or ``"stopped"``.
+    agent, agent_install:
+        Which agent runs (an :class:`~atomic_jupyter.protocol.agent_line.AgentLine`: name,
+        version, Node.js, what its line does) and how it was found (its npm package).
     extension_ui, dialog_registry, tracker, client:
         The parts (observe ``extension_ui.changed``, ``dialog_registry.added``/``ticked``,
         each dialog's ``changed`` and ``tracker.changed``).
@@ -117,6 +123,7 @@ class AgentSession(ConversationMethods, PrototypeMethods):
         self._base_argv = build_argv(resolved.argv, self.spec)
         self.argv = list(self._base_argv)
         self.state = "new"
+        self.agent, self.agent_install = AgentLine(), cast("PreparedAgent | None", None)
         self._lock = threading.RLock()
         self._exit_code: int | None = None
         self._stop_requested = False
@@ -236,6 +243,8 @@ class AgentSession(ConversationMethods, PrototypeMethods):
             self._addons_exited()
             raise
         self.argv = launch.argv
+        self.agent, self.agent_install = launch.line, launch.prepared
+        self.tracker.line = launch.line
         with self._lock:
             self._set_state("starting")
             self._exit_code = None
@@ -267,15 +276,9 @@ class AgentSession(ConversationMethods, PrototypeMethods):
         with self._lock:
             if self.state == "starting":
                 self._set_state("idle")
-        self._learn_extension_commands()
-        return self
-
-    def _learn_extension_commands(self) -> None:
-        """Tell the tracker which ``/name`` prompts are extension commands (they run at once)."""
-        try:
+        with suppress(AtomicAgentError):  # which /name prompts are extension commands
             self.tracker.learn_commands(self.request({"type": "get_commands"}, timeout=10).data)
-        except AtomicAgentError:
-            pass
+        return self
 
     def _end_process(self, timeout: float = 5.0, *, requested: bool = True) -> int | None:
         process = self.client.process

@@ -108,7 +108,12 @@ class AssistantBlock(Block):
 
 @dataclass
 class ToolBlock(Block):
-    """One tool call: its arguments, live output, and result."""
+    """One tool call: its arguments, live output, and result.
+
+    ``duration_ms`` is the agent's own measure of the call (current agent line); ``children``
+    are the calls this tool made itself (events with its id as ``parentToolCallId``), shown
+    inside its card; a change to a child also marks its parent changed.
+    """
 
     call_id: str = ""
     name: str = ""
@@ -117,6 +122,16 @@ class ToolBlock(Block):
     result: str | None = None
     is_error: bool = False
     done: bool = False
+    duration_ms: float | None = None
+    parent: ToolBlock | None = field(default=None, repr=False)
+    children: list[ToolBlock] = field(default_factory=list, repr=False)
+
+    def touch(self) -> None:
+        """Mark the block, and the tool calls around it, changed."""
+        block: ToolBlock | None = self
+        while block is not None:
+            block.rev += 1
+            block = block.parent
 
 
 @dataclass
@@ -329,7 +344,12 @@ class Transcript:
         if block is None:
             block = ToolBlock(call_id=call_id, name=str(e.get("toolName", "")), args=e.get("args"))
             self._tools[call_id] = block
-            self._add(block)
+            parent = self._tools.get(str(e.get("parentToolCallId") or ""))
+            if parent is not None and parent is not block:
+                block.parent = parent
+                parent.children.append(block)
+            else:
+                self._add(block)
         return block
 
     def _on_tool_execution_start(self, e: dict[str, Any]) -> bool:
@@ -352,6 +372,9 @@ class Transcript:
             content_text(result.get("content")) if isinstance(result, dict) else str(result or "")
         )
         block.is_error = e.get("isError") is True
+        duration = e.get("durationMs")
+        if isinstance(duration, (int, float)) and not isinstance(duration, bool):
+            block.duration_ms = float(duration)
         block.done = True
         block.touch()
         return True
@@ -388,14 +411,17 @@ class Transcript:
         self._add(NoteBlock(text=text, level=level, kind="compaction"))
         return True
 
-    def _on_auto_retry_start(self, e: dict[str, Any]) -> bool:
+    def _retry_note(self, what: str, e: dict[str, Any]) -> bool:
         delay = (e.get("delayMs") or 0) / 1000
         text = (
-            f"retrying (attempt {e.get('attempt')} of {e.get('maxAttempts')}) in {delay:g} s: "
+            f"{what} (attempt {e.get('attempt')} of {e.get('maxAttempts')}) in {delay:g} s: "
             f"{e.get('errorMessage', '')}"
         )
         self._add(NoteBlock(text=text, level="warning", kind="retry"))
         return True
+
+    def _on_auto_retry_start(self, e: dict[str, Any]) -> bool:
+        return self._retry_note("retrying", e)
 
     def _on_auto_retry_end(self, e: dict[str, Any]) -> bool:
         if e.get("success"):
@@ -404,6 +430,9 @@ class Transcript:
             text, level = f"retries failed: {e.get('finalError', '')}", "error"
         self._add(NoteBlock(text=text, level=level, kind="retry"))
         return True
+
+    def _on_summarization_retry_scheduled(self, e: dict[str, Any]) -> bool:
+        return self._retry_note("summarising again", e)  # the current line retries summaries
 
     def _on_extension_error(self, e: dict[str, Any]) -> bool:
         where = os.path.basename(str(e.get("extensionPath") or "")) or "an extension"

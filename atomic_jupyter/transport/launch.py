@@ -44,6 +44,9 @@ class LaunchSpec:
         More arguments for the agent, after everything else.
     demo:
         Run on the offline demo model, with the bundled demo extension.
+    trust_project:
+        Let the agent load the working directory's own ``.pi`` extensions and settings
+        (``--approve``; the current agent line skips them in RPC mode otherwise).
     """
 
     command: str | Sequence[str] | None = None
@@ -54,6 +57,7 @@ class LaunchSpec:
     env: Mapping[str, str] = field(default_factory=dict, repr=False)  # may hold API keys
     extra_args: tuple[str, ...] = ()
     demo: bool = False
+    trust_project: bool = False
 
 
 def _split(command: str | Sequence[str]) -> tuple[str, ...]:
@@ -63,12 +67,19 @@ def _split(command: str | Sequence[str]) -> tuple[str, ...]:
 
 
 def pinned_agent_paths() -> list[Path]:
-    """Where the project's own pinned agent may be installed, most specific first."""
+    """Where the project's own pinned agent (the current line) may be installed, most specific
+    first."""
     package_dir = Path(__file__).resolve().parents[1]
     return [
         package_dir.parent / "agent" / "node_modules" / ".bin" / "pi",
         Path(sys.prefix) / "share" / "atomic-jupyter" / "agent" / "node_modules" / ".bin" / "pi",
     ]
+
+
+def pinned_agent_folders() -> list[Path]:
+    """The folders of the pinned installs (``agent/`` and beside it), most specific first:
+    where tools the agent's own install may lack (TypeScript) are found."""
+    return [path.parents[2] for path in pinned_agent_paths()]
 
 
 def resolve_command(

@@ -16,6 +16,7 @@ __all__ = ["PrototypeView"]
 
 _ERROR = "var(--jp-error-color1,#c62828)"
 _OK = "var(--jp-success-color1,#2e7d32)"
+_WARNING = "var(--jp-warn-color1,#b26a00)"
 
 
 class PrototypeView:
@@ -56,12 +57,20 @@ class PrototypeView:
             button.add_class("atomic-prototype-command")
             button.on_click(lambda _b, c=command: self._run(c))
             buttons.append(button)
+        self.not_run = w.VBox([self._not_run(text) for text in result.not_run])
+        self.not_run.add_class("atomic-prototype-not-run")
         self.runs = w.VBox([])
-        self.root = w.VBox([self.header, self.errors, w.HBox(buttons), self.runs])
+        self.root = w.VBox([self.header, self.not_run, self.errors, w.HBox(buttons), self.runs])
         self.root.add_class("atomic-prototype")
         self.subscription = (
             session.prototypes.on_problem(result.name, self._later_problem) if result.ok else None
         )
+
+    @staticmethod
+    def _not_run(text: str) -> TextLine:
+        line = TextLine(f"not run: {text}", color=_WARNING)
+        line.add_class("atomic-prototype-check-not-run")
+        return line
 
     @staticmethod
     def _problem(problem: Problem) -> TextLine:

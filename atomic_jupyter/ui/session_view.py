@@ -79,6 +79,8 @@ class SessionView:
         self.title.add_class("atomic-title")
         self.state = TextLine("")
         self.state.add_class("atomic-state")
+        self.about = TextLine("", color="var(--jp-ui-font-color2,#666)")
+        self.about.add_class("atomic-about")
         self.status_bar = w.HBox([], layout=w.Layout(flex_flow="row wrap"))
         self.status_bar.add_class("atomic-status")
         self.above = w.VBox([])
@@ -105,6 +107,7 @@ class SessionView:
         self.panel = w.VBox(
             [
                 w.HBox([self.title, self.state], layout=w.Layout(justify_content="space-between")),
+                self.about,
                 self.status_bar,
                 self.above,
                 self.editor,
@@ -265,6 +268,11 @@ class SessionView:
         else:
             self.exit_info.value = ""
             self.state.text = _STATE_TEXT.get(s.state, s.state)
+        about = str(s.agent) if s.agent.name or s.agent.version else ""
+        if s.spec.trust_project:
+            about += (" · " if about else "") + "project trust on (its .pi extensions and settings)"
+        if self.about.text != about:
+            self.about.text = about
         running = s.state in ("idle", "working")
         self.send.disabled = not running
 

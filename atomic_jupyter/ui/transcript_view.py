@@ -101,8 +101,11 @@ class _ToolView:
         self.args.add_class("atomic-tool-args")
         self.output = w.HTML("")
         self.output.add_class("atomic-tool-output")
+        self.nested = w.VBox([], layout=w.Layout(margin="0 0 0 16px"))
+        self.nested.add_class("atomic-tool-nested")
+        self._children: dict[int, tuple[int, _ToolView]] = {}
         self.root = w.VBox(
-            [self.header, self.args, self.output],
+            [self.header, self.args, self.output, self.nested],
             layout=w.Layout(
                 border="1px solid var(--jp-border-color2,#ddd)", padding="4px", margin="4px 0"
             ),
@@ -111,7 +114,9 @@ class _ToolView:
 
     def update(self, block: ToolBlock) -> None:
         state = "error" if block.is_error else "done" if block.done else "running…"
-        self.header.text = f"tool {block.name} · {state}"
+        took = f" · {_duration(block.duration_ms)}" if block.duration_ms is not None else ""
+        within = f" (called by {block.parent.name})" if block.parent is not None else ""
+        self.header.text = f"tool {block.name}{within} · {state}{took}"
         for cls in ("atomic-tool-running", "atomic-tool-done", "atomic-tool-error"):
             self.root.remove_class(cls)
         self.root.add_class(
@@ -123,6 +128,25 @@ class _ToolView:
         self.output.value = (
             pre_html(_tail(shown or "", OUTPUT_SHOWN).split("\n"), color) if shown else ""
         )
+        self._update_children(block)
+
+    def _update_children(self, block: ToolBlock) -> None:
+        added = []
+        for child in list(block.children):
+            rev, view = self._children.get(id(child), (-1, None))
+            if view is None:
+                view = _ToolView()
+                added.append(view.root)
+            current = child.rev
+            if rev != current:
+                view.update(child)
+                self._children[id(child)] = (current, view)
+        if added:
+            self.nested.children = (*self.nested.children, *added)
+
+
+def _duration(ms: float) -> str:
+    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
 
 
 class TranscriptView:

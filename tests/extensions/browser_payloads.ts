@@ -8,7 +8,7 @@
  *
  * tests/browser/browser_payloads.py builds the same strings in Python; keep the two in step.
  */
-import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
 const payload = (field: string) =>
 	`${field}: <img src=x onerror="window.__pwned='${field}'">` +

@@ -2,7 +2,7 @@
  * Test extension: guards bash commands that contain "dangerous" with a confirm dialog,
  * and reports each decision with notify("guard: allowed|blocked <command>").
  */
-import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 
 export default function (pi: ExtensionAPI) {
 	pi.on("tool_call", async (event, ctx) => {

@@ -3,7 +3,7 @@
  * extension receives reported back with notify("got <method>: <JSON>") so a test can
  * assert exactly what reached the extension.
  */
-import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { writeSync } from "node:fs";
 
 const report = (ctx: any, what: string, value: unknown) =>

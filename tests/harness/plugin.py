@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from .kernel_client import BrowserLikeKernel
-from .support import EXTENSIONS, PINNED_AGENT, conversation_script
+from .support import EXTENSIONS, PINNED_AGENT, SMALL_SESSION_SETTINGS, conversation_script
 
 
 def agent_kernel_env(agent_command: list[str], agent_home: Path) -> dict[str, str]:
@@ -71,7 +71,7 @@ def scripted_model(tmp_path_factory: pytest.TempPathFactory):
     home = tmp_path_factory.mktemp("scripted-agent-home")
     with ScriptedModelServer(conversation_script) as server:
         write_models_json(home, server)
-        (home / "settings.json").write_text('{"retry": {"baseDelayMs": 20}}')
+        (home / "settings.json").write_text(SMALL_SESSION_SETTINGS)
         yield server, home, agent_args(server)
 
 

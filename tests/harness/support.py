@@ -5,6 +5,8 @@ Import it as ``tests.harness.support``; its fixtures live in ``tests.harness.plu
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -13,7 +15,46 @@ HARNESS = TESTS / "harness"
 EXTENSIONS = TESTS / "extensions"
 #: The fault-injecting stand-in agent, run as a script: ``[sys.executable, str(STANDIN_AGENT)]``.
 STANDIN_AGENT = HARNESS / "standin_agent.py"
-PINNED_AGENT = ROOT / "agent" / "node_modules" / ".bin" / "pi"
+#: The pinned agents, by line: ``current`` (the default) and ``0.73``.
+PINNED_AGENTS = {
+    "current": ROOT / "agent" / "node_modules" / ".bin" / "pi",
+    "0.73": ROOT / "agent" / "v0.73" / "node_modules" / ".bin" / "pi",
+}
+#: The line the tests run (``ATOMIC_TEST_AGENT``: ``current`` unless set).
+AGENT_LINE = os.environ.get("ATOMIC_TEST_AGENT") or "current"
+if AGENT_LINE not in PINNED_AGENTS:
+    raise RuntimeError(
+        f"ATOMIC_TEST_AGENT is one of {', '.join(PINNED_AGENTS)}, not {AGENT_LINE!r}"
+    )
+#: The pinned agent of the line under test.
+PINNED_AGENT = PINNED_AGENTS[AGENT_LINE]
+#: Whether the line under test is the current one (1.x).
+CURRENT_LINE = AGENT_LINE == "current"
+#: What ``steer``/``follow_up`` answer on the line under test.
+QUEUED = {"disposition": "queued"} if CURRENT_LINE else None
+
+
+def pinned_package() -> dict:
+    """The ``package.json`` of the pinned agent under test."""
+    folder = PINNED_AGENT.resolve().parent
+    while not (folder / "package.json").exists():
+        folder = folder.parent
+    return json.loads((folder / "package.json").read_text())
+
+
+def provider_error(status: int, message: str) -> str:
+    """The ``errorMessage`` the agent gives for the scripted model's HTTP error: the current
+    line quotes the error body, the 0.73 line its message."""
+    if not CURRENT_LINE:
+        return f"{status} {message}"
+    body = {"message": message, "type": "scripted_error", "code": status}
+    return f"{status}: " + json.dumps(body, separators=(",", ":"))
+
+
+#: The agent settings of the tests: fast retries, and compaction that works on a short
+#: conversation (the current line keeps 20,000 recent tokens by default and says "Nothing to
+#: compact" below that).
+SMALL_SESSION_SETTINGS = '{"retry": {"baseDelayMs": 20}, "compaction": {"keepRecentTokens": 20}}'
 
 #: What the scripted model says for a long answer: several thousand small deltas.
 LONG_ANSWER = "".join(
@@ -72,7 +113,6 @@ def conversation_script(request):
 
 # --------------------------------------------------------------------------- helpers for tests
 
-import os  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 import uuid  # noqa: E402
@@ -137,3 +177,24 @@ def gone(pid: int, timeout: float = 10) -> bool:
     while alive(pid) and time.monotonic() < deadline:
         threading.Event().wait(0.02)
     return not alive(pid)
+
+
+NODE_TOOLS = {"node", "nodejs", "npm", "npx", "corepack"}
+
+
+def path_without_node(folder: Path) -> str:
+    """A PATH of ``folder`` holding links to every executable on this PATH but Node.js and
+    npm (and the project's virtual environment): a machine with no system Node.js."""
+    import shutil
+
+    folder.mkdir(exist_ok=True)
+    for system in os.environ.get("PATH", "").split(os.pathsep):
+        if not os.path.isdir(system) or ".venv" in system:
+            continue
+        for name in os.listdir(system):
+            source = Path(system) / name
+            if name in NODE_TOOLS or (folder / name).exists() or not os.access(source, os.X_OK):
+                continue
+            (folder / name).symlink_to(source)
+    assert shutil.which("node", path=str(folder)) is None
+    return str(folder)

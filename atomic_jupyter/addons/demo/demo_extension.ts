@@ -27,7 +27,7 @@
  *   /demo-widget [line | line ...]  ctx.ui.setWidget: sets the "demo-widget" block; called
  *                                   again without lines, clears it
  */
-import type { ExtensionAPI, ExtensionContext } from "@mariozechner/pi-coding-agent";
+import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-agent";
 
 const TITLE = "atomic-jupyter demo";
 const TURNS_KEY = "demo-turns";

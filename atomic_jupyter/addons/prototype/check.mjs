@@ -11,6 +11,7 @@ const require = createRequire(join(agentDir, "package.json"));
 const { createJiti } = await import(require.resolve("jiti"));
 
 const alias = {
+	"@earendil-works/pi-coding-agent": join(agentDir, "dist", "index.js"),
 	"@mariozechner/pi-coding-agent": join(agentDir, "dist", "index.js"),
 	typebox: require.resolve("typebox"),
 	"typebox/compile": require.resolve("typebox/compile"),

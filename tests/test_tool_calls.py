@@ -1,0 +1,103 @@
+"""Tool calls in a transcript, as the current agent line reports them: durations, and calls a
+tool makes itself (``parentToolCallId``) nested inside its card, escaped like everything else."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from atomic_jupyter.protocol.messages import AgentEvent
+from atomic_jupyter.session.runs import PromptRun
+from atomic_jupyter.session.transcript import ToolBlock
+from atomic_jupyter.ui.transcript_view import TranscriptView
+
+
+def apply(run: PromptRun, kind: str, **fields: Any) -> None:
+    run.transcript.apply(AgentEvent(kind, fields))
+
+
+def text_of(widget: Any) -> str:
+    import html
+    import re
+
+    return html.unescape(re.sub(r"<[^>]+>", "", widget.value))
+
+
+def nested_run() -> PromptRun:
+    run = PromptRun("r1", "run a script")
+    apply(run, "tool_execution_start", toolCallId="c1", toolName="codemode", args={"code": "x"})
+    apply(
+        run,
+        "tool_execution_start",
+        toolCallId="c1/1",
+        toolName="read",
+        args={"path": "<b>a.txt</b>"},
+        parentToolCallId="c1",
+    )
+    apply(
+        run,
+        "tool_execution_end",
+        toolCallId="c1/1",
+        toolName="read",
+        result={"content": [{"type": "text", "text": "<script>x</script>"}]},
+        isError=False,
+        durationMs=12,
+        parentToolCallId="c1",
+    )
+    return run
+
+
+def test_a_nested_call_belongs_to_its_parent_not_to_the_transcript() -> None:
+    run = nested_run()
+    (parent,) = run.transcript.snapshot()
+    assert isinstance(parent, ToolBlock) and parent.name == "codemode"
+    (child,) = parent.children
+    assert (child.name, child.parent, child.duration_ms, child.done) == ("read", parent, 12.0, True)
+
+
+def test_a_child_changing_marks_its_parent_changed() -> None:
+    run = nested_run()
+    (parent,) = run.transcript.snapshot()
+    before = parent.rev
+    apply(
+        run,
+        "tool_execution_end",
+        toolCallId="c1",
+        toolName="codemode",
+        result={"content": [{"type": "text", "text": "ok"}]},
+        durationMs=1500,
+    )
+    assert parent.rev > before and parent.duration_ms == 1500.0
+
+
+def test_the_card_shows_durations_and_the_nested_call_inside_it_as_text() -> None:
+    run = nested_run()
+    apply(run, "tool_execution_end", toolCallId="c1", toolName="codemode", durationMs=1500)
+    view = TranscriptView(run, on_stop=lambda: None, dialog_widget=lambda d: None)
+    (card,) = view.blocks.children
+    header, _args, _output, nested = card.children
+    assert text_of(header) == "tool codemode · done · 1.5 s"
+    (inner,) = nested.children
+    inner_header, inner_args, inner_output, _ = inner.children
+    assert text_of(inner_header) == "tool read (called by codemode) · done · 12 ms"
+    assert "<script>" not in inner_output.value and "&lt;script&gt;" in inner_output.value
+    assert "<b>" not in inner_args.value
+    # A later change to the child reaches its card through the parent.
+    apply(
+        run,
+        "tool_execution_start",
+        toolCallId="c1/2",
+        toolName="ls",
+        args={},
+        parentToolCallId="c1",
+    )
+    view.render()
+    assert [text_of(c.children[0]) for c in nested.children][1] == (
+        "tool ls (called by codemode) · running…"
+    )
+
+
+def test_a_call_without_a_known_parent_is_a_card_of_its_own() -> None:
+    run = PromptRun("r2", "x")
+    apply(run, "tool_execution_start", toolCallId="z", toolName="bash", parentToolCallId="gone")
+    (block,) = run.transcript.snapshot()
+    assert isinstance(block, ToolBlock) and block.parent is None
