@@ -101,3 +101,37 @@ def test_a_call_without_a_known_parent_is_a_card_of_its_own() -> None:
     apply(run, "tool_execution_start", toolCallId="z", toolName="bash", parentToolCallId="gone")
     (block,) = run.transcript.snapshot()
     assert isinstance(block, ToolBlock) and block.parent is None
+
+
+def test_a_run_that_ends_while_a_render_reads_it_is_not_shown_done_over_a_stale_answer() -> None:
+    """The reader thread may finish the run while the loop renders: "done" must only ever be
+    shown by a render whose blocks were all read after the end."""
+    from atomic_jupyter.session.run_tracker import RunTracker
+
+    tracker = RunTracker(lambda callback: callback(None))
+    run = PromptRun("r3", "answer")
+    tracker.sent(run)
+    apply(run, "message_start", message={"role": "assistant", "content": []})
+    apply(
+        run,
+        "message_update",
+        assistantMessageEvent={"type": "text_delta", "contentIndex": 0, "delta": "par"},
+    )
+    view = TranscriptView(run, on_stop=lambda: None, dialog_widget=lambda d: None)
+    final = {"role": "assistant", "content": [{"type": "text", "text": "partial, then whole"}]}
+    real_snapshot = run.transcript.snapshot
+
+    def snapshot_then_the_agent_finishes() -> list[Any]:
+        blocks = real_snapshot()  # the render has read the blocks ...
+        run.transcript.snapshot = real_snapshot  # type: ignore[method-assign]
+        apply(run, "message_end", message=final)  # ... and now the run ends
+        tracker.finish([run])
+        return blocks
+
+    run.transcript.snapshot = snapshot_then_the_agent_finishes  # type: ignore[method-assign]
+    view.render()
+    assert run.finished
+    assert text_of(view.state) == "sent"  # not "done": this render read the stale blocks
+    view.render()  # the final render the end schedules
+    assert text_of(view.state) == "done"
+    assert "partial, then whole" in text_of(view.blocks.children[0].children[1])

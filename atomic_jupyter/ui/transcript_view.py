@@ -202,6 +202,11 @@ class TranscriptView:
         """Bring the widgets in line with the transcript."""
         self.renders += 1
         transcript = self.run.transcript
+        # Whether the run is over is read before the blocks: a run that ends while this render
+        # reads them is shown as still working, and the final render that follows shows the
+        # end with every block final. (Read after, a frontend could see "done" over a stale
+        # answer.)
+        finished = self.run.finished
         added = []
         for block in transcript.snapshot():
             known = self._views.get(id(block))
@@ -217,7 +222,7 @@ class TranscriptView:
                 self._views[id(block)] = (current, view)
         if added:
             self.blocks.children = (*self.blocks.children, *(self._root(v) for v in added))
-        self._render_state()
+        self._render_state(finished)
 
     @staticmethod
     def _root(view: Any) -> w.Widget:
@@ -245,12 +250,12 @@ class TranscriptView:
         elif isinstance(block, UserBlock):
             view.text = f"you: {block.text}"
 
-    def _render_state(self) -> None:
+    def _render_state(self, finished: bool) -> None:
         run = self.run
         transcript = run.transcript
         # The footer first: a frontend that sees "done" sees the footer too.
         usage, elapsed = transcript.usage, transcript.elapsed
-        if usage is not None and elapsed is not None:
+        if finished and usage is not None and elapsed is not None:
             parts = [f"{usage.turns} turn{'s' if usage.turns != 1 else ''}"]
             parts.append(f"{usage.input:,} in / {usage.output:,} out tokens")
             if usage.cache_read or usage.cache_write:
@@ -258,13 +263,13 @@ class TranscriptView:
             parts.append(f"${usage.cost:.4f}")
             parts.append(f"{elapsed:.1f} s")
             self.footer.text = " · ".join(parts)
-        if run.error:
+        if run.error and finished:
             self.state.text = "failed"
-        elif run.finished:
+        elif finished:
             self.state.text = "done"
         elif transcript.started or run.answered:
             self.state.text = "working…"
         else:
             self.state.text = "sent"
-        self.stop.disabled = run.finished
-        self.stop.layout.display = "none" if run.finished else None
+        self.stop.disabled = finished
+        self.stop.layout.display = "none" if finished else None

@@ -13,9 +13,13 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from tests.harness.support import CURRENT_LINE
+
 from .browser_harness import NotebookPage
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
+#: A finished bash card's header (the current line also says how long the call took).
+TOOL_DONE = re.compile(r"^tool bash · done · \d+ ms$") if CURRENT_LINE else "tool bash · done"
 
 GUARD_TITLE = "Dangerous command (rm -rf): rm -rf ./demo-scratch"
 
@@ -97,7 +101,7 @@ def test_demo_tool_card(nb: NotebookPage) -> None:
     transcript = expect_run_done(nb, "files")
     card = transcript.locator(".atomic-tool").first
     expect(card).to_have_class(re.compile(r"\batomic-tool-done\b"))
-    expect(card.locator(".atomic-tool-header")).to_have_text("tool bash · done")
+    expect(card.locator(".atomic-tool-header")).to_have_text(TOOL_DONE)
     expect(card.locator(".atomic-tool-args")).to_have_text("$ ls -la")
     expect(card.locator(".atomic-tool-output")).to_contain_text("demo.ipynb")
     expect(transcript.locator(".atomic-assistant-text").last).not_to_be_empty()

@@ -15,17 +15,20 @@ MathJax output, ``on*`` attributes, ``javascript:`` links) exists inside the wid
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
 from playwright.sync_api import expect
 
-from tests.harness.support import EXTENSIONS
+from tests.harness.support import CURRENT_LINE, EXTENSIONS
 
 from .browser_harness import NotebookPage
 from .browser_payloads import FINAL_TEXT, MARKERS, TOOL_COMMAND, TOOL_PAYLOAD, model_cell, payload
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
+#: A finished bash card's header (the current line also says how long the call took).
+TOOL_DONE = re.compile(r"^tool bash · done · \d+ ms$") if CURRENT_LINE else "tool bash · done"
 
 EXTENSION = str(EXTENSIONS / "browser_payloads.ts")
 
@@ -237,7 +240,7 @@ def test_payloads_in_model_markdown_and_tool_output_are_text(nb: NotebookPage) -
         "href", "https://example.invalid/pixel.png"
     )
     card = transcript.locator(".atomic-tool")
-    expect(card.locator(".atomic-tool-header")).to_have_text("tool bash · done")
+    expect(card.locator(".atomic-tool-header")).to_have_text(TOOL_DONE)
     expect(card.locator(".atomic-tool-args")).to_have_text("$ " + TOOL_COMMAND)
     expect(card.locator(".atomic-tool-output")).to_contain_text(TOOL_PAYLOAD)
     assert_safe(nb)
