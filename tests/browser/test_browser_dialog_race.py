@@ -80,7 +80,7 @@ def _held_dialog_request(self, request):  # A: on the reader thread
 Inbox.dialog = _held_dialog_request
 
 _render_state = TranscriptView._render_state
-def _first_render_meets_the_dialog(self):  # B: on the main thread, inside the build
+def _first_render_meets_the_dialog(self, finished):  # B: on the main thread, in the build
     if self.renders == 1 and self.run.message == {RACE_PROMPT!r}:
         race["first_renders"] += 1
         race["dialog_in_transcript_when_read"] = _has_dialog(self.run)
@@ -89,7 +89,7 @@ def _first_render_meets_the_dialog(self):  # B: on the main thread, inside the b
         while not _has_dialog(self.run) and time.monotonic() < deadline:
             threading.Event().wait(0.005)  # a poll of the transcript, up to the deadline
         race["dialog_added_during_build"] = _has_dialog(self.run)
-    _render_state(self)
+    _render_state(self, finished)
 TranscriptView._render_state = _first_render_meets_the_dialog
 """
 # ---------------------------------------------------------------------------------------------
