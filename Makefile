@@ -52,11 +52,11 @@ $(STAMP): pyproject.toml
 
 agent: $(AGENT) $(AGENT_073)
 
-$(AGENT): agent/package.json agent/package-lock.json $(STAMP)
+$(AGENT): agent/package.json agent/package-lock.json | $(STAMP)
 	$(NPM) ci --prefix agent --no-audit --no-fund
 	touch $(AGENT)
 
-$(AGENT_073): agent/v0.73/package.json agent/v0.73/package-lock.json $(STAMP)
+$(AGENT_073): agent/v0.73/package.json agent/v0.73/package-lock.json | $(STAMP)
 	$(NPM) ci --prefix agent/v0.73 --no-audit --no-fund
 	touch $(AGENT_073)
 

@@ -46,8 +46,8 @@ def test_bash_streams_live_then_leaves_plain_text(kernel: BrowserLikeKernel) -> 
         for m in kernel.iter_messages("comm_msg")
         if m["content"]["comm_id"] == live_id and "outputs" in m["content"]["data"].get("state", {})
     ]
-    if CURRENT_LINE:  # pieces came while the cell still ran
-        assert streamed and streamed[0][0]["text"] == "one\n"
+    if CURRENT_LINE:  # the pieces came while the cell still ran, as plain stream text
+        assert streamed and streamed[-1][0]["text"] == "one\ntwo\n"
         assert all(o["output_type"] == "stream" for each in streamed for o in each)
     else:
         assert streamed == []

@@ -192,3 +192,13 @@ def test_the_wheels_npm_runs_with_no_node_on_path(tmp_path: Path) -> None:
         timeout=120,
     )
     assert usage.returncode == 2 and "npm|node" in usage.stderr
+
+
+def test_node_options_before_the_script_are_not_taken_for_it(tmp_path: Path) -> None:
+    wheel = wheel_node()
+    assert wheel is not None
+    script = os.path.realpath(PINNED_AGENTS["current"])
+    prepared = prepare_agent(
+        [wheel.path, "--enable-source-maps", script, "--mode", "rpc"], {"PATH": str(tmp_path)}
+    )
+    assert prepared.name == "@earendil-works/pi-coding-agent"

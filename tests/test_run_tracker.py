@@ -104,3 +104,32 @@ def test_an_unsettled_prompt_is_not_ended_by_an_earlier_runs_settle() -> None:
     t.sent(second)  # written, not yet answered
     event(t, "agent_settled")
     assert first.finished and not second.finished
+
+
+def test_another_agents_version_number_says_nothing_about_settling() -> None:
+    """A wrapper's (or docker's) ``--version`` is not the reference agent's: its runs end by
+    the idle check until the agent itself shows it settles."""
+    wrapped = AgentLine("docker", "24.0.7")
+    assert not wrapped.known and not wrapped.settles_runs
+    t, probe = tracker(wrapped)
+    run = prompt(t, "hello", None)  # a 0.73-like agent: no disposition
+    probe.answer(streaming=True)
+    assert t.idle_after == "agent_end"
+    event(t, "agent_end")
+    assert len(probe.calls) == 1
+    probe.answer(streaming=False)
+    assert run.finished
+
+
+def test_an_agent_that_answers_with_a_disposition_is_followed_to_agent_settled() -> None:
+    t, probe = tracker(UNKNOWN)
+    run = prompt(t, "hello", "started")
+    assert t.settling and t.idle_after == "agent_settled"
+    event(t, "agent_end", willRetry=True)
+    event(t, "compaction_end", reason="overflow", willRetry=True)
+    event(t, "agent_end", willRetry=False)
+    assert probe.calls == [] and not run.finished
+    event(t, "agent_settled")
+    assert run.finished
+    t.reset()  # a new agent process: learnt again
+    assert not t.settling

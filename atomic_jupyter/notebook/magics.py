@@ -248,9 +248,15 @@ class AtomicAgentMagics(Magics):
                 raise MagicUsageError("usage: %atomic_agent thinking [LEVEL]")
             if not args.words:
                 print("Thinking levels of this model: " + ", ".join(session.thinking_levels()))
-            else:
+            else:  # the agent may give the model the nearest level it offers, without a word
                 session.set_thinking_level(args.words[0])
-                print(f"Thinking level: {args.words[0]}.")
+                level = session.get_state().get("thinkingLevel")
+                asked = args.words[0]
+                print(
+                    f"Thinking level: {level}."
+                    if level == asked
+                    else f"Thinking level: {level} (this model does not offer {asked})."
+                )
         elif args.action == "clear_queue":
             _print_queue(session.clear_queue())
         elif args.action == "export":
@@ -283,6 +289,10 @@ class AtomicAgentMagics(Magics):
             display(live.widget)
             try:
                 data = session.bash(text, on_output=live.append)
+            except BaseException:
+                if live.text:  # what came before the failure stays in the cell
+                    print(live.text.rstrip("\n"))
+                raise
             finally:
                 live.close()
             print(bash_result_text(data))

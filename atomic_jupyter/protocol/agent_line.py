@@ -16,9 +16,13 @@ from dataclasses import dataclass
 
 from atomic_jupyter.errors import AgentVersionError
 
-__all__ = ["AgentLine", "THINKING_LEVELS"]
+__all__ = ["REFERENCE_PACKAGES", "AgentLine", "THINKING_LEVELS"]
 
 Version = tuple[int, int, int]
+
+#: The reference agent's package names, current line first. Versions are compared only for
+#: these: another agent's ``--version`` (a wrapper's, ``docker``'s) says nothing about them.
+REFERENCE_PACKAGES = ("@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent")
 
 #: Every thinking level the agent lines know, lowest first (``max`` is the current line's).
 THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
@@ -28,6 +32,7 @@ PROJECT_TRUST_SINCE: Version = (0, 79, 0)  # --approve / --no-approve
 SETTLED_EVENT_SINCE: Version = (0, 80, 4)  # agent_settled
 MAX_THINKING_SINCE: Version = (0, 80, 6)  # the "max" thinking level
 DELTA_UPDATES_SINCE: Version = (0, 84, 0)  # message_update carries only the delta
+PACKAGE_ALIASES_SINCE: Version = (0, 74, 0)  # the move to @earendil-works: both names resolve
 #: Commands the 0.73 line does not know, with the version that brought each.
 COMMANDS_SINCE: dict[str, Version] = {
     "get_entries": (0, 80, 3),
@@ -65,8 +70,8 @@ class AgentLine:
 
     @property
     def parsed_version(self) -> Version | None:
-        """The version as numbers (None when unknown)."""
-        return _version(self.version)
+        """The reference agent's version as numbers (None when unknown, or for another agent)."""
+        return _version(self.version) if self.name in REFERENCE_PACKAGES else None
 
     def _since(self, version: Version) -> bool:
         parsed = self.parsed_version
@@ -74,23 +79,38 @@ class AgentLine:
 
     @property
     def known(self) -> bool:
-        """Whether the agent's version is known."""
+        """Whether this is the reference agent at a known version (what it does is known)."""
         return self.parsed_version is not None
 
     @property
-    def settles_runs(self) -> bool:
-        """Whether the agent ends every run with ``agent_settled`` (else: ask if idle)."""
-        return self.known and self._since(SETTLED_EVENT_SINCE)
+    def package_names(self) -> tuple[str, ...]:
+        """The package names an extension may import the agent's API from at run time: the
+        current line resolves both, the 0.73 line only its own."""
+        if self.known and not self._since(PACKAGE_ALIASES_SINCE):
+            return REFERENCE_PACKAGES[1:]
+        return REFERENCE_PACKAGES
 
     @property
-    def may_settle_runs(self) -> bool:
-        """Whether an ``agent_settled`` event may come (also when the version is unknown)."""
-        return self._since(SETTLED_EVENT_SINCE)
+    def settles_runs(self) -> bool:
+        """Whether the agent is known to end every run with ``agent_settled`` (else the run
+        tracker asks whether it is idle, until the agent shows it speaks the newer protocol)."""
+        return self.known and self._since(SETTLED_EVENT_SINCE)
 
     @property
     def trusts_projects_on_request(self) -> bool:
         """Whether the agent accepts ``--approve`` (project extensions and settings)."""
         return self._since(PROJECT_TRUST_SINCE)
+
+    def require_project_trust(self) -> None:
+        """Raise :class:`~atomic_jupyter.errors.AgentVersionError` for an agent known not to
+        accept ``--approve``."""
+        if not self.trusts_projects_on_request:
+            since = ".".join(str(n) for n in PROJECT_TRUST_SINCE)
+            raise AgentVersionError(
+                f"project trust needs an agent that accepts --approve ({since} or newer); "
+                f"this is {self.label}, which loads a project's .pi extensions and settings "
+                "without asking"
+            )
 
     @property
     def thinking_levels(self) -> tuple[str, ...]:

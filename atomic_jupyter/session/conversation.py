@@ -109,11 +109,6 @@ class ConversationMethods(AgentCommands):
         pending = self.client.prepare(command)
         run.id = pending.id
         self.tracker.sent(run)  # before the answer can come, and before any event of the run
-        try:
-            self.client.write(pending)
-        except AgentNotRunningError:
-            self.tracker.discard(run)
-            raise self._not_running_error() from None
 
         def settle(future: Future[Response]) -> None:
             error = future.exception()
@@ -122,7 +117,14 @@ class ConversationMethods(AgentCommands):
                 response = replace(response, error=self.extension_ui.redact(response.error))
             self.tracker.answered(run, response, None if error is None else str(error))
 
+        # Before the write: the answer, and the whole run after it, may come before this
+        # thread runs again, and the run's end is only recognised once it is answered.
         pending.add_done_callback(settle)
+        try:
+            self.client.write(pending)
+        except AgentNotRunningError:  # the future is forgotten: settle never runs
+            self.tracker.discard(run)
+            raise self._not_running_error() from None
         if display and presentation is not None:
             presentation.display_run(run)
         return run

@@ -10,7 +10,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from atomic_jupyter.errors import AgentStartError
+from atomic_jupyter.errors import AgentStartError, AgentVersionError
 from atomic_jupyter.protocol.agent_line import AgentLine
 from atomic_jupyter.session.plugins import Addon
 from atomic_jupyter.transport.agent_package import PreparedAgent, prepare_agent
@@ -57,11 +57,10 @@ def plan_launch(
     line = agent_line(prepared)
     argv = list(prepared.argv)
     if spec.trust_project:
-        if not line.trusts_projects_on_request:
-            raise AgentStartError(
-                f"project trust needs an agent that accepts --approve (0.79 or newer); "
-                f"this is {line.label}"
-            )
+        try:
+            line.require_project_trust()
+        except AgentVersionError as exc:
+            raise AgentStartError(str(exc)) from None
         argv.append("--approve")
     return Launch(argv, cwd, prepared.env, line, prepared)
 

@@ -93,6 +93,7 @@ class RunTracker:
         self._probe = probe
         #: The agent's line: whether runs end with ``agent_settled`` (set at each start).
         self.line = AgentLine()
+        self._settle_seen = False  # the agent showed it speaks the settling protocol
         self.changed: Listeners[RunListener] = Listeners()
         self._lock = threading.RLock()
         self.runs: list[PromptRun] = []
@@ -109,6 +110,7 @@ class RunTracker:
             self.latest = self.current = None
             self._injected.clear()
             self._retrying = False
+            self._settle_seen = False
 
     # ------------------------------------------------------------------ prompts
 
@@ -168,8 +170,8 @@ class RunTracker:
             self.finish([run], note=(error, "error"))
         elif run.is_command and going:
             self.finish([run])  # done when answered; the other run goes on
-        elif disposition in ("started", "queued") and self.line.may_settle_runs:
-            pass  # a run began or waits in the queue: agent_settled will end it
+        elif disposition in ("started", "queued"):
+            self._settle_seen = True  # a run began or waits in the queue: agent_settled ends it
         elif not run.queued:
             self._probe(lambda data: self._after_answer(run, data))
         self.changed.emit(run, "state")
@@ -198,17 +200,19 @@ class RunTracker:
         run = self.current
         if run is not None and run.transcript.apply(event):
             self.changed.emit(run, "stream")
+        settling = self.settling
         if kind == "agent_settled":
+            self._settle_seen = True
             self._settled()
         elif kind == "agent_end":
             with self._lock:
                 self._ends += 1
                 self._retrying = False
                 end = self._ends
-            if not self.line.settles_runs:
+            if not settling:
                 self._probe(lambda data: self._after_end(end, data))
-        elif kind.startswith("auto_retry_") and self.line.settles_runs:
-            return  # a retry is part of the run: agent_settled ends both
+        elif settling and kind in ("auto_retry_start", "auto_retry_end", "compaction_end"):
+            return  # retries and compaction within a run: agent_settled ends the run
         elif kind == "auto_retry_start":
             self._retrying = True
         elif kind == "auto_retry_end":
@@ -251,6 +255,17 @@ class RunTracker:
         return (
             isinstance(data, dict) and not data.get("isStreaming") and not data.get("isCompacting")
         )
+
+    @property
+    def settling(self) -> bool:
+        """Whether runs end on ``agent_settled``: the agent's line is known to send it, or the
+        agent has shown it does (a prompt's ``disposition``, an ``agent_settled``)."""
+        return self.line.settles_runs or self._settle_seen
+
+    @property
+    def idle_after(self) -> str:
+        """The event after which the agent is idle (retries may follow ``agent_end``)."""
+        return "agent_settled" if self.settling else "agent_end"
 
     def _settled(self) -> None:
         """The agent is idle and will not retry: every answered run is over."""

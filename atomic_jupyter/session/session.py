@@ -60,7 +60,7 @@ __all__ = ["AgentSession", "WaitResult"]
 
 #: How many agent events a session keeps (the newest; streaming updates are not kept).
 EVENTS_KEPT = 200
-_NOT_KEPT = frozenset({"message_update", "tool_execution_update"})  # large and frequent
+_NOT_KEPT = frozenset({"message_update", "tool_execution_update", "bash_execution_update"})
 
 
 class AgentSession(ConversationMethods, PrototypeMethods):
@@ -432,7 +432,7 @@ class AgentSession(ConversationMethods, PrototypeMethods):
         self.tracker.on_event(event)
         if event.type == "agent_start" and self.state in ("idle", "starting"):
             self._set_state("working")
-        elif event.type == "agent_end" and self.state == "working":
+        elif event.type == self.tracker.idle_after and self.state == "working":
             self._set_state("idle")
         elif event.type == "extension_error":
             where = os.path.basename(str(event.get("extensionPath", "") or "")) or "an extension"

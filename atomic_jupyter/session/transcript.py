@@ -3,9 +3,10 @@
 A :class:`Transcript` takes the agent's events (:meth:`Transcript.apply`) on the reader
 thread and keeps an ordered list of blocks. Each block has a revision number that grows when
 it changes, so a view re-renders only the blocks that changed since it last looked.
-Streaming ``message_update`` events carry the whole partial message; the transcript keeps a
-reference to the newest one and extracts nothing until a view asks, so a flood of deltas
-costs almost nothing here.
+Streaming ``message_update`` events carry the delta (the current agent line sends nothing
+else; the decoder drops the 0.73 line's copies of the whole partial message); the transcript
+adds the pieces up per content index and joins them only when a view asks, so a flood of
+deltas costs almost nothing here.
 """
 
 from __future__ import annotations

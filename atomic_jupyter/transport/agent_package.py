@@ -155,9 +155,11 @@ def prepare_agent(argv: Sequence[str], environ: Mapping[str, str]) -> PreparedAg
     if not argv:
         return PreparedAgent(argv, env)
     executable = shutil.which(argv[0], path=env.get("PATH", os.defpath))
-    if os.path.basename(argv[0]).lower() in _NODE_NAMES and len(argv) > 1:
-        # [node, cli.js, ...]: the node is the user's choice; its folder goes first on PATH.
-        package = find_agent_package(argv[1])
+    script_arg = next((a for a in argv[1:] if not a.startswith("-")), None)
+    if os.path.basename(argv[0]).lower() in _NODE_NAMES and script_arg is not None:
+        # [node, [options], cli.js, ...]: the node is the user's choice; its folder goes first
+        # on PATH.
+        package = find_agent_package(script_arg)
         node = choose_node(None, {"PATH": os.path.dirname(executable or argv[0]) or os.defpath})
         return _known(argv, with_node_first(env, node), package, node)
     if executable is None:

@@ -2,17 +2,19 @@
 // agent's module aliases), call its factory with a recording stand-in API, and print one JSON
 // line: {"ok": true, "commands": [...], "events": [...], "tools": [...]} or
 // {"ok": false, "kind": "syntax" | "load", "message": ..., "line": N, "column": N}.
-// Usage: node --enable-source-maps check.mjs <extension.ts> <agent package dir>
+// Usage: node --enable-source-maps check.mjs <extension.ts> <agent package dir> [names]
+// where names are the package names the running agent resolves to its API, comma-separated
+// (the current line: both; the 0.73 line: only @mariozechner/pi-coding-agent).
 import { createRequire } from "node:module";
 import { basename, join } from "node:path";
 
-const [file, agentDir] = process.argv.slice(2);
+const [file, agentDir, names] = process.argv.slice(2);
+const apiNames = (names || "@earendil-works/pi-coding-agent,@mariozechner/pi-coding-agent").split(",");
 const require = createRequire(join(agentDir, "package.json"));
 const { createJiti } = await import(require.resolve("jiti"));
 
 const alias = {
-	"@earendil-works/pi-coding-agent": join(agentDir, "dist", "index.js"),
-	"@mariozechner/pi-coding-agent": join(agentDir, "dist", "index.js"),
+	...Object.fromEntries(apiNames.map((name) => [name, join(agentDir, "dist", "index.js")])),
 	typebox: require.resolve("typebox"),
 	"typebox/compile": require.resolve("typebox/compile"),
 	"typebox/value": require.resolve("typebox/value"),
@@ -36,7 +38,8 @@ try {
 	factory = typeof module === "function" ? module : module?.default;
 } catch (error) {
 	const message = String(error?.message ?? error).split("\n")[0].trim();
-	out({ ok: false, kind: "syntax", message, ...where(error) });
+	const kind = /Cannot find (module|package)/.test(message) ? "load" : "syntax";
+	out({ ok: false, kind, message, ...where(error) });
 	process.exit(0);
 }
 if (typeof factory !== "function") {

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_jupyter.errors import PrototypeError
+from atomic_jupyter.protocol.agent_line import REFERENCE_PACKAGES
 from atomic_jupyter.protocol.messages import AgentEvent
 from atomic_jupyter.session.observers import Listeners, Subscription
 from atomic_jupyter.session.plugins import LaunchAdditions
@@ -54,7 +55,7 @@ HUB_EXTENSION = HERE / "hub.ts"
 CHECKER = HERE / "check.mjs"
 TSC = Path("node_modules/typescript/bin/tsc")
 #: The agent's package under the names of its two lines; an extension may import either.
-AGENT_PACKAGE_NAMES = ("@earendil-works/pi-coding-agent", "@mariozechner/pi-coding-agent")
+AGENT_PACKAGE_NAMES = REFERENCE_PACKAGES
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 #: Marker the hub adds to a handler's error: "[atomic-extension NAME at NAME.ts:L:C]".
 LOCATED_ERROR = re.compile(
@@ -370,7 +371,14 @@ class PrototypeManager:
         self, file: Path, package: Path, node: NodeRuntime
     ) -> tuple[list[Problem], dict[str, Any]]:
         done = _run(
-            [node.path, "--enable-source-maps", str(CHECKER), str(file), str(package)],
+            [
+                node.path,
+                "--enable-source-maps",
+                str(CHECKER),
+                str(file),
+                str(package),
+                ",".join(self.session.agent.package_names),  # what the agent resolves
+            ],
             cwd=file.parent,
         )
         try:
@@ -380,10 +388,17 @@ class PrototypeManager:
             return [Problem("load", f"the checker failed: {tail}", file.name)], {}
         if report.get("ok"):
             return [], report
+        message = str(report.get("message", ""))
+        names = self.session.agent.package_names
+        if any(name in message and name not in names for name in AGENT_PACKAGE_NAMES):
+            message += (
+                f" ({self.session.agent.label} resolves only {', '.join(names)} at run time: "
+                "import values from that name, or only types with `import type`)"
+            )
         return [
             Problem(
                 report.get("kind", "load"),
-                str(report.get("message", "")),
+                message,
                 file.name,
                 report.get("line"),
                 report.get("column"),
