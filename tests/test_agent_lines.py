@@ -23,6 +23,7 @@ from atomic_jupyter.session.session import AgentSession
 from tests.harness.support import (
     AGENT_LINE,
     CURRENT_LINE,
+    PINNED_AGENT,
     path_without_node,
     pinned_package,
     stop_quietly,
@@ -306,3 +307,18 @@ def test_a_value_import_is_checked_against_what_the_agent_resolves(
         (problem,) = result.problems
         assert problem.kind == "load" and "@earendil-works/pi-coding-agent" in problem.message
         assert "resolves only @mariozechner/pi-coding-agent at run time" in problem.message
+
+
+@pytest.mark.parametrize("example", ["hello.ts", "todo.ts", "timed-confirm.ts"])
+def test_the_agents_own_example_extensions_pass_the_prototype_checks(
+    session: AgentSession, example: str
+) -> None:
+    """The examples shipped inside the pinned agent import its other packages (``pi-ai``,
+    ``pi-tui``) and ``typebox``, as the agent's loader lets them: the checks must too."""
+    folder = PINNED_AGENT.resolve().parent
+    while not (folder / "package.json").exists():
+        folder = folder.parent
+    source = (folder / "examples" / "extensions" / example).read_text()
+    result = session.define_extension(example.removesuffix(".ts").replace("-", "_"), source)
+    assert result.not_run == []
+    assert result.ok, [str(p) for p in result.problems]

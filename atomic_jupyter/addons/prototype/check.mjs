@@ -2,19 +2,18 @@
 // agent's module aliases), call its factory with a recording stand-in API, and print one JSON
 // line: {"ok": true, "commands": [...], "events": [...], "tools": [...]} or
 // {"ok": false, "kind": "syntax" | "load", "message": ..., "line": N, "column": N}.
-// Usage: node --enable-source-maps check.mjs <extension.ts> <agent package dir> [names]
-// where names are the package names the running agent resolves to its API, comma-separated
-// (the current line: both; the 0.73 line: only @mariozechner/pi-coding-agent).
+// Usage: node --enable-source-maps check.mjs <extension.ts> <agent package dir> <aliases>
+// where aliases is a JSON object: each name the running agent resolves for extensions (its
+// own packages, under each scope it answers to) -> the file it means (api_modules.py).
 import { createRequire } from "node:module";
 import { basename, join } from "node:path";
 
-const [file, agentDir, names] = process.argv.slice(2);
-const apiNames = (names || "@earendil-works/pi-coding-agent,@mariozechner/pi-coding-agent").split(",");
+const [file, agentDir, aliases] = process.argv.slice(2);
 const require = createRequire(join(agentDir, "package.json"));
 const { createJiti } = await import(require.resolve("jiti"));
 
 const alias = {
-	...Object.fromEntries(apiNames.map((name) => [name, join(agentDir, "dist", "index.js")])),
+	...JSON.parse(aliases || "{}"),
 	typebox: require.resolve("typebox"),
 	"typebox/compile": require.resolve("typebox/compile"),
 	"typebox/value": require.resolve("typebox/value"),

