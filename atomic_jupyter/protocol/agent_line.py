@@ -31,7 +31,6 @@ THINKING_LEVELS = ("off", "minimal", "low", "medium", "high", "xhigh", "max")
 PROJECT_TRUST_SINCE: Version = (0, 79, 0)  # --approve / --no-approve
 SETTLED_EVENT_SINCE: Version = (0, 80, 4)  # agent_settled
 MAX_THINKING_SINCE: Version = (0, 80, 6)  # the "max" thinking level
-DELTA_UPDATES_SINCE: Version = (0, 84, 0)  # message_update carries only the delta
 PACKAGE_ALIASES_SINCE: Version = (0, 74, 0)  # the move to @earendil-works: both names resolve
 #: Commands the 0.73 line does not know, with the version that brought each.
 COMMANDS_SINCE: dict[str, Version] = {
