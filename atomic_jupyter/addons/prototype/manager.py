@@ -6,8 +6,9 @@ in the session's private folder and can reload the agent's extensions on request
 
 1. the cell's code is checked first, the way the agent would load it: a TypeScript type check
    (``tsc`` beside the agent or from the pinned install, with the running agent's types under
-   both package names), then a load in a separate Node.js process (the one that runs the
-   agent) with a stand-in API, which catches syntax errors and exceptions thrown while
+   both package scopes, see ``api_modules.py``), then a load in a separate Node.js process (the
+   one that runs the agent) that resolves what the agent's own loader resolves, with a
+   stand-in API, which catches syntax errors and exceptions thrown while
    loading, each with the prototype's own file name and line. A check that cannot run is
    reported as not run, never as passed;
 2. only code that passes replaces the previous version of the prototype: the file is written,
