@@ -15,6 +15,14 @@ code = nbformat.v4.new_code_cell
 
 
 def write(name: str, cells: list) -> None:
+    """Write one notebook, keeping the cell ids of the notebook already there (by position
+    and cell type), so regenerating changes only what the cells say."""
+    path = NOTEBOOKS / name
+    if path.exists():
+        old = nbformat.read(path, as_version=4).cells
+        for cell, before in zip(cells, old, strict=False):
+            if cell.cell_type == before.cell_type and "id" in before:
+                cell.id = before.id
     nb = nbformat.v4.new_notebook()
     nb.cells = cells
     nb.metadata["kernelspec"] = {
@@ -24,7 +32,7 @@ def write(name: str, cells: list) -> None:
     }
     nb.metadata["language_info"] = {"name": "python"}
     nbformat.validate(nb)
-    nbformat.write(nb, NOTEBOOKS / name)
+    nbformat.write(nb, path)
 
 
 QUICKSTART = [
@@ -235,6 +243,7 @@ REAL_PROVIDER = [
         "atomic-jupyter never shows environment values: not in the panel, `%atomic_agent status`, or errors."
     ),
     code(
+        "%load_ext atomic_jupyter\n"
         "import os\n\n"
         "import atomic_jupyter as aj\n\n"
         'PROVIDERS = {"ANTHROPIC_API_KEY": ("anthropic", "claude-sonnet-4-5"), "OPENAI_API_KEY": ("openai", "gpt-4.1")}\n'

@@ -109,7 +109,8 @@ def test_the_current_lines_commands_or_a_plain_refusal(session: AgentSession) ->
 def test_bash_output_streams_on_the_current_line(session: AgentSession) -> None:
     pieces: list[str] = []
     listening = len(session.event_listeners)
-    result = session.bash("echo one; sleep 0.3; echo two", on_output=pieces.append)
+    run = session.bash("echo one; sleep 0.3; echo two", on_output=pieces.append, display=False)
+    result = run.result(timeout=60)
     assert result["output"] == "one\ntwo\n" and result["exitCode"] == 0
     if CURRENT_LINE:  # every piece came before the answer, which holds the same text
         assert "".join(pieces) == "one\ntwo\n"

@@ -572,7 +572,7 @@ def test_commands_return_the_agents_data(own_session: AgentSession, tmp_path: Pa
     commands = session.get_commands()
     assert isinstance(commands["commands"], list)
 
-    out = session.bash("echo bash-out")
+    out = session.bash("echo bash-out", display=False).result(timeout=60)
     assert "bash-out" in out["output"] and out["exitCode"] == 0
 
     stats = session.get_session_stats()
@@ -596,11 +596,11 @@ def test_commands_return_the_agents_data(own_session: AgentSession, tmp_path: Pa
 
     assert session.cycle_model() is None  # only one model is configured
 
-    compacted = session.compact()
+    compacted = session.compact(display=False).result(timeout=120)
     assert isinstance(compacted, dict) and isinstance(compacted.get("summary"), str)
     assert compacted["summary"]
 
-    assert session.new_session() == {"cancelled": False}
+    assert session.new_session(display=False).result(timeout=30) == {"cancelled": False}
     assert session.get_messages()["messages"] == []
     assert run_to_end(session, "hello new session").text == "You said: hello new session"
 

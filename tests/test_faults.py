@@ -50,6 +50,18 @@ def test_a_50_mb_line_of_garbage_is_one_diagnostic_and_the_stream_goes_on(
     assert len(diagnostic) < 1000  # a bounded excerpt, not 50 MB
 
 
+def test_a_50_mb_event_of_an_unknown_type_is_not_kept_in_the_event_log(
+    session: AgentSession,
+) -> None:
+    session.prompt("/scenario bigevent 50", display=False)
+    wait_until(
+        lambda: last_note(session) == "after the big event", "the line after the big event", 120
+    )
+    (event,) = [e for e in session.events if e.type == "mystery_event"]
+    assert "blob" not in event.fields and "52,428,8" in event.get("omitted")
+    assert session.events.nbytes < 5 * 1024 * 1024
+
+
 def test_invalid_utf8_is_a_diagnostic_and_the_stream_goes_on(session: AgentSession) -> None:
     session.prompt("/scenario badutf8", display=False)
     wait_until(lambda: last_note(session) == "after bad utf-8", "the line after")

@@ -133,3 +133,79 @@ def test_an_agent_that_answers_with_a_disposition_is_followed_to_agent_settled()
     assert run.finished
     t.reset()  # a new agent process: learnt again
     assert not t.settling
+
+
+class BusyProbe(Probe):
+    def answer_compacting(self) -> None:
+        for callback in self.calls:
+            callback({"isStreaming": False, "isCompacting": True})
+        self.calls.clear()
+
+
+@pytest.mark.parametrize("line", [CURRENT, OLD], ids=["current", "0.73"])
+def test_a_command_that_starts_a_compaction_ends_when_the_compaction_does(
+    line: AgentLine,
+) -> None:
+    """``/trigger-compact`` (the agent's own example) answers at once and compacts in the
+    background: no agent run, so no ``agent_end`` or ``agent_settled``; the run ends once the
+    agent is idle after ``compaction_end``."""
+    probe = BusyProbe()
+    t = RunTracker(probe)
+    t.line = line
+    run = prompt(t, "/trigger-compact", "handled" if line is CURRENT else None)
+    event(t, "compaction_start", reason="manual")
+    probe.answer_compacting()  # the answer's own check: still compacting
+    assert not run.finished
+    event(t, "compaction_end", reason="manual", willRetry=False, aborted=False)
+    assert len(probe.calls) == 1
+    probe.answer(streaming=False)
+    assert run.finished
+
+
+def test_a_compaction_of_its_own_does_not_end_a_started_run_before_it_settles() -> None:
+    t, probe = tracker(CURRENT)
+    run = prompt(t, "hello", "started")  # answered before its agent_start
+    event(t, "compaction_end", reason="manual", willRetry=False)
+    probe.answer(streaming=False)
+    assert not run.finished
+    event(t, "agent_start")
+    event(t, "agent_end")
+    event(t, "agent_settled", aborted=False)
+    assert run.finished
+
+
+class FakeDialog:
+    def __init__(self) -> None:
+        self.pending = True
+        self.closed_with: str | None = None
+
+    def close(self, reason: str) -> bool:
+        self.pending, self.closed_with = False, reason
+        return True
+
+
+@pytest.mark.parametrize("line", [CURRENT, OLD], ids=["current", "0.73"])
+def test_a_dialog_still_pending_when_its_run_ends_idle_is_no_longer_awaited(
+    line: AgentLine,
+) -> None:
+    """``/timed-signal`` aborts its confirm with an AbortSignal: the agent settles it itself
+    and sends nothing; the command's handler ends and the agent is idle."""
+    t, probe = tracker(line)
+    run = PromptRun("r-1", "/timed-signal")
+    t.sent(run)
+    dialog = FakeDialog()
+    run.transcript.add_dialog(dialog)  # type: ignore[arg-type]
+    t.answered(run, Response("prompt", True, data={"disposition": "handled"}), None)
+    probe.answer(streaming=False)
+    assert run.finished
+    assert not dialog.pending and dialog.closed_with is not None
+    assert "no longer awaited" in dialog.closed_with
+
+
+def test_a_run_ended_by_the_agent_exiting_does_not_call_its_dialogs_abandoned() -> None:
+    t, probe = tracker(OLD)
+    run = prompt(t, "hello", None)
+    dialog = FakeDialog()
+    run.transcript.add_dialog(dialog)  # type: ignore[arg-type]
+    t.exited("the agent exited with code 1", "error")
+    assert run.finished and dialog.pending  # the session closes it with the exit's reason

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel
-from tests.harness.support import STANDIN_AGENT
+from tests.harness.plugin import agent_kernel_env
+from tests.harness.support import EXTENSIONS, STANDIN_AGENT
+from tests.harness.widget_text import has_class
 
 pytestmark = pytest.mark.kernel
 
@@ -56,3 +58,52 @@ def test_secrets_never_reach_the_frontend(tmp_path: Path) -> None:
         assert marker not in more.stdout
         assert marker not in (failed.evalue or "")
         assert marker not in everything
+
+
+REAL_KEY = "sk-real-agent-marker-24681357"
+
+
+@pytest.mark.agent
+def test_secrets_echoed_by_a_real_extension_and_tool_never_reach_the_frontend(
+    tmp_path: Path, agent_command, scripted_model
+) -> None:
+    """The real agent, an extension that puts a ``--env`` secret in its title, status,
+    widget, notification and dialog, and a bash tool that prints it: the page and the
+    session's state hold ``[redacted]`` instead, in every place."""
+    _server, home, args = scripted_model
+    env = agent_kernel_env(agent_command, home)
+    extension = EXTENSIONS / "echo_secret.ts"
+    with BrowserLikeKernel(tmp_path, env=env) as kernel:
+        kernel.execute("%load_ext atomic_jupyter")
+        kernel.execute(
+            f"%atomic_agent start -e {extension} --env AJ_SECRET_TOKEN={REAL_KEY} -- {' '.join(args)}"
+        )
+        kernel.execute("%%atomic_agent --wait\nprint the secret")
+        area = kernel.execute("%%atomic_agent\n/leak").widget_ids[0]
+        dialog = kernel.wait_for(
+            lambda: next(
+                iter(kernel.widgets("VBox", within=area, _dom_classes=has_class("atomic-dialog"))),
+                None,
+            ),
+            what="the dialog",
+        )
+        kernel.click(kernel.find("Button", within=dialog.comm_id, description="Yes").comm_id)
+        status = kernel.execute("%%atomic_agent --wait\n/leak-done-marker-unknown-command")
+        state = kernel.execute(
+            "import atomic_jupyter as aj\ns = aj.session()\n"
+            "print(s.title); print(s.status); print(s.widgets); print(s.notifications)\n"
+            "print([d.title for d in s.dialogs]); print([r.transcript.snapshot() for r in s.runs])\n"
+            "print([e.to_dict() if hasattr(e, 'to_dict') else e for e in s.events])"
+        )
+        shown = kernel.execute("%atomic_agent status")
+        everything = json.dumps(
+            [m["content"] for m in kernel.messages if m["header"]["msg_type"] != "execute_input"],
+            default=str,
+        )
+        kernel.execute("%atomic_agent stop")
+    assert status.status == "ok"
+    assert "title [redacted]" in state.stdout and "tool [redacted]" in state.stdout
+    assert "confirm [redacted]?" in state.stdout
+    assert REAL_KEY not in state.stdout
+    assert REAL_KEY not in shown.stdout
+    assert REAL_KEY not in everything

@@ -11,11 +11,12 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 from IPython.display import display
 
-from atomic_jupyter.errors import AtomicAgentError
+from atomic_jupyter.errors import AtomicAgentError, CommandTimeoutError
 from atomic_jupyter.notebook import api, registry
 from atomic_jupyter.notebook.presentation import view_of
-from atomic_jupyter.session.commands import disposition_text
+from atomic_jupyter.session.commands import bash_result_text, disposition_text
 from atomic_jupyter.session.policies import parse_answer
+from atomic_jupyter.ui.ansi import strip_ansi
 from atomic_jupyter.ui.live_output import LiveOutput
 from atomic_jupyter.ui.prototype_view import PrototypeView
 
@@ -26,7 +27,6 @@ TEXT_ACTIONS = {"steer", "follow_up", "bash", "name", "compact"}
 #: Actions that send one command without arguments and print its data.
 PLAIN_ACTIONS = {
     "abort": "abort",
-    "new": "new_session",
     "state": "get_state",
     "messages": "get_messages",
     "stats": "get_session_stats",
@@ -39,7 +39,7 @@ PLAIN_ACTIONS = {
     "cycle_thinking": "cycle_thinking_level",
 }
 ACTIONS = [
-    "start", "stop", "restart", "status", "show", "wait", "policy",
+    "start", "stop", "restart", "status", "show", "wait", "policy", "new",
     "model", "thinking", "export", *sorted(TEXT_ACTIONS), *sorted(PLAIN_ACTIONS),
 ]  # fmt: skip
 
@@ -87,19 +87,30 @@ def _text_action(rest: str) -> tuple[dict[str, str], str]:
         rest = rest[match.end() :]
 
 
-def bash_result_text(data: Any) -> str:
-    """The result of ``bash`` as the cell keeps it: the output, then how it ended."""
-    if not isinstance(data, dict):
-        return str(data)
-    lines = [str(data.get("output", "")).rstrip("\n")]
-    if data.get("truncated"):
-        lines.append(f"(output truncated; all of it is in {data.get('fullOutputPath', '?')})")
-    if data.get("cancelled"):
-        lines.append("(cancelled)")
-    code = data.get("exitCode")
-    if isinstance(code, int) and code != 0:
-        lines.append(f"(exit code {code})")
-    return "\n".join(lines)
+_LATER = object()
+
+
+def _command_result(session: Any, run: Any) -> Any:
+    """Wait for a command that may pause on a dialog: its data when it is answered soon,
+    else ``_LATER`` once its area (where the dialog and then the result appear) is shown
+    under the cell: a running cell would keep the kernel from delivering the click."""
+    try:
+        result = session.wait(timeout=session.config.request_timeout, run=run, quiet=True)
+    except CommandTimeoutError:
+        result = None
+    if result is not None and result.reason != "dialog":
+        return run.data  # raises the agent's error, as a plain command would
+    presentation = session.presentation
+    if presentation is not None:
+        presentation.display_run(run)
+    if result is None:
+        print(f"Still waiting for the agent's answer to {run.kind!r}; it will show here.")
+    return _LATER
+
+
+def _print_later(data: Any) -> None:
+    if data is not _LATER:
+        _print_data(data)
 
 
 def _print_queue(data: Any) -> None:
@@ -261,6 +272,8 @@ class AtomicAgentMagics(Magics):
             _print_queue(session.clear_queue())
         elif args.action == "export":
             _print_data(session.export_html(args.words[0] if args.words else None))
+        elif args.action == "new":
+            _print_later(_command_result(session, session.new_session(display=False, shown=True)))
         else:
             _print_data(getattr(session, PLAIN_ACTIONS[args.action])())
         return None
@@ -288,18 +301,22 @@ class AtomicAgentMagics(Magics):
             live = LiveOutput()
             display(live.widget)
             try:
-                data = session.bash(text, on_output=live.append)
+                run = session.bash(text, on_output=live.append, display=False, shown=True)
+                data = _command_result(session, run)
             except BaseException:
                 if live.text:  # what came before the failure stays in the cell
                     print(live.text.rstrip("\n"))
-                raise
-            finally:
                 live.close()
-            print(bash_result_text(data))
+                raise
+            if data is not _LATER:
+                live.close()
+                print(bash_result_text(data))
         elif action == "name":
             _print_data(session.set_session_name(text))
         elif action == "compact":
-            _print_data(session.compact(text or None))
+            _print_later(
+                _command_result(session, session.compact(text or None, display=False, shown=True))
+            )
 
     def _lifecycle(self, action: str, session: Any) -> None:
         if action == "stop":
@@ -382,7 +399,7 @@ def status_text(session: Any) -> str:
         rows.append(("project trust", "on (the project's .pi extensions and settings load)"))
     if session.alive:
         try:
-            agent = session.get_state(timeout=5)
+            agent = session.get_state()  # AtomicAgent.request_timeout
         except AtomicAgentError as exc:
             agent = None
             rows.append(("agent state", f"unavailable: {exc}"))
@@ -407,5 +424,6 @@ def status_text(session: Any) -> str:
         ("ignored messages", str(session.diagnostic_count)),
     ]
     rows += [(f"status: {key}", text) for key, text in session.status.items()]
+    rows = [(key, strip_ansi(value)) for key, value in rows]  # the theme's colours, as text
     width = max(len(key) for key, _ in rows)
     return "\n".join(f"{key.ljust(width)}  {value}" for key, value in rows)

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from atomic_jupyter.protocol.decode import MessageDecoder
+from atomic_jupyter.protocol.decode import MessageDecoder, Scrubber
 from atomic_jupyter.protocol.framing import Diagnostic, encode_line
 from atomic_jupyter.protocol.messages import (
     AgentEvent,
@@ -111,12 +111,15 @@ class RpcConnection:
     ----------
     id_prefix:
         Prefix of the ids this connection gives to commands (``aj-1``, ``aj-2``, ...).
+    scrubber:
+        Takes secrets out of every line of the agent that holds one, before it is decoded
+        into a message (None: lines are taken as they are).
     """
 
-    def __init__(self, *, id_prefix: str = "aj-") -> None:
+    def __init__(self, *, id_prefix: str = "aj-", scrubber: Scrubber | None = None) -> None:
         self._prefix = id_prefix
         self._ids = itertools.count(1)
-        self._decoder = MessageDecoder()
+        self._decoder = MessageDecoder(scrubber=scrubber)
         #: Command id -> command type, for every command waiting for its answer (oldest first).
         self._pending: dict[str, str] = {}
         self._abandoned: deque[str] = deque(maxlen=ABANDONED_KEPT)

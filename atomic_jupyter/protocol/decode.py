@@ -13,12 +13,12 @@ are dropped afterwards, so the result is the same, only slower.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from atomic_jupyter.protocol.framing import Diagnostic, LineSplitter, Record, decode_line
 from atomic_jupyter.protocol.messages import AgentEvent, Message, parse_message
 
-__all__ = ["FAST_PATH", "MessageDecoder"]
+__all__ = ["FAST_PATH", "MessageDecoder", "Scrubber"]
 
 _UPDATE_PREFIX = b'{"type":"message_update"'
 
@@ -58,6 +58,16 @@ def _lean_update(event: Any) -> AgentEvent:
     return AgentEvent("message_update", {"assistantMessageEvent": fields})
 
 
+class Scrubber(Protocol):
+    """Takes secrets out of the agent's lines (see ``transport.secrets.Redactor``)."""
+
+    def touches(self, line: bytes) -> bool:
+        """Whether the raw line may hold a secret."""
+
+    def scrub(self, value: Any) -> Any:
+        """The decoded value with the secrets taken out of every string."""
+
+
 class MessageDecoder:
     """Incremental decoder: bytes in, :class:`~atomic_jupyter.protocol.messages.Message` and
     :class:`~atomic_jupyter.protocol.framing.Diagnostic` out, in stream order.
@@ -66,9 +76,10 @@ class MessageDecoder:
     ``contentIndex`` and ``delta``; the partial messages are never built.
     """
 
-    def __init__(self, *, fast: bool = True) -> None:
+    def __init__(self, *, fast: bool = True, scrubber: Scrubber | None = None) -> None:
         self._lines = LineSplitter()
         self._fast = fast and FAST_PATH
+        self._scrubber = scrubber
         #: How many message_update lines went through the fast path (for benchmarks).
         self.fast_lines = 0
 
@@ -81,6 +92,21 @@ class MessageDecoder:
         return [self._decode(line) for line in self._lines.close()]
 
     def _decode(self, line: bytes) -> Message | Diagnostic:
+        message = self._decode_line(line)
+        if isinstance(message, AgentEvent):
+            object.__setattr__(message, "size", len(line))  # for logs bounded in bytes
+        return message
+
+    def _decode_line(self, line: bytes) -> Message | Diagnostic:
+        scrubber = self._scrubber
+        if scrubber is not None and scrubber.touches(line):
+            item = decode_line(line)
+            if isinstance(item, Diagnostic):
+                return item
+            value = scrubber.scrub(item.value)
+            if line.startswith(_UPDATE_PREFIX) and isinstance(value, dict):
+                return _lean_update(value)
+            return parse_message(value)
         if line.startswith(_UPDATE_PREFIX):
             if self._fast:
                 try:

@@ -387,10 +387,13 @@ class AgentEvent:
         The event type; see :data:`KNOWN_EVENT_TYPES` (unknown types are kept too).
     fields:
         Every field but ``type``, as received.
+    size:
+        The length in bytes of the line it came in (0 when not decoded from a line).
     """
 
     type: str
     fields: Mapping[str, Any] = field(default_factory=dict)
+    size: int = field(default=0, compare=False)
 
     @property
     def known(self) -> bool:

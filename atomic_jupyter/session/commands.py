@@ -17,10 +17,19 @@ from atomic_jupyter.session.images import image_contents
 if TYPE_CHECKING:
     from atomic_jupyter.protocol.messages import AgentEvent, Response
     from atomic_jupyter.session.observers import Subscription
+    from atomic_jupyter.session.runs import CommandRun
 
-__all__ = ["AgentCommands", "THINKING_LEVELS", "disposition_text"]
-#: Commands that may run a model call or a long shell command get at least this long.
-SLOW_COMMAND_TIMEOUT = 300.0
+__all__ = [
+    "AgentCommands",
+    "PAUSABLE_COMMANDS",
+    "THINKING_LEVELS",
+    "bash_result_text",
+    "command_result_text",
+    "disposition_text",
+]
+#: Commands an extension may intercept, and so pause on a dialog: they are sent without
+#: blocking, as a :class:`~atomic_jupyter.session.runs.CommandRun`.
+PAUSABLE_COMMANDS = frozenset({"new_session", "switch_session", "fork", "clone", "compact", "bash"})
 
 
 def disposition_text(kind: str, data: Any) -> str:
@@ -39,6 +48,45 @@ def disposition_text(kind: str, data: Any) -> str:
     return f"{what}: {disposition}."
 
 
+def bash_result_text(data: Any) -> str:
+    """The result of ``bash`` as text: the output, then how it ended."""
+    if not isinstance(data, dict):
+        return str(data)
+    lines = [str(data.get("output", "")).rstrip("\n")]
+    if data.get("truncated"):
+        lines.append(f"(output truncated; all of it is in {data.get('fullOutputPath', '?')})")
+    if data.get("cancelled"):
+        lines.append("(cancelled)")
+    code = data.get("exitCode")
+    if isinstance(code, int) and code != 0:
+        lines.append(f"(exit code {code})")
+    return "\n".join(lines)
+
+
+_SWITCHES = {
+    "new_session": "New session started.",
+    "switch_session": "Switched to the session.",
+    "fork": "Forked the session.",
+    "clone": "Cloned the session.",
+}
+
+
+def command_result_text(kind: str, data: Any) -> str:
+    """What a pausable command's answer says, in words ("" when there is nothing to say)."""
+    if kind == "bash":
+        return bash_result_text(data)
+    if isinstance(data, dict) and data.get("cancelled"):
+        return f"{kind} was cancelled by an extension."
+    if kind in _SWITCHES:
+        return _SWITCHES[kind]
+    if kind == "compact" and isinstance(data, dict):
+        before = data.get("tokensBefore")
+        return "Compacted the conversation" + (
+            f" ({before:,} tokens before)." if isinstance(before, int) else "."
+        )
+    return ""
+
+
 class AgentCommands:
     """Typed wrappers of the agent's commands, on top of ``request``."""
 
@@ -49,6 +97,11 @@ class AgentCommands:
 
     def on_event(self, callback: Callable[[AgentEvent], None]) -> Subscription:
         raise NotImplementedError  # provided by AgentSession
+
+    def command(
+        self, command: Any, *, display: bool = True, shown: bool | None = None, **fields: Any
+    ) -> CommandRun:
+        raise NotImplementedError  # provided by ConversationMethods
 
     def _data(self, kind: str, timeout: float | None = None, **fields: Any) -> Any:
         self.agent.require_command(kind)
@@ -80,9 +133,35 @@ class AgentCommands:
 
     # ------------------------------------------------------------------ session
 
-    def new_session(self, parent_session: str | None = None, timeout: float | None = None) -> Any:
-        """Start a fresh conversation; ``{"cancelled": bool}`` (an extension may cancel)."""
-        return self._data("new_session", timeout, parentSession=parent_session)
+    def _pausable(self, kind: str, display: bool, shown: bool | None, **fields: Any) -> CommandRun:
+        command = {"type": kind, **{k: v for k, v in fields.items() if v is not None}}
+        return self.command(command, display=display, shown=shown)
+
+    def new_session(
+        self,
+        parent_session: str | None = None,
+        *,
+        display: bool = True,
+        shown: bool | None = None,
+    ) -> CommandRun:
+        """Start a fresh conversation; returns at once (an extension may ask first, in a
+        dialog under the cell). ``.result()`` is ``{"cancelled": bool}``."""
+        return self._pausable("new_session", display, shown, parentSession=parent_session)
+
+    def switch_session(
+        self, session_path: str, *, display: bool = True, shown: bool | None = None
+    ) -> CommandRun:
+        """Load another session file; returns at once, as :meth:`new_session` does."""
+        return self._pausable("switch_session", display, shown, sessionPath=session_path)
+
+    def fork(self, entry_id: str, *, display: bool = True, shown: bool | None = None) -> CommandRun:
+        """Branch the conversation at an earlier user message (``get_fork_messages`` lists
+        them); returns at once. ``.result()`` is ``{"text": ..., "cancelled": bool}``."""
+        return self._pausable("fork", display, shown, entryId=entry_id)
+
+    def clone(self, *, display: bool = True, shown: bool | None = None) -> CommandRun:
+        """Copy the current branch into a new session; returns at once."""
+        return self._pausable("clone", display, shown)
 
     def get_state(self, timeout: float | None = None) -> Any:
         """The agent's state: model, thinking level, streaming, session file and name, ..."""
@@ -120,27 +199,36 @@ class AgentCommands:
         return self._data("get_commands", timeout)
 
     def compact(
-        self, custom_instructions: str | None = None, timeout: float | None = SLOW_COMMAND_TIMEOUT
-    ) -> Any:
-        """Summarise the conversation to free context (runs a model call)."""
-        return self._data("compact", timeout, customInstructions=custom_instructions)
+        self,
+        custom_instructions: str | None = None,
+        *,
+        display: bool = True,
+        shown: bool | None = None,
+    ) -> CommandRun:
+        """Summarise the conversation to free context (a model call; an extension may ask
+        first or do it itself); returns at once. ``.result()`` has the summary and
+        ``tokensBefore``."""
+        return self._pausable("compact", display, shown, customInstructions=custom_instructions)
 
     def bash(
         self,
         command: str,
-        timeout: float | None = SLOW_COMMAND_TIMEOUT,
         *,
         on_output: Callable[[str], None] | None = None,
-    ) -> Any:
-        """Run a shell command; its output joins the context of the next prompt.
+        display: bool = True,
+        shown: bool | None = None,
+    ) -> CommandRun:
+        """Run a shell command; its output joins the context of the next prompt. Returns at
+        once (a ``user_bash`` handler of an extension may ask first).
 
-        Returns ``{"output", "exitCode", "cancelled", "truncated"[, "fullOutputPath"]}``.
-        ``on_output(text)`` is called with each piece of output as it comes (the current agent
-        line streams it as ``bash_execution_update``; the 0.73 line does not, so then the
-        output comes only in the result). It runs on the reader thread: keep it short.
+        ``.result()`` is ``{"output", "exitCode", "cancelled", "truncated"[,
+        "fullOutputPath"]}``. ``on_output(text)`` is called with each piece of output as it
+        comes (the current agent line streams it as ``bash_execution_update``; the 0.73 line
+        does not, so then the output comes only in the result). It runs on the reader
+        thread: keep it short.
         """
         if on_output is None:
-            return self._data("bash", timeout, command=command)
+            return self._pausable("bash", display, shown, command=command)
         cid = f"aj-bash-{uuid.uuid4().hex[:12]}"
 
         def forward(event: AgentEvent) -> None:
@@ -151,9 +239,12 @@ class AgentCommands:
 
         subscription = self.on_event(forward)
         try:
-            return self._data("bash", timeout, command=command, id=cid)
-        finally:
+            run = self._pausable("bash", display, shown, command=command, id=cid)
+        except BaseException:
             subscription.remove()
+            raise
+        run.when_answered(lambda _run: subscription.remove())
+        return run
 
     # ------------------------------------------------------------------ model and thinking
 

@@ -7,16 +7,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from concurrent.futures import Future
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from atomic_jupyter.errors import AgentNotRunningError, AtomicAgentError
 from atomic_jupyter.protocol.messages import Response
-from atomic_jupyter.session.commands import AgentCommands
+from atomic_jupyter.session.commands import AgentCommands, command_result_text
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.images import image_contents
 from atomic_jupyter.session.observers import WakeSignal
 from atomic_jupyter.session.policies import CANCEL, Policy, PolicyBook
-from atomic_jupyter.session.runs import PromptRun
+from atomic_jupyter.session.runs import CommandRun, PromptRun
 from atomic_jupyter.session.waiting import WaitResult, wait_for_run
 
 if TYPE_CHECKING:
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from atomic_jupyter.transport.client import AgentClient, PendingCommand
 
 __all__ = ["ConversationMethods"]
+
+RunT = TypeVar("RunT", bound=PromptRun)
 
 
 class ConversationMethods(AgentCommands):
@@ -100,8 +102,56 @@ class ConversationMethods(AgentCommands):
             command["images"] = image_contents(images)
         if streaming_behavior is not None:
             command["streamingBehavior"] = streaming_behavior
+        return self._send_run(PromptRun("", text), command, display=display, shown=shown)
+
+    def command(
+        self,
+        command: Mapping[str, Any] | str,
+        *,
+        display: bool = True,
+        shown: bool | None = None,
+        label: str | None = None,
+        **fields: Any,
+    ) -> CommandRun:
+        """Send a command that the agent may pause on an extension's dialog, and return at once.
+
+        ``new_session``, ``switch_session``, ``fork``, ``clone``, ``compact`` and ``bash``
+        let extensions intercept them (``session_before_switch``, ``session_before_compact``,
+        ``user_bash``, ...), and an extension may ask a person first. So the command is
+        sent like a prompt: its area (shown in the current cell when ``display`` is true)
+        holds its dialogs and then its result, and the returned
+        :class:`~atomic_jupyter.session.runs.CommandRun` gives the result
+        (:meth:`~atomic_jupyter.session.runs.CommandRun.result`); :meth:`wait` waits for it
+        and stops early when a dialog needs a person.
+
+        Parameters
+        ----------
+        command:
+            The command as a dict, or its type with the other fields as keyword arguments.
+        display, shown:
+            As for :meth:`prompt`.
+        label:
+            The line that heads its area (by default, the command's type).
+        """
+        if isinstance(command, str):
+            command = {"type": command, **fields}
+        elif fields:
+            command = {**command, **fields}
+        kind = str(command.get("type", ""))
+        self.agent.require_command(kind)
+        run = CommandRun("", dict(command), label or kind)
+        return self._send_run(run, command, display=display, shown=shown)
+
+    def _send_run(
+        self,
+        run: RunT,
+        command: Mapping[str, Any],
+        *,
+        display: bool,
+        shown: bool | None,
+    ) -> RunT:
+        """Write a prompt's or a command's run, its area prepared first; return it."""
         presentation = self.presentation if display or shown else None
-        run = PromptRun("", text)
         run.shown = shown if shown is not None else bool(presentation and presentation.displays)
         if run.shown and presentation is not None:
             presentation.prepare_run(run)  # built before the prompt goes out: no event is missed
@@ -109,12 +159,17 @@ class ConversationMethods(AgentCommands):
         pending = self.client.prepare(command)
         run.id = pending.id
         self.tracker.sent(run)  # before the answer can come, and before any event of the run
+        redact = self.extension_ui.redact
 
         def settle(future: Future[Response]) -> None:
             error = future.exception()
             response = None if error is not None else future.result()
             if response is not None and response.error:
-                response = replace(response, error=self.extension_ui.redact(response.error))
+                response = replace(response, error=redact(response.error))
+            if isinstance(run, CommandRun) and response is not None and response.success:
+                text = command_result_text(run.kind, response.data)
+                if text:
+                    run.transcript.note(redact(text), kind="result")
             self.tracker.answered(run, response, None if error is None else str(error))
 
         # Before the write: the answer, and the whole run after it, may come before this

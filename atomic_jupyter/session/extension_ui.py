@@ -8,12 +8,14 @@ that changed (``"title"``, ``"status"``, ``"widgets"``, ``"editor"``, ``"notific
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import deque
 from collections.abc import Callable
 from typing import Any
 
 from atomic_jupyter.protocol.messages import (
+    AgentEvent,
     NotifyRequest,
     SetEditorTextRequest,
     SetStatusRequest,
@@ -134,6 +136,12 @@ class ExtensionUiState:
         self.editor_text = text
         if announce:
             self.changed.emit("editor")
+
+    def extension_error(self, event: AgentEvent) -> None:
+        """An ``extension_error`` event: an error notification naming the extension's file."""
+        where = os.path.basename(str(event.get("extensionPath", "") or "")) or "an extension"
+        what = f"extension error in {where} ({event.get('event', '?')}): {event.get('error', '')}"
+        self.apply(NotifyRequest("", message=what, notify_type="error"))
 
     def diagnose(self, text: str) -> None:
         """Record a message the session had to ignore, and why."""

@@ -50,6 +50,8 @@ __all__ = ["RunTracker", "state_probe"]
 
 #: How many runs are kept (the newest).
 RUNS_KEPT = 100
+#: Why a dialog still pending when its run ended with the agent idle is closed.
+NO_LONGER_AWAITED = "no longer awaited (the run ended without an answer)"
 
 Probe = Callable[[Callable[[dict[str, Any] | None], None]], None]
 RunListener = Callable[[PromptRun, str], None]
@@ -103,6 +105,7 @@ class RunTracker:
         self._injected: deque[str] = deque(maxlen=50)
         self._ends = 0
         self._retrying = False
+        self._in_agent_run = False  # between agent_start and the end of that agent run
 
     def reset(self) -> None:
         """Forget the routing (a new agent process); the runs stay listed."""
@@ -110,6 +113,7 @@ class RunTracker:
             self.latest = self.current = None
             self._injected.clear()
             self._retrying = False
+            self._in_agent_run = False
             self._settle_seen = False
 
     # ------------------------------------------------------------------ prompts
@@ -136,7 +140,7 @@ class RunTracker:
             self.runs.append(run)
             del self.runs[:-RUNS_KEPT]
             self.latest = run
-            run.is_command = self.is_extension_command(run.message)
+            run.is_command = run.is_command or self.is_extension_command(run.message)
             current = self.current
             if current is None or current.finished:
                 self.current = run
@@ -156,7 +160,8 @@ class RunTracker:
     def answered(self, run: PromptRun, response: Response | None, error: str | None) -> None:
         """The agent answered (or could not answer) a prompt."""
         if response is not None and not response.success:
-            error = f"the agent refused the prompt: {response.error or 'no reason given'}"
+            what = "the prompt" if run.kind == "prompt" else repr(run.kind)
+            error = f"the agent refused {what}: {response.error or 'no reason given'}"
         with self._lock:
             run.answered_after = self._ends
             run._settle(response, error)
@@ -172,6 +177,7 @@ class RunTracker:
             self.finish([run])  # done when answered; the other run goes on
         elif disposition in ("started", "queued"):
             self._settle_seen = True  # a run began or waits in the queue: agent_settled ends it
+            run.awaits_settle = True
         elif not run.queued:
             self._probe(lambda data: self._after_answer(run, data))
         self.changed.emit(run, "state")
@@ -203,14 +209,21 @@ class RunTracker:
         settling = self.settling
         if kind == "agent_settled":
             self._settle_seen = True
+            self._in_agent_run = False
             self._settled()
         elif kind == "agent_end":
             with self._lock:
                 self._ends += 1
                 self._retrying = False
+                self._in_agent_run = False
                 end = self._ends
             if not settling:
                 self._probe(lambda data: self._after_end(end, data))
+        elif kind == "compaction_end" and not self._in_agent_run and not event.get("willRetry"):
+            # A compaction of its own (``compact``, an extension's ``ctx.compact()``): no
+            # agent run, so no agent_end or agent_settled follows. Once the agent is idle,
+            # every run waiting only for that is over.
+            self._probe(self._after_idle_event)
         elif settling and kind in ("auto_retry_start", "auto_retry_end", "compaction_end"):
             return  # retries and compaction within a run: agent_settled ends the run
         elif kind == "auto_retry_start":
@@ -228,6 +241,7 @@ class RunTracker:
                 self._probe(lambda data: self._after_end(end, data))
         elif kind == "agent_start":
             self._retrying = False  # the retry has begun; its agent_end decides
+            self._in_agent_run = True
 
     def _maybe_switch(self, event: AgentEvent) -> None:
         message = event.get("message")
@@ -272,11 +286,27 @@ class RunTracker:
         with self._lock:
             self._retrying = False
             done = [r for r in self.runs if r.answered and not r.finished]
-        self.finish(done)
+        self.finish(done, idle=True)
 
     def _after_answer(self, run: PromptRun, data: dict[str, Any] | None) -> None:
-        if data is None or (self._idle(data) and not self._retrying):
+        if data is None:
             self.finish([run])
+        elif self._idle(data) and not self._retrying:
+            self.finish([run], idle=True)
+
+    def _after_idle_event(self, data: dict[str, Any] | None) -> None:
+        """After something that ended outside an agent run (a compaction of its own): if the
+        agent is idle, every answered run is over, except those the agent has still to
+        settle (a run answered ``started`` may not have begun yet)."""
+        if not (self._idle(data) and not self._retrying):
+            return
+        with self._lock:
+            done = [
+                r
+                for r in self.runs
+                if r.answered and not r.finished and not (self.settling and r.awaits_settle)
+            ]
+        self.finish(done, idle=True)
 
     def _after_end(self, end: int, data: dict[str, Any] | None) -> None:
         with self._lock:
@@ -292,17 +322,33 @@ class RunTracker:
         busy_with_next = (
             newer and not retrying and isinstance(data, dict) and not data.get("isCompacting")
         )
-        if data is None or (self._idle(data) and not retrying) or busy_with_next:
+        if data is None or busy_with_next:
             self.finish(candidates)
+        elif self._idle(data) and not retrying:
+            self.finish(candidates, idle=True)
 
     def finish(
-        self, runs: list[PromptRun], note: tuple[str, str] | None = None, exited: bool = False
+        self,
+        runs: list[PromptRun],
+        note: tuple[str, str] | None = None,
+        exited: bool = False,
+        *,
+        idle: bool = False,
     ) -> None:
-        """Mark runs over, hand on their final transcripts, then wake waiters."""
+        """Mark runs over, hand on their final transcripts, then wake waiters.
+
+        ``idle``: the agent is known to be idle, so a dialog of these runs that is still
+        pending is no longer awaited by anyone (an extension that gave up on it, such as a
+        confirm aborted by its ``AbortSignal``, which the agent settles without a word):
+        it is closed, and a late answer is refused instead of being recorded.
+        """
         for run in runs:
             with self._lock:
                 if run.finished:
                     continue
+                if idle:
+                    for dialog in run.transcript.pending_dialogs():
+                        dialog.close(NO_LONGER_AWAITED)
                 if note is not None:
                     run.transcript.note(*note)
                 run.transcript.close()

@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import shlex
 import threading
-from collections import deque
 from collections.abc import Callable, Mapping
 from concurrent.futures import TimeoutError as FutureTimeout
 from contextlib import suppress
@@ -33,12 +32,12 @@ from atomic_jupyter.errors import (
 from atomic_jupyter.protocol.agent_line import AgentLine
 from atomic_jupyter.protocol.messages import (
     AgentEvent,
-    NotifyRequest,
     Response,
     UIResponse,
 )
 from atomic_jupyter.session.conversation import ConversationMethods
 from atomic_jupyter.session.dialog_registry import DialogRegistry
+from atomic_jupyter.session.event_log import EventLog
 from atomic_jupyter.session.extension_ui import ExtensionUiState
 from atomic_jupyter.session.inbox import Inbox
 from atomic_jupyter.session.launch_env import how_it_ended, plan_launch, start_failure
@@ -87,6 +86,9 @@ class AgentSession(ConversationMethods, PrototypeMethods):
     agent, agent_install:
         Which agent runs (an :class:`~atomic_jupyter.protocol.agent_line.AgentLine`: name,
         version, Node.js, what its line does) and how it was found (its npm package).
+    events:
+        The newest agent events (an :class:`~atomic_jupyter.session.event_log.EventLog`,
+        bounded in count and bytes; streaming updates are not kept).
     extension_ui, dialog_registry, tracker, client:
         The parts (observe ``extension_ui.changed``, ``dialog_registry.added``/``ticked``,
         each dialog's ``changed`` and ``tracker.changed``).
@@ -144,7 +146,7 @@ class AgentSession(ConversationMethods, PrototypeMethods):
             answer=self._send_answer,
             accepting=lambda: self.alive or self.state == "starting",
         )
-        self.events: deque[AgentEvent] = deque(maxlen=EVENTS_KEPT)
+        self.events = EventLog(EVENTS_KEPT)
         self.event_listeners: Listeners[Callable[[AgentEvent], None]] = Listeners(self._diagnose)
         self._addons = [a for a in (f(self) for f in self.addon_factories) if a is not None]
         self._presentation: Presentation | None = None
@@ -201,7 +203,7 @@ class AgentSession(ConversationMethods, PrototypeMethods):
     @property
     def command_line(self) -> str:
         """The agent's command line, quoted for a shell."""
-        return shlex.join(self.argv)
+        return self.extension_ui.redact(shlex.join(self.argv))
 
     @property
     def presentation(self) -> Presentation | None:
@@ -236,13 +238,15 @@ class AgentSession(ConversationMethods, PrototypeMethods):
         """
         if self.alive:
             raise AgentStartError(f"session {self.name!r} is already running (pid {self.pid})")
-        self.extension_ui.redact = Redactor.for_launch(self.spec.env, os.environ)
         try:
             launch = plan_launch(self._base_argv, self.spec, self._addons, os.environ)
         except BaseException:
             self._addons_exited()
             raise
         self.argv = launch.argv
+        redactor = self.extension_ui.redact = Redactor.for_launch(
+            self.spec.env, os.environ, launch.argv
+        )
         self.agent, self.agent_install = launch.line, launch.prepared
         self.tracker.line = launch.line
         with self._lock:
@@ -252,7 +256,8 @@ class AgentSession(ConversationMethods, PrototypeMethods):
             self.tracker.reset()
         self.extension_ui.reset()
         try:
-            self.client.launch(launch.argv, cwd=launch.cwd, env=launch.env, on_exit=self._on_exit)
+            argv, cwd, env = launch.argv, launch.cwd, launch.env
+            self.client.launch(argv, cwd=cwd, env=env, on_exit=self._on_exit, scrubber=redactor)
         except AgentStartError:
             self._set_state("exited")
             self.client.process = None
@@ -435,11 +440,7 @@ class AgentSession(ConversationMethods, PrototypeMethods):
         elif event.type == self.tracker.idle_after and self.state == "working":
             self._set_state("idle")
         elif event.type == "extension_error":
-            where = os.path.basename(str(event.get("extensionPath", "") or "")) or "an extension"
-            what = (
-                f"extension error in {where} ({event.get('event', '?')}): {event.get('error', '')}"
-            )
-            self.extension_ui.apply(NotifyRequest("", message=what, notify_type="error"))
+            self.extension_ui.extension_error(event)
         self.event_listeners.emit(event)
         self._wake.ping()
 

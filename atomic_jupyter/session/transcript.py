@@ -247,6 +247,12 @@ class Transcript:
             self._add(DialogBlock(dialog=dialog))
             self.rev += 1
 
+    def pending_dialogs(self) -> list[Dialog]:
+        """The run's dialogs that are still pending, oldest first."""
+        with self.lock:
+            found = [b.dialog for b in self.blocks if isinstance(b, DialogBlock)]
+        return [d for d in found if d is not None and d.pending]
+
     def text(self) -> str:
         """All assistant text of the run, final messages as the agent sent them."""
         with self.lock:

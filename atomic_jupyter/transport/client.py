@@ -17,6 +17,7 @@ from typing import Any
 
 from atomic_jupyter.errors import AgentNotRunningError
 from atomic_jupyter.protocol.connection import ConnectionEvent, Reply, RpcConnection
+from atomic_jupyter.protocol.decode import Scrubber
 from atomic_jupyter.protocol.messages import Response, UIResponse
 from atomic_jupyter.transport.process import AgentProcess, Delivery
 
@@ -88,10 +89,12 @@ class AgentClient:
         cwd: str | None,
         env: Mapping[str, str],
         on_exit: Callable[[int], None],
+        scrubber: Scrubber | None = None,
     ) -> AgentProcess:
-        """Spawn the agent with a fresh connection (raises ``AgentStartError``)."""
+        """Spawn the agent with a fresh connection (raises ``AgentStartError``); ``scrubber``
+        takes secrets out of the agent's lines before they are decoded."""
         with self._lock:
-            self._connection = RpcConnection()
+            self._connection = RpcConnection(scrubber=scrubber)
         process = AgentProcess(
             argv,
             on_data=self.receive_data,

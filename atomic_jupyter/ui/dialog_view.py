@@ -22,7 +22,7 @@ from atomic_jupyter.protocol.messages import (
     SelectRequest,
 )
 from atomic_jupyter.session.dialogs import Dialog
-from atomic_jupyter.ui.text import TextLine, pre_block
+from atomic_jupyter.ui.text import TextLine, plain, pre_block
 
 __all__ = ["DialogView", "MAX_OPTION_BUTTONS"]
 
@@ -52,6 +52,7 @@ class DialogView:
         self.collapsed = False
         self.buttons: dict[str, w.Button] = {}
         self.value_widget: w.ValueWidget | None = None
+        self._summary: TextLine | None = None
         self.error = TextLine("", color="var(--jp-error-color1,#c62828)")
         self.error.layout.display = "none"
         self.countdown = TextLine("")
@@ -84,8 +85,9 @@ class DialogView:
     def _button(
         self, role: str, text: str, on_click: Callable[[], None], style: str = ""
     ) -> w.Button:
+        label = plain(text)
         button = w.Button(
-            description=text, tooltip=text, button_style=style, layout=w.Layout(width="auto")
+            description=label, tooltip=label, button_style=style, layout=w.Layout(width="auto")
         )
         button.on_click(lambda _b: self._act(on_click))
         button.add_class("atomic-" + role.split(":")[0])  # atomic-option, -yes, -submit, ...
@@ -107,7 +109,7 @@ class DialogView:
                     layout=w.Layout(flex_flow="row wrap"),
                 )
             dropdown = w.Dropdown(
-                options=[(option, i) for i, option in enumerate(options)], value=0
+                options=[(plain(option), i) for i, option in enumerate(options)], value=0
             )
             self.value_widget = dropdown
             submit = self._button(
@@ -123,7 +125,7 @@ class DialogView:
             )
         if isinstance(request, InputRequest):
             text = w.Text(
-                value="", placeholder=request.placeholder or "", layout=w.Layout(width="60%")
+                value="", placeholder=plain(request.placeholder or ""), layout=w.Layout(width="60%")
             )
             self.value_widget = text
             submit = self._button(
@@ -173,14 +175,19 @@ class DialogView:
             self.countdown.text = f"expires in {int(left + 0.999)} s"
 
     def refresh(self) -> None:
-        """Collapse to one line once the dialog is no longer pending."""
-        if self.dialog.pending or self.collapsed:
+        """Collapse to one line once the dialog is no longer pending; keep that line current
+        (an answer found undelivered later says so)."""
+        if self.dialog.pending:
+            return
+        if self.collapsed:
+            if self._summary is not None:
+                self._summary.text = self.dialog.outcome
             return
         for button in self.buttons.values():
             button.disabled = True
         if self.value_widget is not None:
             self.value_widget.disabled = True
-        summary = TextLine(self.dialog.outcome)
+        summary = self._summary = TextLine(self.dialog.outcome)
         summary.add_class("atomic-dialog-outcome")
         summary.add_class(f"atomic-dialog-{self.dialog.state}")
         old = self.root.children
@@ -188,7 +195,6 @@ class DialogView:
         self.root.layout.border = f"1px solid {_BORDER['done']}"
         self.root.layout.padding = "2px 6px"
         self.collapsed = True
-        self._subscription.remove()
         # The controls are gone from the page. A click already on its way must still reach
         # a live widget (and be ignored), so their comms are closed a little later.
         _retire(list(old))

@@ -6,6 +6,9 @@ its view hands the value to the page's LaTeX typesetter, so ``$...$`` in a title
 typeset as maths (and MathJax's ``\style`` could restyle the page). So every line of agent
 text is a :class:`TextLine`: an ``HTML`` widget (whose view only assigns ``innerHTML``,
 with no typesetting) holding the text escaped here, inside markup written by this package.
+Terminal colour codes in it (extensions colour their status lines with the agent's theme,
+tools colour their output) become styled spans, and every other control sequence is
+removed (:mod:`atomic_jupyter.ui.ansi`); text traits get :func:`plain`.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from collections.abc import Iterable
 
 import ipywidgets as w
 
-__all__ = ["TextLine", "escape", "pre_block", "pre_html"]
+from atomic_jupyter.ui.ansi import ansi_to_html, strip_ansi
+
+__all__ = ["TextLine", "escape", "plain", "pre_block", "pre_html"]
 
 _PRE_STYLE = "margin:0;white-space:pre-wrap;word-break:break-word;font-family:var(--jp-code-font-family,monospace);font-size:12px"
 
@@ -25,10 +30,17 @@ def escape(text: str) -> str:
     return html.escape(text, quote=True)
 
 
+def plain(text: str) -> str:
+    """Agent text for a text trait (a button's description, an option's label): without
+    terminal control sequences."""
+    return strip_ansi(text)
+
+
 def pre_html(lines: Iterable[str], color: str | None = None) -> str:
-    """Escaped lines in a ``<pre>`` block, optionally coloured (the colour is ours, not the agent's)."""
+    """Escaped lines in a ``<pre>`` block (terminal colours as styled spans), optionally
+    coloured (that colour is ours, not the agent's)."""
     style = _PRE_STYLE + (f";color:{color}" if color else "")
-    return f'<pre style="{style}">' + "\n".join(escape(line) for line in lines) + "</pre>"
+    return f'<pre style="{style}">' + ansi_to_html("\n".join(lines)) + "</pre>"
 
 
 def pre_block(lines: Iterable[str], color: str | None = None, **kwargs: object) -> w.HTML:
@@ -63,7 +75,7 @@ class TextLine(w.HTML):  # type: ignore[misc]
             style += ";font-weight:bold"
         if self._color:
             style += f";color:{self._color}"
-        return f'<span style="{style}">{escape(self._text)}</span>'
+        return f'<span style="{style}">{ansi_to_html(self._text)}</span>'
 
     @property
     def text(self) -> str:

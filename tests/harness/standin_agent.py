@@ -63,6 +63,10 @@ def scenario(name: str, arg: str, prompt_id: str) -> None:
     elif name == "bigline":
         out.write(b"x" * (int(arg or 50) * 1024 * 1024) + b"\n")
         notify("after the big line")
+    elif name == "bigevent":  # a valid event of a type nobody knows, of ARG MB
+        blob = "y" * (int(arg or 50) * 1024 * 1024)
+        out.write(b'{"type":"mystery_event","blob":"' + blob.encode() + b'"}\n')
+        notify("after the big event")
     elif name == "badutf8":
         out.write(b"\xff\xfe\xfd not utf-8 \xc3\x28\n")
         notify("after bad utf-8")
@@ -97,6 +101,38 @@ def scenario(name: str, arg: str, prompt_id: str) -> None:
         sys.stderr.write("environment: " + " ".join(secrets) + "\n")
         sys.stderr.flush()
         notify("my secrets: " + " ".join(secrets))
+        shown = " ".join(secrets)
+        for method, fields in (
+            ("setStatus", {"statusKey": "leak", "statusText": "key " + shown}),
+            ("setTitle", {"title": "title " + shown}),
+            ("setWidget", {"widgetKey": "leak", "widgetLines": ["widget " + shown]}),
+            ("set_editor_text", {"text": "editor " + shown}),
+        ):
+            emit({"type": "extension_ui_request", "id": f"leak-{method}", "method": method, **fields})
+        dialog("leak-dialog", title="confirm key " + shown, options=("use " + shown, "no"))
+        emit({"type": "agent_start"})
+        text = {"role": "assistant", "content": [{"type": "text", "text": "answer " + shown}]}
+        emit({"type": "message_start", "message": text})
+        emit({"type": "message_end", "message": text})
+        result = {"content": [{"type": "text", "text": "tool output " + shown}]}
+        emit(
+            {
+                "type": "tool_execution_start",
+                "toolCallId": "t1",
+                "toolName": "bash",
+                "args": {"command": "echo " + shown},
+            }
+        )
+        emit(
+            {
+                "type": "tool_execution_end",
+                "toolCallId": "t1",
+                "toolName": "bash",
+                "result": result,
+                "isError": False,
+            }
+        )
+        emit({"type": "extension_error", "extensionPath": "x.ts", "event": "e", "error": shown})
         emit(
             {
                 "id": prompt_id,

@@ -42,6 +42,15 @@ def pinned_package() -> dict:
     return json.loads((folder / "package.json").read_text())
 
 
+def agent_example(name: str) -> Path:
+    """An example extension shipped inside the pinned agent under test
+    (``examples/extensions/NAME``): the other end of the protocol, written by its authors."""
+    folder = PINNED_AGENT.resolve().parent
+    while not (folder / "package.json").exists():
+        folder = folder.parent
+    return folder / "examples" / "extensions" / name
+
+
 def provider_error(status: int, message: str) -> str:
     """The ``errorMessage`` the agent gives for the scripted model's HTTP error: the current
     line quotes the error body, the 0.73 line its message."""
@@ -88,6 +97,20 @@ def conversation_script(request):
                 [ToolCall("bash", {"command": "echo dangerous-but-fine"})], usage=Usage(80, 10)
             )
         return Turn([Text("The command ran (or was blocked).")], usage=Usage(90, 8))
+    if "print the secret" in prompt:
+        if turn == 0:
+            return Turn(
+                [ToolCall("bash", {"command": 'printf "tool %s" "$AJ_SECRET_TOKEN"'})],
+                usage=Usage(80, 10),
+            )
+        return Turn([Text("Printed it.")], usage=Usage(90, 8))
+    if "wipe" in prompt:  # a command the agent's rpc-demo.ts example guards with a select
+        if turn == 0:
+            return Turn(
+                [ToolCall("bash", {"command": "rm -rf ./no-such-scratch-folder"})],
+                usage=Usage(80, 10),
+            )
+        return Turn([Text("The wipe was allowed or blocked.")], usage=Usage(90, 8))
     if "long tool" in prompt:
         if turn == 0:
             return Turn(

@@ -1,0 +1,263 @@
+"""The agent's own example extensions (``examples/extensions/`` in its npm package), through a
+real kernel driven like JupyterLab, with the scripted model: the other end of the protocol,
+written by the agent's authors, not by us.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
+from tests.harness.support import agent_example
+from tests.harness.widget_text import has_class, text
+
+pytestmark = [pytest.mark.kernel, pytest.mark.agent]
+
+EXAMPLES = ["rpc-demo.ts", "timed-confirm.ts", "status-line.ts", "trigger-compact.ts"]
+
+
+@pytest.fixture(scope="module")
+def kernel_agent_home(scripted_model) -> Path:
+    _server, home, _args = scripted_model
+    return home
+
+
+@pytest.fixture(scope="module")
+def kernel_setup(scripted_model) -> list[str]:
+    """One session with four of the agent's examples loaded, on the scripted model."""
+    _server, _home, args = scripted_model
+    extensions = " ".join(f"-e {agent_example(name)}" for name in EXAMPLES)
+    return [f"%atomic_agent start {extensions} -- {' '.join(args)}"]
+
+
+@pytest.fixture(scope="module")
+def panel(kernel: BrowserLikeKernel) -> WidgetRef:
+    return kernel.find("VBox", _dom_classes=has_class("atomic-panel"))
+
+
+def area_of(result) -> str:
+    (area_id,) = result.widget_ids
+    return area_id
+
+
+def dialog_in(kernel: BrowserLikeKernel, area_id: str, method: str) -> WidgetRef:
+    return kernel.wait_for(
+        lambda: next(
+            iter(
+                kernel.widgets(
+                    "VBox", within=area_id, _dom_classes=has_class(f"atomic-dialog-{method}")
+                )
+            ),
+            None,
+        ),
+        what=f"a {method} dialog",
+    )
+
+
+def outcome_of(kernel: BrowserLikeKernel, dialog: WidgetRef, timeout: float = 30) -> str:
+    label = kernel.wait_for(
+        lambda: next(
+            iter(
+                kernel.widgets(
+                    "HTML", within=dialog.comm_id, _dom_classes=has_class("atomic-dialog-outcome")
+                )
+            ),
+            None,
+        ),
+        timeout=timeout,
+        what="the dialog to collapse",
+    )
+    return text(label)
+
+
+def notes(kernel: BrowserLikeKernel, panel: WidgetRef) -> list[str]:
+    return [
+        text(w)
+        for w in kernel.widgets(
+            "HTML", within=panel.comm_id, _dom_classes=has_class("atomic-notification")
+        )
+    ]
+
+
+def wait_note(kernel: BrowserLikeKernel, panel: WidgetRef, wanted: str, timeout: float = 30):
+    kernel.wait_for(
+        lambda: any(wanted in n for n in notes(kernel, panel)),
+        timeout=timeout,
+        what=f"the notification {wanted!r}",
+    )
+
+
+def run_state(kernel: BrowserLikeKernel, area_id: str) -> WidgetRef:
+    return kernel.find("HTML", within=area_id, _dom_classes=has_class("atomic-run-state"))
+
+
+def wait_done(kernel: BrowserLikeKernel, area_id: str, timeout: float = 30) -> None:
+    state = run_state(kernel, area_id)
+    kernel.wait_for(lambda: text(state) == "done", timeout=timeout, what="the run to finish")
+
+
+def python(kernel: BrowserLikeKernel, code: str) -> str:
+    return kernel.execute("import atomic_jupyter as aj\n" + code).stdout.strip()
+
+
+# --------------------------------------------------------------------------- rpc-demo.ts
+
+
+def test_rpc_demo_sets_title_widget_and_status_at_start(kernel, panel) -> None:
+    kernel.wait_for(
+        lambda: kernel.widgets(
+            "HTML", within=panel.comm_id, value=lambda v: "pi RPC Demo" in (v or "")
+        ),
+        what="the demo's title",
+    )
+    kernel.wait_for(
+        lambda: any(
+            "--- RPC Extension UI Demo ---\nLoaded and ready." in text(w)
+            for w in kernel.widgets(
+                "HTML", within=panel.comm_id, _dom_classes=has_class("atomic-widget-block")
+            )
+        ),
+        what="the demo's widget lines",
+    )
+
+
+def test_rpc_demo_guards_a_dangerous_tool_call_with_a_select(kernel, panel) -> None:
+    area = area_of(kernel.execute("%%atomic_agent\nwipe the scratch folder"))
+    dialog = dialog_in(kernel, area, "select")
+    kernel.click(kernel.find("Button", within=dialog.comm_id, description="Block").comm_id)
+    assert outcome_of(kernel, dialog).endswith("-> Block")
+    wait_note(kernel, panel, "Command blocked by user")
+    wait_done(kernel, area)
+
+
+def test_a_command_whose_extension_asks_first_does_not_block_the_kernel(kernel, panel) -> None:
+    """``%atomic_agent new`` with rpc-demo.ts loaded: the agent asks "Clear session?" before
+    it answers ``new_session``. The cell returns at once with the dialog under it; the click
+    is delivered, and the command's result shows where the dialog was."""
+    result = kernel.execute("%atomic_agent new", timeout=20)
+    assert result.status == "ok"
+    area = area_of(result)
+    dialog = dialog_in(kernel, area, "confirm")
+    assert kernel.execute("1 + 1").status == "ok"  # the kernel is free
+    kernel.click(kernel.find("Button", within=dialog.comm_id, description="Yes").comm_id)
+    assert outcome_of(kernel, dialog).endswith("-> Yes")
+    kernel.wait_for(
+        lambda: any(
+            "New session started." in text(w)
+            for w in kernel.widgets("HTML", within=area, _dom_classes=has_class("atomic-note"))
+        ),
+        what="the command's result under the cell",
+    )
+    wait_done(kernel, area)
+    kernel.wait_for(
+        lambda: kernel.widgets(
+            "HTML", within=panel.comm_id, value=lambda v: "(new session)" in (v or "")
+        ),
+        what="the title of the new session",
+    )
+
+
+def test_a_command_cancelled_by_its_extension_says_so(kernel, panel) -> None:
+    area = area_of(kernel.execute("%atomic_agent new", timeout=20))
+    dialog = dialog_in(kernel, area, "confirm")
+    kernel.click(kernel.find("Button", within=dialog.comm_id, description="No").comm_id)
+    wait_note(kernel, panel, "Clear cancelled")
+    kernel.wait_for(
+        lambda: any(
+            "cancelled by an extension" in text(w)
+            for w in kernel.widgets("HTML", within=area, _dom_classes=has_class("atomic-note"))
+        ),
+        what="the cancelled result",
+    )
+
+
+def test_the_python_api_returns_a_handle_for_a_command_that_may_pause(kernel) -> None:
+    out = python(
+        kernel,
+        "s = aj.session()\n"
+        "policy = s.answer_with(True, method='confirm', title='Clear session')\n"
+        "run = s.new_session(display=False)\n"
+        "print(type(run).__name__, run.result(timeout=20))\n"
+        "s.remove_policy(policy)",
+    )
+    assert out == "CommandRun {'cancelled': False}"
+
+
+def test_rpc_demo_input_editor_and_prefill(kernel, panel) -> None:
+    area = area_of(kernel.execute("%%atomic_agent\n/rpc-input"))
+    dialog = dialog_in(kernel, area, "input")
+    field = kernel.find("Text", within=dialog.comm_id)
+    kernel.set_value(field.comm_id, value="forty-two")
+    kernel.click(kernel.find("Button", within=dialog.comm_id, description="Submit").comm_id)
+    wait_note(kernel, panel, "You entered: forty-two")
+    area = area_of(kernel.execute("%%atomic_agent\n/rpc-editor"))
+    dialog = dialog_in(kernel, area, "editor")
+    kernel.click(kernel.find("Button", within=dialog.comm_id, description="Submit").comm_id)
+    wait_note(kernel, panel, "Editor submitted (3 lines)")
+    kernel.execute("%%atomic_agent --wait\n/rpc-prefill")
+    assert python(kernel, "print(aj.session().editor_text)") == (
+        "This text was set by the rpc-demo extension."
+    )
+
+
+# --------------------------------------------------------------------------- timed-confirm.ts
+
+
+def test_a_dialog_its_extension_gave_up_on_is_closed_and_stops_no_wait(kernel, panel) -> None:
+    """``/timed-signal`` aborts its confirm with an AbortSignal after 5 s; the agent settles
+    it without a word. The dialog closes as no longer awaited, a later ``--wait`` cell runs
+    through, and a late click sends nothing."""
+    area = area_of(kernel.execute("%%atomic_agent\n/timed-signal"))
+    dialog = dialog_in(kernel, area, "confirm")
+    wait_note(kernel, panel, "Dialog timed out (auto-cancelled)", timeout=20)
+    assert "no longer awaited" in outcome_of(kernel, dialog, timeout=10)
+    assert python(kernel, "print(len(aj.session().pending_dialogs))") == "0"
+    waited = kernel.execute("%%atomic_agent --wait\nhello after the timed dialog")
+    assert "needs your answer" not in waited.stdout
+    wait_done(kernel, area_of(waited))
+    decided = python(
+        kernel,
+        "d = [d for d in aj.session().dialogs if d.title == 'Timed Confirmation'][-1]\n"
+        "print(d.state, d.answer)",
+    )
+    assert decided == "closed None"
+
+
+# --------------------------------------------------------------------------- status-line.ts
+
+
+def test_themed_status_is_shown_styled_not_as_escape_codes(kernel, panel) -> None:
+    area = area_of(kernel.execute("%%atomic_agent --wait\nhello from the status test"))
+    wait_done(kernel, area)
+    entry = kernel.wait_for(
+        lambda: next(
+            (
+                w
+                for w in kernel.widgets(
+                    "HTML", within=panel.comm_id, _dom_classes=has_class("atomic-status-entry")
+                )
+                if "complete" in text(w)
+            ),
+            None,
+        ),
+        what="the status-line example's status",
+    )
+    assert re.search(r"✓ Turn \d+ complete", text(entry))
+    value = entry.state["value"]
+    assert "\x1b" not in value and "[38;" not in value and "[39m" not in value
+    assert "color:" in value  # styled, as the agent's theme coloured it
+
+
+# --------------------------------------------------------------------------- trigger-compact.ts
+
+
+def test_a_compaction_started_by_a_command_ends_its_run(kernel, panel) -> None:
+    kernel.execute("%%atomic_agent --wait\nhello before compaction")
+    area = area_of(kernel.execute("%%atomic_agent\n/trigger-compact"))
+    wait_note(kernel, panel, "Compaction completed", timeout=60)
+    wait_done(kernel, area)
+    out = kernel.execute("%atomic_agent wait --timeout 10")
+    assert out.status == "ok" and "still working" not in out.stdout + out.stderr
