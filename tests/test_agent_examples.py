@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
+from tests.harness.kernel_widgets import dialog_in, notes, outcome_of
 from tests.harness.support import agent_example
 from tests.harness.widget_text import has_class, text
 
@@ -41,45 +42,6 @@ def panel(kernel: BrowserLikeKernel) -> WidgetRef:
 def area_of(result) -> str:
     (area_id,) = result.widget_ids
     return area_id
-
-
-def dialog_in(kernel: BrowserLikeKernel, area_id: str, method: str) -> WidgetRef:
-    return kernel.wait_for(
-        lambda: next(
-            iter(
-                kernel.widgets(
-                    "VBox", within=area_id, _dom_classes=has_class(f"atomic-dialog-{method}")
-                )
-            ),
-            None,
-        ),
-        what=f"a {method} dialog",
-    )
-
-
-def outcome_of(kernel: BrowserLikeKernel, dialog: WidgetRef, timeout: float = 30) -> str:
-    label = kernel.wait_for(
-        lambda: next(
-            iter(
-                kernel.widgets(
-                    "HTML", within=dialog.comm_id, _dom_classes=has_class("atomic-dialog-outcome")
-                )
-            ),
-            None,
-        ),
-        timeout=timeout,
-        what="the dialog to collapse",
-    )
-    return text(label)
-
-
-def notes(kernel: BrowserLikeKernel, panel: WidgetRef) -> list[str]:
-    return [
-        text(w)
-        for w in kernel.widgets(
-            "HTML", within=panel.comm_id, _dom_classes=has_class("atomic-notification")
-        )
-    ]
 
 
 def wait_note(kernel: BrowserLikeKernel, panel: WidgetRef, wanted: str, timeout: float = 30):

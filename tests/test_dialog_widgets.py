@@ -447,6 +447,27 @@ def test_answered_view_collapses_to_the_outcome_line():
     assert_collapsed(view, "Pick one -> Beta")
 
 
+def test_a_collapsed_dialog_shows_later_that_its_answer_was_not_delivered():
+    """The agent exited before it read the answer: the collapsed line on the page says so
+    (it kept showing the answer as sent)."""
+    view, dialog, _ = make_view(confirm_request())
+    view.buttons["yes"].click()
+    assert_collapsed(view, "Clear session? -> Yes")
+    dialog.mark_undelivered("the agent exited without reading it")
+    assert_collapsed(
+        view, "Clear session? -> Yes (not delivered: the agent exited without reading it)"
+    )
+
+
+def test_coloured_option_labels_are_shown_without_escape_codes_and_answered_exactly():
+    coloured = "\x1b[31mAllow\x1b[39m"
+    view, _dialog, wire = make_view(select_request([coloured, "Block"]))
+    assert view.buttons["option:0"].description == "Allow"
+    view.buttons["option:0"].click()
+    (line,) = wire.lines
+    assert line == value_line("uuid-1", '"\\u001b[31mAllow\\u001b[39m"')
+
+
 def test_outcome_of_an_untitled_dialog_names_the_method():
     view, dialog, _ = make_view(select_request(["Alpha"], title=""))
     assert widgets_of(view, TextLine)[0].text == "select request"

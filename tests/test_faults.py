@@ -62,6 +62,16 @@ def test_a_50_mb_event_of_an_unknown_type_is_not_kept_in_the_event_log(
     assert session.events.nbytes < 5 * 1024 * 1024
 
 
+def test_a_wait_never_says_still_working_while_the_agent_is_idle(session: AgentSession) -> None:
+    """A run whose end the events never announce (here ``agent_settled`` never comes): when
+    the wait runs out of time and the agent says it is idle with nothing queued, the run is
+    over, not "still working"."""
+    run = session.prompt("/scenario noend", display=False)
+    result = session.wait(timeout=1, run=run, quiet=True)
+    assert result.reason == "finished" and run.finished
+    assert "the agent is idle" in str(run.transcript.snapshot()[-1])
+
+
 def test_invalid_utf8_is_a_diagnostic_and_the_stream_goes_on(session: AgentSession) -> None:
     session.prompt("/scenario badutf8", display=False)
     wait_until(lambda: last_note(session) == "after bad utf-8", "the line after")

@@ -9,11 +9,11 @@ tests read from the panel's notification widgets, as a person would.
 from __future__ import annotations
 
 import html
-import re
 
 import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
+from tests.harness.kernel_widgets import dialog_in, notes, outcome_of
 from tests.harness.plugin import agent_kernel_env
 from tests.harness.support import alive, gone
 from tests.harness.widget_text import has_class, shows, text
@@ -38,16 +38,6 @@ def prompt(kernel: BrowserLikeKernel, text: str) -> str:
     return area_id
 
 
-def notes(kernel: BrowserLikeKernel, panel: WidgetRef) -> list[str]:
-    """The panel's notification lines, as a person reads them."""
-    return [
-        html.unescape(re.sub(r"<[^>]*>", "", w.state["value"]))
-        for w in kernel.widgets(
-            "HTML", within=panel.comm_id, _dom_classes=has_class("atomic-notification")
-        )
-    ]
-
-
 def wait_note(kernel: BrowserLikeKernel, panel: WidgetRef, text: str, timeout: float = 15) -> None:
     """Wait until the newest notification contains ``text``."""
     kernel.wait_for(
@@ -55,37 +45,6 @@ def wait_note(kernel: BrowserLikeKernel, panel: WidgetRef, text: str, timeout: f
         timeout=timeout,
         what=f"notification {text!r}",
     )
-
-
-def dialog_in(kernel: BrowserLikeKernel, area_id: str, method: str) -> WidgetRef:
-    """Wait for a pending dialog of ``method`` inside ``area_id``."""
-    return kernel.wait_for(
-        lambda: next(
-            iter(
-                kernel.widgets(
-                    "VBox", within=area_id, _dom_classes=has_class(f"atomic-dialog-{method}")
-                )
-            ),
-            None,
-        ),
-        what=f"a {method} dialog",
-    )
-
-
-def outcome_of(kernel: BrowserLikeKernel, dialog: WidgetRef) -> str:
-    """Wait until the dialog has collapsed; return its one line."""
-    label = kernel.wait_for(
-        lambda: next(
-            iter(
-                kernel.widgets(
-                    "HTML", within=dialog.comm_id, _dom_classes=has_class("atomic-dialog-outcome")
-                )
-            ),
-            None,
-        ),
-        what="the dialog to collapse",
-    )
-    return text(label)
 
 
 def button(kernel: BrowserLikeKernel, dialog: WidgetRef, text: str) -> WidgetRef:

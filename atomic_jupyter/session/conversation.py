@@ -9,7 +9,7 @@ from concurrent.futures import Future
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from atomic_jupyter.errors import AgentNotRunningError, AtomicAgentError
+from atomic_jupyter.errors import AgentNotRunningError, AtomicAgentError, CommandTimeoutError
 from atomic_jupyter.protocol.messages import Response
 from atomic_jupyter.session.commands import AgentCommands, command_result_text
 from atomic_jupyter.session.dialogs import Dialog
@@ -237,17 +237,38 @@ class ConversationMethods(AgentCommands):
             When the run is still going after ``timeout`` seconds.
         """
         presentation = self.presentation
-        result = wait_for_run(
-            run or (self.runs[-1] if self.runs else None),
-            timeout=timeout,
-            wake=self._wake,
-            pending_dialogs=lambda: self.pending_dialogs,
-            alive=lambda: self.alive,
-            pump=presentation.pump if presentation is not None else lambda: None,
-        )
+        run = run or (self.runs[-1] if self.runs else None)
+        try:
+            result = wait_for_run(
+                run,
+                timeout=timeout,
+                wake=self._wake,
+                pending_dialogs=lambda: self.pending_dialogs,
+                alive=lambda: self.alive,
+                pump=presentation.pump if presentation is not None else lambda: None,
+            )
+        except CommandTimeoutError:
+            if run is None or not self._ended_while_idle(run):
+                raise
+            result = WaitResult("finished", run)
         if not quiet:
             result.tell(self.returncode)
         return result
+
+    def _ended_while_idle(self, run: PromptRun) -> bool:
+        """A wait ran out of time: if the agent is idle with nothing queued, the run is over
+        whatever the events said (a way to end that the tracker did not foresee); end it."""
+        try:
+            state = self.request({"type": "get_state"}, timeout=5)
+        except AtomicAgentError:
+            return False
+        data = state.data if isinstance(state.data, dict) else {}
+        if not run.answered or any(
+            data.get(key) for key in ("isStreaming", "isCompacting", "pendingMessageCount")
+        ):
+            return False
+        self.tracker.finish([run], note=("the agent is idle: the run is over", "info"), idle=True)
+        return run.wait_done(5)
 
     # ------------------------------------------------------------------ answer policies
 

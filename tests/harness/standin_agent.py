@@ -108,7 +108,9 @@ def scenario(name: str, arg: str, prompt_id: str) -> None:
             ("setWidget", {"widgetKey": "leak", "widgetLines": ["widget " + shown]}),
             ("set_editor_text", {"text": "editor " + shown}),
         ):
-            emit({"type": "extension_ui_request", "id": f"leak-{method}", "method": method, **fields})
+            emit(
+                {"type": "extension_ui_request", "id": f"leak-{method}", "method": method, **fields}
+            )
         dialog("leak-dialog", title="confirm key " + shown, options=("use " + shown, "no"))
         emit({"type": "agent_start"})
         text = {"role": "assistant", "content": [{"type": "text", "text": "answer " + shown}]}
@@ -179,6 +181,18 @@ def scenario(name: str, arg: str, prompt_id: str) -> None:
         emit({"id": prompt_id, "type": "response", "command": "prompt", "success": True})
         emit({"type": "message_end", "message": final})
         emit({"type": "agent_end", "messages": [final]})
+        return
+    elif name == "noend":  # a run whose end never comes, though the agent is idle
+        emit(
+            {
+                "id": prompt_id,
+                "type": "response",
+                "command": "prompt",
+                "success": True,
+                "data": {"disposition": "started"},
+            }
+        )
+        emit({"type": "agent_start"})
         return
     elif name == "crash":
         dialog("crash-1", "Doomed")
