@@ -35,7 +35,15 @@ def notify(message: str) -> None:
     )
 
 
+#: Like the real agent, a command that raised dialogs is answered once they are all answered
+#: (its handler awaits them): prompt id -> the dialog ids still open.
+awaiting: dict[str, set[str]] = {}
+current_prompt: list[str] = []
+
+
 def dialog(dialog_id: str, title: str = "Choose", options: tuple[str, ...] = ("A", "B")) -> None:
+    if current_prompt:
+        awaiting.setdefault(current_prompt[-1], set()).add(dialog_id)
     emit(
         {
             "type": "extension_ui_request",
@@ -197,7 +205,17 @@ def scenario(name: str, arg: str, prompt_id: str) -> None:
     elif name == "crash":
         dialog("crash-1", "Doomed")
         os.kill(os.getpid(), signal.SIGKILL)
-    emit({"id": prompt_id, "type": "response", "command": "prompt", "success": True})
+    if not awaiting.get(prompt_id):
+        emit({"id": prompt_id, "type": "response", "command": "prompt", "success": True})
+
+
+def answered(dialog_id: str) -> None:
+    """A dialog was answered: answer the command that waits for no other."""
+    for prompt_id, ids in list(awaiting.items()):
+        ids.discard(dialog_id)
+        if not ids:
+            del awaiting[prompt_id]
+            emit({"id": prompt_id, "type": "response", "command": "prompt", "success": True})
 
 
 def main() -> None:
@@ -230,10 +248,13 @@ def main() -> None:
             notify(
                 f"received {key} x{received[key]}: {json.dumps({k: v for k, v in command.items() if k not in ('type', 'id')})}"
             )
+            answered(key)
         elif kind == "prompt":
             words = command.get("message", "").split()
             if len(words) >= 2 and words[0] == "/scenario":
+                current_prompt.append(cid)
                 scenario(words[1], words[2] if len(words) > 2 else "", cid)
+                current_prompt.pop()
             else:
                 emit({"id": cid, "type": "response", "command": kind, "success": True})
         else:
