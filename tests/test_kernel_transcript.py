@@ -114,6 +114,19 @@ def test_tool_call_shows_a_card_with_arguments_and_result(kernel: BrowserLikeKer
     assert "Let me check." in texts[0] and "The tool said hello." in texts[-1]
 
 
+def test_coloured_tool_output_is_shown_in_colour_not_as_escape_codes(
+    kernel: BrowserLikeKernel,
+) -> None:
+    transcript = run_cell(kernel, "show me coloured output")
+    wait_done(kernel, transcript)
+    card = kernel.find("VBox", within=transcript.comm_id, _dom_classes=has_class("atomic-tool"))
+    output = kernel.find("HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-output"))
+    value = output.state["value"]
+    assert text(output).strip() == "FAILED 1 test"
+    assert "\x1b" not in value and "[1;31m" not in value and "[0m" not in value
+    assert re.search(r'<span class="[^"]*ansi-red-fg[^"]*" style="[^"]*font-weight: bold', value)
+
+
 def test_thinking_is_folded_away(kernel: BrowserLikeKernel) -> None:
     transcript = run_cell(kernel, "think about it")
     wait_done(kernel, transcript)

@@ -104,6 +104,13 @@ def conversation_script(request):
                 usage=Usage(80, 10),
             )
         return Turn([Text("Printed it.")], usage=Usage(90, 8))
+    if "coloured output" in prompt:
+        if turn == 0:
+            return Turn(
+                [ToolCall("bash", {"command": r"printf '\033[1;31mFAILED\033[0m 1 test\n'"})],
+                usage=Usage(80, 10),
+            )
+        return Turn([Text("One test failed.")], usage=Usage(90, 8))
     if "wipe" in prompt:  # a command the agent's rpc-demo.ts example guards with a select
         if turn == 0:
             return Turn(
