@@ -320,8 +320,8 @@ class AtomicAgentMagics(Magics):
 
     def _lifecycle(self, action: str, session: Any) -> None:
         if action == "stop":
-            code = session.stop()
-            print(f"Stopped agent session {session.name!r} (exit code {code}).")
+            session.stop()  # its exit code is the signal's (143): nothing to tell
+            print(f"Stopped agent session {session.name!r}.")
         elif action == "restart":
             session.restart()
             print(f"Restarted agent session {session.name!r} (pid {session.pid}).")

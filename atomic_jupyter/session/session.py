@@ -296,7 +296,7 @@ class AgentSession(ConversationMethods, PrototypeMethods):
         return self._exit_code
 
     def stop(self, timeout: float = 5.0) -> int | None:
-        """End the agent (stdin closed, then SIGTERM, then SIGKILL) and close the session's
+        """End the agent and its whole process tree (its tools too) and close the session's
         addons (their servers, folders and threads); return the agent's exit code."""
         code = self._end_process(timeout)
         for addon in self._addons:

@@ -2,7 +2,11 @@
 
 This is the I/O layer. It knows bytes, pipes and processes: it hands each chunk the agent
 writes on stdout to a callback (the client decodes it), writes lines to the agent's stdin in
-order, and reports the exit. It knows nothing of messages, sessions, dialogs or widgets.
+order, reports the exit, and ends the agent's whole process tree. It knows nothing of
+messages, sessions, dialogs or widgets.
+
+How the agent's whole process tree is ended: :mod:`atomic_jupyter.transport.process_tree`;
+what a delivered line is: :mod:`atomic_jupyter.transport.delivery`.
 """
 
 from __future__ import annotations
@@ -14,12 +18,19 @@ import shlex
 import signal
 import subprocess
 import threading
+import time
+import uuid
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from atomic_jupyter.errors import AgentNotRunningError, AgentStartError
+from atomic_jupyter.transport.delivery import Delivery, PipeCount
+from atomic_jupyter.transport.process_tree import (
+    TREE_DEADLINE_S,
+    TREE_ENV,
+    end_tree,
+)
 
 __all__ = ["AgentProcess", "Delivery"]
 
@@ -31,36 +42,15 @@ MUTE_GRACE_S = 1.0
 #: How much of the agent's stderr is kept (the tail; older bytes are dropped).
 STDERR_TAIL_BYTES = 16 * 1024
 
-
-@dataclass
-class Delivery:
-    """The fate of one line written to the agent's stdin.
-
-    ``done`` is set once the line was written (``delivered`` True) or could not be
-    (``delivered`` False, ``error`` says why).
-    """
-
-    payload: bytes
-    done: threading.Event = field(default_factory=threading.Event)
-    delivered: bool = False
-    error: str | None = None
-
-    def _finish(self, delivered: bool, error: str | None = None) -> None:
-        self.delivered = delivered
-        self.error = error
-        self.done.set()
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Wait until the line is written or has failed; return whether it was delivered."""
-        self.done.wait(timeout)
-        return self.delivered
-
-
 _STOP = object()
 
 
 class AgentProcess:
-    """One agent process speaking JSONL on stdio.
+    """One agent process speaking JSONL on stdio, and the processes it starts.
+
+    Threads: a stdout reader, a stderr drain, a stdin writer (the only writer; it counts what
+    it writes), and an exit watcher, which, once the agent has exited, ends what is left of
+    its tree (on a thread of its own, at once) and then reports the exit.
 
     Parameters
     ----------
@@ -73,9 +63,12 @@ class AgentProcess:
     on_exit:
         Called once, on the watcher thread, with the exit code, after every chunk the agent
         wrote before exiting has been handed to ``on_data`` (or after one second, if a
-        child process keeps the agent's stdout open).
+        child process keeps the agent's stdout open). By then whether a written line was
+        delivered is final (see :class:`Delivery`); lines still queued are settled by the
+        writer right after.
     cwd, env:
-        Working directory and complete environment of the agent.
+        Working directory and complete environment of the agent (the agent also gets
+        :data:`TREE_ENV`).
     """
 
     def __init__(
@@ -99,10 +92,17 @@ class AgentProcess:
         self._stderr_size = 0
         self._stderr_lock = threading.Lock()
         self._writes: queue.Queue[Any] = queue.Queue()
+        self._writer_done = threading.Event()
+        self._count: PipeCount | None = None
         self._reader_done = threading.Event()
+        self._reaped = threading.Event()
+        self._reaped_at: float | None = None
         self._exited = threading.Event()
+        self._tree_lock = threading.Lock()
         self._closing = False
         self._threads: list[threading.Thread] = []
+        #: The value of :data:`TREE_ENV` in the agent's environment (its tree's mark).
+        self.tree_id = f"{os.getpid()}-{uuid.uuid4().hex}"
         #: Set when the agent closed its stdout but kept running, and was stopped for it.
         self.closed_output = False
 
@@ -116,6 +116,8 @@ class AgentProcess:
         AgentStartError
             When the executable is missing or cannot be run.
         """
+        env = dict(os.environ if self.env is None else self.env)
+        env[TREE_ENV] = self.tree_id
         try:
             self._proc = subprocess.Popen(
                 self.argv,
@@ -123,7 +125,7 @@ class AgentProcess:
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
                 cwd=self.cwd,
-                env=self.env,
+                env=env,
                 bufsize=0,
                 # Its own process group: a kernel interrupt (SIGINT) does not reach the
                 # agent, and stop() can end the agent's children with it.
@@ -141,6 +143,7 @@ class AgentProcess:
             raise AgentStartError(
                 f"could not start the agent: {exc.strerror or exc}.\nCommand: {shlex.join(self.argv)}"
             ) from None
+        self._count = PipeCount(self._proc.stdin, self._reaped.is_set)
         for target, name in (
             (self._read_stdout, "stdout-reader"),
             (self._drain_stderr, "stderr-drain"),
@@ -170,43 +173,85 @@ class AgentProcess:
 
     def exited(self) -> bool:
         """Whether the process has ended (even if the exit watcher has not caught up yet)."""
-        return self._proc is not None and self._proc.poll() is not None
+        return self._proc is not None and (self._reaped.is_set() or self._proc.poll() is not None)
 
     def wait_exit(self, timeout: float | None = None) -> bool:
         """Wait until the agent has exited and ``on_exit`` has run; return whether it did."""
         return self._exited.wait(timeout)
 
     def stop(self, grace: float = 2.0) -> int | None:
-        """End the agent: close its stdin, then SIGTERM its process group, then SIGKILL.
+        """End the agent and what is left of its process tree.
 
-        Returns the exit code (None if it could not be reaped, which should not happen).
+        SIGTERM to the agent alone (both agent lines then kill their tools' process groups
+        and exit); if it still runs after ``grace`` seconds its stdin is closed, 0.5 s later
+        its group gets SIGTERM, 1 s later SIGKILL. Once it has exited (now or before), what
+        is left of its tree (see the module's notes) gets SIGTERM, then SIGKILL, within
+        :data:`TREE_DEADLINE_S`. An idle agent is gone in a few tens of milliseconds.
+
+        Parameters
+        ----------
+        grace:
+            Seconds the agent gets to clean up and exit after SIGTERM.
+
+        Returns
+        -------
+        int or None
+            The exit code (143 for an agent line that exits on SIGTERM); None if the agent
+            could not be reaped, which should not happen.
         """
         proc = self._proc
         if proc is None:
             return None
         self._closing = True
-        self._writes.put(_STOP)
-        if not self._exited.is_set():
-            for sig, wait in ((None, 0.5), (signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
-                if sig is not None:
-                    self._signal_group(sig)
-                try:
-                    proc.wait(timeout=wait)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
-        else:
-            # The agent itself has exited; its children may not have.
-            self._signal_group(signal.SIGKILL)
+        self._terminate(grace)
+        self._writes.put(_STOP)  # the agent has exited: the writer counts, then closes stdin
+        if self._reaped.is_set():
+            self._end_tree()
         self._exited.wait(5.0)
         return proc.returncode
 
+    def _terminate(self, grace: float) -> None:
+        """Ask the agent to exit, then make it: SIGTERM to it, stdin closed, SIGTERM and
+        SIGKILL to its group; each step only while it has not exited."""
+        steps: tuple[tuple[Callable[[], None], float], ...] = (
+            (lambda: self._signal_agent(signal.SIGTERM), grace),
+            (lambda: self._writes.put(_STOP), 0.5),  # an agent that ends at end of input
+            (lambda: self._signal_group(signal.SIGTERM), 1.0),
+            (lambda: self._signal_group(signal.SIGKILL), 5.0),
+        )
+        for step, wait in steps:
+            if self._reaped.is_set():
+                return
+            step()
+            if self._reaped.wait(wait):
+                return
+
+    def _signal_agent(self, sig: int) -> None:
+        assert self._proc is not None
+        if self._reaped.is_set():  # its pid may belong to another process now
+            return
+        try:
+            os.kill(self._proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
     def _signal_group(self, sig: int) -> None:
         assert self._proc is not None
+        if self._reaped.is_set():  # the group may be gone, its id taken: see _end_tree
+            return
         try:
             os.killpg(self._proc.pid, sig)
         except (ProcessLookupError, PermissionError):
             pass
+
+    def _end_tree(self) -> bool:
+        """End what is left of the exited agent's tree (see
+        :func:`~atomic_jupyter.transport.process_tree.end_tree`)."""
+        assert self._proc is not None
+        soon = self._reaped_at is not None and (
+            time.monotonic() - self._reaped_at < 2 * TREE_DEADLINE_S
+        )
+        return end_tree(self._proc.pid, self.tree_id, soon, self._tree_lock)
 
     # ------------------------------------------------------------------ writing
 
@@ -220,42 +265,50 @@ class AgentProcess:
         """
         if self._proc is None or self._exited.is_set() or self._closing:
             raise AgentNotRunningError("the agent is not running")
-        delivery = Delivery(line)
+        delivery = Delivery(line, self._count)
         self._writes.put(delivery)
+        if self._writer_done.is_set():  # the writer has closed stdin: nothing more is written
+            self._fail_queued()
         return delivery
+
+    def _fail_queued(self) -> None:
+        """Settle every line still queued as not written (the writer has ended)."""
+        while True:
+            try:
+                item = self._writes.get_nowait()
+            except queue.Empty:
+                return
+            if item is not _STOP:
+                item._fail("the agent was stopped")
 
     def _write_stdin(self) -> None:
         assert self._proc is not None and self._proc.stdin is not None
-        stdin = self._proc.stdin
+        assert self._count is not None
+        stdin, count = self._proc.stdin, self._count
         broken: str | None = None
         while True:
             item = self._writes.get()
             if item is _STOP:
                 break
             if broken is not None:
-                item._finish(False, broken)
+                item._fail(broken)
                 continue
             try:
                 view = memoryview(item.payload)
                 while view:  # a raw pipe may take only part of a write
-                    written = stdin.write(view)
-                    view = view[written or 0 :]
-                item._finish(True)
+                    written = stdin.write(view) or 0
+                    count.add(written)
+                    view = view[written:]
+                item._written(count.written)
             except (BrokenPipeError, OSError, ValueError) as exc:
                 broken = f"the agent's stdin is closed ({exc.__class__.__name__})"
-                item._finish(False, broken)
-        try:
-            stdin.close()
-        except OSError:
-            pass
-        # Anything queued after the stop is reported as undelivered.
-        while True:
-            try:
-                item = self._writes.get_nowait()
-            except queue.Empty:
-                break
-            if item is not _STOP:
-                item._finish(False, "the agent was stopped")
+                item._fail(broken)
+        # The final count: the agent has exited (or is being made to) and reads no more.
+        count.settle()
+        # Anything queued after the stop is reported as not written (send() does the same
+        # for what comes later).
+        self._writer_done.set()
+        self._fail_queued()
 
     # ------------------------------------------------------------------ reading
 
@@ -269,27 +322,17 @@ class AgentProcess:
         finally:
             self._close_quietly(self._proc.stdout)
             self._reader_done.set()
-        if not self._closing and self._proc.poll() is None:
+        if not self._closing and not self.exited():
             # Output closed but still running: it can never answer again, so end it.
             threading.Thread(
                 target=self._end_mute_agent, name="atomic-agent-mute", daemon=True
             ).start()
 
     def _end_mute_agent(self) -> None:
-        assert self._proc is not None
-        try:
-            self._proc.wait(MUTE_GRACE_S)
+        if self._reaped.wait(MUTE_GRACE_S):
             return  # it was exiting anyway
-        except subprocess.TimeoutExpired:
-            pass
         self.closed_output = True
-        for sig, wait in ((signal.SIGTERM, 2.0), (signal.SIGKILL, 5.0)):
-            self._signal_group(sig)
-            try:
-                self._proc.wait(wait)
-                return
-            except subprocess.TimeoutExpired:
-                continue
+        self._terminate(grace=2.0)  # the watcher ends the rest of the tree
 
     @staticmethod
     def _hand_over(callback: Callable[..., None], *args: Any) -> None:
@@ -327,10 +370,18 @@ class AgentProcess:
     def _watch_exit(self) -> None:
         assert self._proc is not None
         code = self._proc.wait()
+        self._reaped_at = time.monotonic()
+        self._reaped.set()
+        # What the agent leaves behind goes at once (a crash leaves its tools running, and
+        # a child holding its stdout or stdin open would hold up the reader and the writer).
+        tree = threading.Thread(
+            target=self._end_tree, name=f"atomic-agent-tree-{self._proc.pid}", daemon=True
+        )
+        tree.start()
         # Let the reader hand over what the agent wrote before it died; a grandchild that
         # inherited stdout may keep the pipe open, so do not wait for it forever.
         self._reader_done.wait(1.0)
-        self._writes.put(_STOP)
+        self._writes.put(_STOP)  # the writer takes the final count and closes stdin
         for thread in self._threads:
             if thread.name.startswith("atomic-agent-stderr"):
                 thread.join(0.5)
