@@ -12,7 +12,7 @@ import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
 from tests.harness.kernel_widgets import dialog_in, notes, outcome_of
-from tests.harness.support import agent_example
+from tests.harness.support import CURRENT_LINE, EXTENSIONS, agent_example
 from tests.harness.widget_text import has_class, text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
@@ -31,6 +31,7 @@ def kernel_setup(scripted_model) -> list[str]:
     """One session with four of the agent's examples loaded, on the scripted model."""
     _server, _home, args = scripted_model
     extensions = " ".join(f"-e {agent_example(name)}" for name in EXAMPLES)
+    extensions += f" -e {EXTENSIONS / 'input_gate.ts'}"  # one of ours: an input hook that asks
     return [f"%atomic_agent start {extensions} -- {' '.join(args)}"]
 
 
@@ -146,6 +147,28 @@ def test_the_python_api_returns_a_handle_for_a_command_that_may_pause(kernel) ->
         "s.remove_policy(policy)",
     )
     assert out == "CommandRun {'cancelled': False}"
+
+
+@pytest.mark.skipif(not CURRENT_LINE, reason="the 0.73 line runs no input hook for a steer")
+def test_a_steer_whose_input_hook_asks_first_does_not_block_the_kernel(kernel, panel) -> None:
+    """The agent answers ``steer`` only after the extensions' ``input`` hooks: one that asks
+    a person must not hold the cell (and the dialog must not be taken for abandoned when
+    the run it was raised in ends)."""
+    running = area_of(kernel.execute("%%atomic_agent\nplease be slow"))
+    result = kernel.execute("%atomic_agent steer a gated remark", timeout=20)
+    assert result.status == "ok"
+    area = area_of(result)
+    dialog = dialog_in(kernel, area, "confirm")
+    wait_done(kernel, running, timeout=60)  # the run ends; the steer still waits
+    assert python(kernel, "print(len(aj.session().pending_dialogs))") == "1"
+    kernel.click(kernel.find("Button", within=dialog.comm_id, description="No").comm_id)
+    kernel.wait_for(
+        lambda: any(
+            "handled by an extension" in text(w)
+            for w in kernel.widgets("HTML", within=area, _dom_classes=has_class("atomic-note"))
+        ),
+        what="the steer's result under the cell",
+    )
 
 
 def test_rpc_demo_input_editor_and_prefill(kernel, panel) -> None:

@@ -209,3 +209,48 @@ def test_a_run_ended_by_the_agent_exiting_does_not_call_its_dialogs_abandoned() 
     run.transcript.add_dialog(dialog)  # type: ignore[arg-type]
     t.exited("the agent exited with code 1", "error")
     assert run.finished and dialog.pending  # the session closes it with the exit's reason
+
+
+def test_a_dialog_is_not_closed_while_a_command_still_waits_for_its_answer() -> None:
+    """A ``steer`` whose extension ``input`` hook asks first: the agent answers the steer
+    only once the dialog is answered, so the dialog is awaited though every run is over."""
+    probe = Probe()
+    waiting = ["steer"]
+    t = RunTracker(probe, busy=lambda: bool(waiting))
+    t.line = CURRENT
+    run = prompt(t, "hello", "started")
+    dialog = FakeDialog()
+    run.transcript.add_dialog(dialog)  # type: ignore[arg-type]
+    event(t, "agent_settled", aborted=False)
+    assert run.finished and dialog.pending
+    waiting.clear()
+    t.close_abandoned()
+    assert not dialog.pending
+
+
+def test_a_dialog_of_a_command_run_during_another_run_is_closed_when_the_agent_is_idle() -> None:
+    """``/timed-signal`` sent while a prompt streams: the command ends (answered) while the
+    other run goes on; its aborted dialog is closed once the agent is idle."""
+    t, _probe = tracker(CURRENT)
+    streaming = prompt(t, "hello", "started")
+    command = PromptRun("r-cmd", "/timed-signal")
+    t.extension_commands = {"timed-signal"}
+    t.sent(command)
+    dialog = FakeDialog()
+    command.transcript.add_dialog(dialog)  # type: ignore[arg-type]
+    t.answered(command, Response("prompt", True, data={"disposition": "handled"}), None)
+    assert command.finished and dialog.pending  # the agent is not idle yet
+    event(t, "agent_settled", aborted=False)
+    assert streaming.finished and not dialog.pending
+
+
+def test_end_if_idle_does_not_end_a_run_during_a_retry() -> None:
+    t, probe = tracker(OLD)
+    run = prompt(t, "hello", None)
+    probe.answer(streaming=True)
+    event(t, "agent_end")
+    event(t, "auto_retry_start", attempt=1)  # waiting out the backoff: not streaming
+    probe.answer(streaming=False)
+    t.end_if_idle(run)
+    probe.answer(streaming=False)
+    assert not run.finished

@@ -107,3 +107,60 @@ def test_secrets_echoed_by_a_real_extension_and_tool_never_reach_the_frontend(
     assert REAL_KEY not in state.stdout
     assert REAL_KEY not in shown.stdout
     assert REAL_KEY not in everything
+
+
+def _dialog_from_line(line: bytes):
+    from atomic_jupyter.protocol.decode import MessageDecoder
+    from atomic_jupyter.session.dialogs import Dialog
+    from atomic_jupyter.transport.secrets import Redactor
+
+    sent: list = []
+    (request,) = MessageDecoder(scrubber=Redactor([UNIT_KEY])).feed(line + b"\n")
+    dialog = Dialog(request, request.raw, sent.append)
+    return dialog, sent
+
+
+UNIT_KEY = "sk-unit-marker-11223344"
+
+
+def test_a_dialog_shows_secrets_redacted_and_answers_with_the_options_as_sent() -> None:
+    """Scrubbing what is shown must not change what is answered: the extension compares the
+    answer with its own option (or saves the editor's text)."""
+    from atomic_jupyter.ui.dialog_view import DialogView
+
+    options = [f"use {UNIT_KEY}", "use [redacted]", "no"]
+    line = json.dumps(
+        {
+            "type": "extension_ui_request",
+            "id": "d1",
+            "method": "select",
+            "title": f"Key {UNIT_KEY}?",
+            "options": options,
+        }
+    ).encode()
+    dialog, sent = _dialog_from_line(line)
+    view = DialogView(dialog)
+    shown = [b.description for role, b in view.buttons.items() if role.startswith("option:")]
+    assert shown == ["use [redacted]", "use [redacted]", "no"]
+    assert dialog.title == "Key [redacted]?" and UNIT_KEY not in json.dumps(dialog.request)
+    view.buttons["option:0"].click()  # the first of two options that look the same
+    assert sent[0].to_dict()["value"] == f"use {UNIT_KEY}"
+    assert UNIT_KEY not in dialog.outcome and dialog.answer == "use [redacted]"
+
+    prefill = f"API_KEY={UNIT_KEY}\nOTHER=1"
+    line = json.dumps(
+        {
+            "type": "extension_ui_request",
+            "id": "d2",
+            "method": "editor",
+            "title": "Edit .env",
+            "prefill": prefill,
+        }
+    ).encode()
+    dialog, sent = _dialog_from_line(line)
+    view = DialogView(dialog)
+    assert view.value_widget is not None and view.value_widget.value == (
+        "API_KEY=[redacted]\nOTHER=1"
+    )
+    view.buttons["submit"].click()  # untouched: the text goes back as it came
+    assert sent[0].to_dict()["value"] == prefill

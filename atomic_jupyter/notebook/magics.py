@@ -35,11 +35,10 @@ PLAIN_ACTIONS = {
     "tree": "get_tree",
     "clear_queue": "clear_queue",
     "models": "get_available_models",
-    "cycle_model": "cycle_model",
     "cycle_thinking": "cycle_thinking_level",
 }
 ACTIONS = [
-    "start", "stop", "restart", "status", "show", "wait", "policy", "new",
+    "start", "stop", "restart", "status", "show", "wait", "policy", "new", "cycle_model",
     "model", "thinking", "export", *sorted(TEXT_ACTIONS), *sorted(PLAIN_ACTIONS),
 ]  # fmt: skip
 
@@ -253,7 +252,11 @@ class AtomicAgentMagics(Magics):
         elif args.action == "model":
             if len(args.words) != 2:
                 raise MagicUsageError("usage: %atomic_agent model PROVIDER MODEL_ID")
-            _print_data(session.set_model(*args.words))
+            provider, model_id = args.words
+            run = session.command(
+                "set_model", provider=provider, modelId=model_id, display=False, shown=True
+            )
+            _print_later(_command_result(session, run))
         elif args.action == "thinking":
             if len(args.words) > 1:
                 raise MagicUsageError("usage: %atomic_agent thinking [LEVEL]")
@@ -272,6 +275,9 @@ class AtomicAgentMagics(Magics):
             _print_queue(session.clear_queue())
         elif args.action == "export":
             _print_data(session.export_html(args.words[0] if args.words else None))
+        elif args.action == "cycle_model":
+            run = session.command("cycle_model", display=False, shown=True)
+            _print_later(_command_result(session, run))
         elif args.action == "new":
             _print_later(_command_result(session, session.new_session(display=False, shown=True)))
         else:
@@ -295,8 +301,10 @@ class AtomicAgentMagics(Magics):
     def _text(self, action: str, name: str, text: str) -> None:
         session = api.session(name)
         if action in ("steer", "follow_up"):
-            data = session.steer(text) if action == "steer" else session.follow_up(text)
-            print(disposition_text(action, data))
+            run = session.command(action, message=text, display=False, shown=True)
+            data = _command_result(session, run)
+            if data is not _LATER:
+                print(disposition_text(action, data))
         elif action == "bash":
             live = LiveOutput()
             display(live.widget)
@@ -308,8 +316,8 @@ class AtomicAgentMagics(Magics):
                     print(live.text.rstrip("\n"))
                 live.close()
                 raise
+            live.close()  # the output is kept: printed now, or in the command's area later
             if data is not _LATER:
-                live.close()
                 print(bash_result_text(data))
         elif action == "name":
             _print_data(session.set_session_name(text))

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from atomic_jupyter.protocol.framing import Diagnostic, LineSplitter, Record, decode_line
-from atomic_jupyter.protocol.messages import AgentEvent, Message, parse_message
+from atomic_jupyter.protocol.messages import AgentEvent, DialogRequest, Message, parse_message
 
 __all__ = ["FAST_PATH", "MessageDecoder", "Scrubber"]
 
@@ -106,7 +106,16 @@ class MessageDecoder:
             value = scrubber.scrub(item.value)
             if line.startswith(_UPDATE_PREFIX) and isinstance(value, dict):
                 return _lean_update(value)
-            return parse_message(value)
+            message = parse_message(value)
+            if isinstance(message, DialogRequest):
+                # A dialog's answer echoes its options and prefill: keep them exact, and show
+                # the scrubbed copy.
+                exact = parse_message(item.value)
+                assert isinstance(exact, DialogRequest)
+                object.__setattr__(exact, "raw", value)
+                object.__setattr__(exact, "shown", message)
+                return exact
+            return message
         if line.startswith(_UPDATE_PREFIX):
             if self._fast:
                 try:

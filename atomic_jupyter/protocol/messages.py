@@ -171,8 +171,12 @@ class UIRequest:
 
     id: str
     extra: Mapping[str, Any] = field(default_factory=dict, compare=True, kw_only=True)
-    #: The request exactly as received (None for a request built in Python).
+    #: The request exactly as received (None for a request built in Python); with secrets
+    #: taken out when the decoder was given a scrubber.
     raw: Mapping[str, Any] | None = field(default=None, compare=False, repr=False, kw_only=True)
+    #: The same request with secrets taken out, for display, when it held any (None: it is
+    #: shown as it is). The request's own fields stay exact: an answer echoes them.
+    shown: UIRequest | None = field(default=None, compare=False, repr=False, kw_only=True)
 
     @property
     def is_dialog(self) -> bool:

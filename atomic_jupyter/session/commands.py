@@ -75,6 +75,8 @@ def command_result_text(kind: str, data: Any) -> str:
     """What a pausable command's answer says, in words ("" when there is nothing to say)."""
     if kind == "bash":
         return bash_result_text(data)
+    if kind in ("steer", "follow_up"):
+        return disposition_text(kind, data)
     if isinstance(data, dict) and data.get("cancelled"):
         return f"{kind} was cancelled by an extension."
     if kind in _SWITCHES:

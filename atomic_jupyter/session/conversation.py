@@ -122,7 +122,9 @@ class ConversationMethods(AgentCommands):
         holds its dialogs and then its result, and the returned
         :class:`~atomic_jupyter.session.runs.CommandRun` gives the result
         (:meth:`~atomic_jupyter.session.runs.CommandRun.result`); :meth:`wait` waits for it
-        and stops early when a dialog needs a person.
+        and stops early when one of its dialogs needs a person. Any command can be sent this
+        way; the magic sends ``steer`` and ``follow_up`` (an extension's ``input`` hook may
+        ask first) and ``set_model`` and ``cycle_model`` (``model_select`` hooks) so too.
 
         Parameters
         ----------
@@ -139,6 +141,8 @@ class ConversationMethods(AgentCommands):
             command = {**command, **fields}
         kind = str(command.get("type", ""))
         self.agent.require_command(kind)
+        if kind in ("steer", "follow_up") and isinstance(command.get("message"), str):
+            self.tracker.injected(command["message"])  # not a prompt of its own
         run = CommandRun("", dict(command), label or kind)
         return self._send_run(run, command, display=display, shown=shown)
 
@@ -237,13 +241,17 @@ class ConversationMethods(AgentCommands):
             When the run is still going after ``timeout`` seconds.
         """
         presentation = self.presentation
-        run = run or (self.runs[-1] if self.runs else None)
+        run = run or self._latest_run()
         try:
             result = wait_for_run(
                 run,
                 timeout=timeout,
                 wake=self._wake,
-                pending_dialogs=lambda: self.pending_dialogs,
+                pending_dialogs=(
+                    (lambda: [d for d in self.pending_dialogs if d.host is run])
+                    if isinstance(run, CommandRun)
+                    else lambda: self.pending_dialogs
+                ),
                 alive=lambda: self.alive,
                 pump=presentation.pump if presentation is not None else lambda: None,
             )
@@ -255,19 +263,19 @@ class ConversationMethods(AgentCommands):
             result.tell(self.returncode)
         return result
 
+    def _latest_run(self) -> PromptRun | None:
+        """The run a wait without one waits for: the newest, unless it is a command that is
+        over (the prompt before it may still be going)."""
+        runs = self.runs
+        going = [r for r in runs if not (isinstance(r, CommandRun) and r.finished)]
+        return going[-1] if going else (runs[-1] if runs else None)
+
     def _ended_while_idle(self, run: PromptRun) -> bool:
         """A wait ran out of time: if the agent is idle with nothing queued, the run is over
-        whatever the events said (a way to end that the tracker did not foresee); end it."""
-        try:
-            state = self.request({"type": "get_state"}, timeout=5)
-        except AtomicAgentError:
+        whatever the events said (a way to end that the tracker did not foresee)."""
+        if not run.answered or not self.alive:
             return False
-        data = state.data if isinstance(state.data, dict) else {}
-        if not run.answered or any(
-            data.get(key) for key in ("isStreaming", "isCompacting", "pendingMessageCount")
-        ):
-            return False
-        self.tracker.finish([run], note=("the agent is idle: the run is over", "info"), idle=True)
+        self.tracker.end_if_idle(run)
         return run.wait_done(5)
 
     # ------------------------------------------------------------------ answer policies

@@ -16,6 +16,7 @@ from atomic_jupyter.errors import DialogNotPendingError
 from atomic_jupyter.protocol.messages import (
     ConfirmRequest,
     DialogRequest,
+    EditorRequest,
     SelectRequest,
     UIResponse,
 )
@@ -41,7 +42,10 @@ class Dialog:
     request:
         The request as received (a dict, exactly as the agent wrote it).
     typed:
-        The same request as a typed message.
+        The same request as a typed message (exact: answers echo its options and prefill).
+    shown:
+        What is shown of it: the typed request with secrets taken out (``typed`` itself
+        when it held none).
     state:
         ``"pending"``, ``"answered"``, ``"cancelled"``, ``"expired"`` or ``"closed"``.
     answer:
@@ -63,6 +67,8 @@ class Dialog:
         now: float | None = None,
     ) -> None:
         self.typed = typed
+        shown = typed.shown
+        self.shown: DialogRequest = shown if isinstance(shown, DialogRequest) else typed
         self.request: dict[str, Any] = dict(raw)
         self.id = typed.id
         self.method = typed.method
@@ -88,8 +94,8 @@ class Dialog:
 
     @property
     def title(self) -> str:
-        """The dialog's title."""
-        return self.typed.title
+        """The dialog's title (as shown)."""
+        return self.shown.title
 
     @property
     def pending(self) -> bool:
@@ -129,13 +135,62 @@ class Dialog:
         else:
             if not isinstance(value, str):
                 raise TypeError(f"a {self.method} dialog takes a str, not {type(value).__name__}")
-            if isinstance(self.typed, SelectRequest) and value not in self.typed.options:
-                raise ValueError(
-                    f"{value!r} is not one of the options {list(self.typed.options)!r}"
-                )
-            response = UIResponse.value_of(self.id, value)
+            sent = self._exact(value)
+            response = UIResponse.value_of(self.id, sent)
             shown = _one_line(value)
         self._finish("answered", response, value, f"{self.title or self.method} -> {shown}", by)
+
+    def choose(self, index: int, *, by: str | None = None) -> None:
+        """Answer a select dialog with its option number ``index`` (0-based): the option is
+        sent exactly as the agent sent it (also when what is shown had a secret taken out).
+
+        Raises
+        ------
+        DialogNotPendingError, TypeError
+            As :meth:`respond`.
+        IndexError
+            For a number that is not an option's.
+        """
+        typed, shown = self.typed, self.shown
+        if not isinstance(typed, SelectRequest) or not isinstance(shown, SelectRequest):
+            raise TypeError(f"a {self.method} dialog has no options to choose from")
+        if not 0 <= index < len(typed.options):
+            raise IndexError(f"the dialog has {len(typed.options)} options, not an option {index}")
+        if not self.pending:
+            raise DialogNotPendingError(
+                f"the {self.method} dialog {self.title!r} was already {self.state}; nothing was sent"
+            )
+        label = shown.options[index] if index < len(shown.options) else typed.options[index]
+        response = UIResponse.value_of(self.id, typed.options[index])
+        outcome = f"{self.title or self.method} -> {_one_line(label)}"
+        self._finish("answered", response, label, outcome, by)
+
+    def _exact(self, value: str) -> str:
+        """The value to send for ``value`` (as shown): a select's option as the agent sent it,
+        an editor's untouched prefill as it was (secrets shown as ``[redacted]`` go back as
+        they came).
+
+        Raises
+        ------
+        ValueError
+            When ``value`` is not one of a select's options.
+        """
+        typed, shown = self.typed, self.shown
+        if isinstance(typed, SelectRequest) and isinstance(shown, SelectRequest):
+            if value in typed.options:
+                return value
+            if value in shown.options:
+                return typed.options[list(shown.options).index(value)]
+            raise ValueError(f"{value!r} is not one of the options {list(shown.options)!r}")
+        untouched = (
+            isinstance(typed, EditorRequest)
+            and isinstance(shown, EditorRequest)
+            and shown is not typed
+            and value == shown.prefill
+        )
+        if untouched and isinstance(typed, EditorRequest) and typed.prefill is not None:
+            return typed.prefill
+        return value
 
     def cancel(self, *, by: str | None = None) -> None:
         """Dismiss the dialog; the extension gets its default (``undefined`` or ``false``).

@@ -84,6 +84,9 @@ class RunTracker:
     probe:
         ``probe(callback)`` sends ``get_state`` and later calls ``callback(data)`` (None when
         there is no answer).
+    busy:
+        Whether a command other than ``get_state`` still waits for the agent's answer (an
+        extension's handler may be awaiting a dialog for it).
 
     Attributes
     ----------
@@ -91,8 +94,9 @@ class RunTracker:
         Listeners called with ``(run, how)`` whenever a run changes (see the module's text).
     """
 
-    def __init__(self, probe: Probe) -> None:
+    def __init__(self, probe: Probe, busy: Callable[[], bool] = lambda: False) -> None:
         self._probe = probe
+        self._busy = busy
         #: The agent's line: whether runs end with ``agent_settled`` (set at each start).
         self.line = AgentLine()
         self._settle_seen = False  # the agent showed it speaks the settling protocol
@@ -337,18 +341,12 @@ class RunTracker:
     ) -> None:
         """Mark runs over, hand on their final transcripts, then wake waiters.
 
-        ``idle``: the agent is known to be idle, so a dialog of these runs that is still
-        pending is no longer awaited by anyone (an extension that gave up on it, such as a
-        confirm aborted by its ``AbortSignal``, which the agent settles without a word):
-        it is closed, and a late answer is refused instead of being recorded.
+        ``idle``: the agent is known to be idle; see :meth:`close_abandoned`.
         """
         for run in runs:
             with self._lock:
                 if run.finished:
                     continue
-                if idle:
-                    for dialog in run.transcript.pending_dialogs():
-                        dialog.close(NO_LONGER_AWAITED)
                 if note is not None:
                     run.transcript.note(*note)
                 run.transcript.close()
@@ -356,6 +354,41 @@ class RunTracker:
                 run._finish()
             self.changed.emit(run, "final")
             run._final_shown()
+
+        if idle:
+            self.close_abandoned()
+
+    def close_abandoned(self) -> None:
+        """The agent is idle: a dialog of a run that is over is no longer awaited by anyone
+        (an extension gave up on it, e.g. a confirm aborted by its ``AbortSignal``, which the
+        agent settles without a word), unless a command still waits for its answer (its
+        handler, or an extension's hook on it, may be the one asking). Close those dialogs:
+        a late answer is refused instead of being recorded."""
+        if self._busy():
+            return
+        with self._lock:
+            over = [run for run in self.runs if run.finished]
+        for run in over:
+            for dialog in run.transcript.pending_dialogs():
+                dialog.close(NO_LONGER_AWAITED)
+
+    def end_if_idle(self, run: PromptRun) -> None:
+        """Ask the agent whether it is idle with nothing queued; if so, ``run`` is over
+        (a way to end that the events did not announce). The answer is taken on the reader
+        thread, in order with the agent's events."""
+
+        def decide(data: dict[str, Any] | None) -> None:
+            if (
+                isinstance(data, dict)
+                and run.answered
+                and not self._retrying
+                and not any(
+                    data.get(key) for key in ("isStreaming", "isCompacting", "pendingMessageCount")
+                )
+            ):
+                self.finish([run], note=("the agent is idle: the run is over", "info"))
+
+        self._probe(decide)
 
     def exited(self, reason: str, level: str) -> None:
         """The agent went away: every run still going is over."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -11,6 +12,8 @@ from atomic_jupyter.protocol.messages import Response
 from atomic_jupyter.session.transcript import Transcript
 
 __all__ = ["CommandRun", "PromptRun"]
+
+log = logging.getLogger(__name__)
 
 
 class PromptRun:
@@ -107,9 +110,14 @@ class PromptRun:
         with self._lock:
             self._answer_settled = True
             callbacks, self._on_answer = self._on_answer, []
-        for callback in callbacks:
-            callback(self)
-        self._answered.set()
+        try:
+            for callback in callbacks:
+                try:
+                    callback(self)
+                except Exception:  # a failing listener must not leave the run unanswered
+                    log.exception("atomic-jupyter: error in a callback of %r", self)
+        finally:
+            self._answered.set()
 
     def _finish(self) -> None:
         self._finished.set()

@@ -135,7 +135,7 @@ class AgentSession(ConversationMethods, PrototypeMethods):
         self.dialog_registry.added.add(self._wake.ping)
         self._policies = PolicyBook(self._diagnose)
         self.client = AgentClient()
-        self.tracker = RunTracker(state_probe(self.client))
+        self.tracker = RunTracker(state_probe(self.client), self.client.busy)
         self.tracker.changed.add(self._run_changed)
         self.client.on_message = Inbox(
             ui=self.extension_ui,

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future, InvalidStateError
 from typing import Any
 
@@ -147,6 +147,16 @@ class AgentClient:
         with self._lock:
             self._connection.abandon(pending.id)
             self._futures.pop(pending.id, None)
+
+    def waiting(self, *, besides: Collection[str] = ()) -> list[str]:
+        """The types of the commands still waiting for their answer (leaving out the types
+        in ``besides``), oldest first."""
+        with self._lock:
+            return [kind for kind in self._connection.pending.values() if kind not in besides]
+
+    def busy(self) -> bool:
+        """Whether a command other than ``get_state`` waits for the agent's answer."""
+        return bool(self.waiting(besides={"get_state"}))
 
     def fail_pending(self, reason: str) -> None:
         """The agent is gone: fail every command still waiting, with ``reason``."""

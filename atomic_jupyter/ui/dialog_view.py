@@ -57,7 +57,7 @@ class DialogView:
         self.error.layout.display = "none"
         self.countdown = TextLine("")
         self.countdown.add_class("atomic-countdown")
-        request = dialog.typed
+        request = dialog.shown
         parts: list[w.Widget] = [TextLine(request.title or f"{dialog.method} request", bold=True)]
         if isinstance(request, ConfirmRequest) and request.message:
             parts.append(pre_block(request.message.split("\n")))
@@ -95,14 +95,14 @@ class DialogView:
         return button
 
     def _controls(self) -> w.Widget:
-        request = self.dialog.typed
+        request = self.dialog.shown
         if isinstance(request, SelectRequest):
             options = list(request.options)
             if len(options) <= MAX_OPTION_BUTTONS:
                 return w.HBox(
                     [
                         self._button(
-                            f"option:{i}", option, partial(self.dialog.respond, option), "primary"
+                            f"option:{i}", option, partial(self.dialog.choose, i), "primary"
                         )
                         for i, option in enumerate(options)
                     ],
@@ -113,7 +113,7 @@ class DialogView:
             )
             self.value_widget = dropdown
             submit = self._button(
-                "submit", "Submit", lambda: self._submit_choice(options, dropdown.value), "primary"
+                "submit", "Submit", lambda: self._submit_choice(dropdown.value), "primary"
             )
             return w.HBox([dropdown, submit])
         if isinstance(request, ConfirmRequest):
@@ -154,12 +154,12 @@ class DialogView:
             self.error.text = f"Not sent: {exc}"
             self.error.layout.display = None
 
-    def _submit_choice(self, options: list[str], index: int | None) -> None:
+    def _submit_choice(self, index: int | None) -> None:
         if index is None:
             self.error.text = "Choose an option first."
             self.error.layout.display = None
             return
-        self.dialog.respond(options[index])
+        self.dialog.choose(index)
 
     def _cancel(self) -> None:
         self.dialog.cancel()
