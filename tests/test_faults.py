@@ -158,3 +158,23 @@ def test_soak_dialogs_are_each_answered_exactly_once(session: AgentSession) -> N
     ]
     assert answered == rounds == len(receipts)
     assert all(" x1: " in r for r in receipts), [r for r in receipts if " x1: " not in r]
+
+
+def test_status_waits_as_long_as_any_command_not_a_fixed_five_seconds(
+    session: AgentSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``%atomic_agent status`` asks the agent for its state with ``request_timeout`` (a busy
+    agent may take longer than 5 s), like every other command."""
+    from atomic_jupyter.notebook.magics import status_text
+
+    asked: list[float | None] = []
+    real = session.request
+
+    def request(command, timeout=None, **fields):
+        asked.append(timeout)
+        return real(command, timeout=timeout, **fields)
+
+    monkeypatch.setattr(session, "request", request)
+    monkeypatch.setattr(session.config, "request_timeout", 42.0)
+    assert "streaming" in status_text(session)
+    assert asked == [None]  # None: the session's request_timeout (42 s here)
