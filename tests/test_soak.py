@@ -27,7 +27,7 @@ def test_soak_dialogs_and_streams_lose_nothing_and_memory_stays_bounded() -> Non
         answered = 0
         heap: list[int] = []
         for round_ in range(max(DIALOGS // 50, 1)):
-            session.prompt("/scenario dialogs 50", display=False)
+            batch = session.prompt("/scenario dialogs 50", display=False)
             wait_until(lambda: len(session.pending_dialogs) == 50, "a batch of dialogs")
             for dialog in session.pending_dialogs:
                 dialog.respond("B")
@@ -39,6 +39,8 @@ def test_soak_dialogs_and_streams_lose_nothing_and_memory_stays_bounded() -> Non
                 ),
                 "the batch receipts",
             )
+            # The command is answered once its dialogs are; the next prompt goes after it.
+            assert session.wait(timeout=60, run=batch, quiet=True).reason == "finished"
         for index in range(PROMPTS):
             run = session.prompt("/scenario stream 300", display=False)
             assert session.wait(timeout=60, run=run, quiet=True).reason == "finished"

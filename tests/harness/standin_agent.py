@@ -39,6 +39,7 @@ def notify(message: str) -> None:
 #: (its handler awaits them): prompt id -> the dialog ids still open.
 awaiting: dict[str, set[str]] = {}
 current_prompt: list[str] = []
+said: list[str] = [""]  # the prompt's text, which the agent echoes as the user's message
 
 
 def dialog(dialog_id: str, title: str = "Choose", options: tuple[str, ...] = ("A", "B")) -> None:
@@ -160,7 +161,7 @@ def scenario(name: str, arg: str, prompt_id: str) -> None:
         emit(
             {
                 "type": "message_start",
-                "message": {"role": "user", "content": [{"type": "text", "text": "go"}]},
+                "message": {"role": "user", "content": [{"type": "text", "text": said[-1]}]},
             }
         )
         emit({"type": "message_start", "message": {"role": "assistant", "content": []}})
@@ -253,6 +254,7 @@ def main() -> None:
             words = command.get("message", "").split()
             if len(words) >= 2 and words[0] == "/scenario":
                 current_prompt.append(cid)
+                said.append(command.get("message", ""))
                 scenario(words[1], words[2] if len(words) > 2 else "", cid)
                 current_prompt.pop()
             else:
