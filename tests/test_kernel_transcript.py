@@ -98,13 +98,13 @@ def test_tool_call_shows_a_card_with_arguments_and_result(kernel: BrowserLikeKer
     assert "atomic-tool-done" in card.state["_dom_classes"]
     header = kernel.find("HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-header"))
     if CURRENT_LINE:  # the current line says how long the call took
-        assert re.fullmatch(r"tool bash · done · \d+ ms", text(header)), text(header)
+        assert re.fullmatch(r"tool bash · \$ echo hello-from-tool · done · \d+ ms", text(header)), (
+            text(header)
+        )
     else:
-        assert text(header) == "tool bash · done"
-    args = kernel.find("HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-args"))
-    assert (text(args)) == "$ echo hello-from-tool"
+        assert text(header) == "tool bash · $ echo hello-from-tool · done"
     output = kernel.find("HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-output"))
-    assert "hello-from-tool" in (text(output))
+    assert text(output) == "$ echo hello-from-tool" + "hello-from-tool" + "exit code 0"
     texts = [
         visible_text(w.state["value"])
         for w in kernel.widgets(
@@ -122,9 +122,12 @@ def test_coloured_tool_output_is_shown_in_colour_not_as_escape_codes(
     card = kernel.find("VBox", within=transcript.comm_id, _dom_classes=has_class("atomic-tool"))
     output = kernel.find("HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-output"))
     value = output.state["value"]
-    assert text(output).strip() == "FAILED 1 test"
-    assert "\x1b" not in value and "[1;31m" not in value and "[0m" not in value
-    assert re.search(r'<span class="[^"]*ansi-red-fg[^"]*" style="[^"]*font-weight: bold', value)
+    assert text(output).endswith("FAILED 1 testexit code 0")  # the command, the output, the end
+    assert "\x1b" not in value  # the escape codes of the output became styles
+    assert re.search(
+        r'<span class="[^"]*ansi-red-fg[^"]*" style="[^"]*font-weight: bold[^"]*">FAILED</span>',
+        value,
+    )
 
 
 def test_thinking_is_folded_away(kernel: BrowserLikeKernel) -> None:
@@ -189,10 +192,11 @@ def test_wait_stops_early_for_a_dialog_then_finishes_after_the_click(
             "HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-output")
         ).state["value"]
     )
-    # The dialog sits in the transcript where it happened: after the tool card started.
-    children = transcript.children[1].state["children"]
-    order = [c.removeprefix("IPY_MODEL_") for c in children]
-    assert order.index(card.comm_id) < order.index(dialog.comm_id)
+    # The dialog sits in the card of the command it asks about, above its output.
+    in_card = kernel.find(
+        "VBox", within=card.comm_id, _dom_classes=has_class("atomic-tool-dialogs")
+    )
+    assert dialog.comm_id in [c.removeprefix("IPY_MODEL_") for c in in_card.state["children"]]
 
 
 def test_policy_from_the_magic_answers_and_is_shown_like_a_click(kernel: BrowserLikeKernel) -> None:
@@ -287,7 +291,7 @@ def test_long_answer_after_a_tool_call_shows_the_right_transcript_with_bounded_u
     assert kinds == ["atomic-assistant", "atomic-tool", "atomic-assistant"]
     card = order[1]
     output = kernel.find("HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-output"))
-    assert text(output) == "1\n2\n3\n"
+    assert text(output) == "$ seq 1 3" + "1\n2\n3" + "exit code 0"
     final = kernel.find(
         "HTML", within=order[2].comm_id, _dom_classes=has_class("atomic-assistant-text")
     )

@@ -74,13 +74,15 @@ def test_the_card_shows_durations_and_the_nested_call_inside_it_as_text() -> Non
     apply(run, "tool_execution_end", toolCallId="c1", toolName="codemode", durationMs=1500)
     view = TranscriptView(run, on_stop=lambda: None, dialog_widget=lambda d: None)
     (card,) = view.blocks.children
-    header, _args, _output, nested = card.children
-    assert text_of(header) == "tool codemode · done · 1.5 s"
+    header, _args, _dialogs, _output, nested = card.children
+    assert text_of(header) == "tool codemode · x · done · 1.5 s"
     (inner,) = nested.children
-    inner_header, inner_args, inner_output, _ = inner.children
-    assert text_of(inner_header) == "tool read (called by codemode) · done · 12 ms"
+    inner_header, inner_args, _, inner_output, _ = inner.children
+    assert text_of(inner_header) == (
+        "tool read (called by codemode) · <b>a.txt</b>  lines 1–1 · done · 12 ms"
+    )
     assert "<script>" not in inner_output.value and "&lt;script&gt;" in inner_output.value
-    assert "<b>" not in inner_args.value
+    assert "<b>" not in inner_args.value and "<b>" not in inner_header.value
     # A later change to the child reaches its card through the parent.
     apply(
         run,
@@ -92,7 +94,7 @@ def test_the_card_shows_durations_and_the_nested_call_inside_it_as_text() -> Non
     )
     view.render()
     assert [text_of(c.children[0]) for c in nested.children][1] == (
-        "tool ls (called by codemode) · running…"
+        "tool ls (called by codemode) · . · running…"
     )
 
 
@@ -135,3 +137,45 @@ def test_a_run_that_ends_while_a_render_reads_it_is_not_shown_done_over_a_stale_
     view.render()  # the final render the end schedules
     assert text_of(view.state) == "done"
     assert "partial, then whole" in text_of(view.blocks.children[0].children[1])
+
+
+# --------------------------------------------------------------------------- dialogs in cards
+
+
+def _confirm(rid: str, title: str):
+    from atomic_jupyter.protocol.messages import parse_message
+    from atomic_jupyter.session.dialogs import Dialog
+
+    raw = {"type": "extension_ui_request", "id": rid, "method": "confirm", "title": title}
+    sent: list = []
+    return Dialog(parse_message(raw), raw, sent.append), sent  # type: ignore[arg-type]
+
+
+def test_a_dialog_raised_while_a_tool_runs_sits_in_its_card() -> None:
+    """A ``tool_call`` hook asks before the tool runs (the agent has announced the call):
+    the dialog goes into that call's card, under the command it is about to run."""
+    import ipywidgets as w
+
+    run = PromptRun("r1", "clean up")
+    apply(run, "tool_execution_start", toolCallId="c1", toolName="bash", args={"command": "ls"})
+    apply(run, "tool_execution_end", toolCallId="c1", toolName="bash", result={"content": []})
+    apply(
+        run, "tool_execution_start", toolCallId="c2", toolName="bash", args={"command": "rm -rf x"}
+    )
+    dialog, _sent = _confirm("d1", "Run a dangerous command?")
+    run.transcript.add_dialog(dialog)
+    blocks = run.transcript.snapshot()
+    tools = [b for b in blocks if isinstance(b, ToolBlock)]
+    assert [len(t.dialogs) for t in tools] == [0, 1] and len(blocks) == 2
+    assert run.transcript.pending_dialogs() == [dialog]
+
+    shown = w.HTML(value="the dialog")
+    view = TranscriptView(run, on_stop=lambda: None, dialog_widget=lambda d: shown)
+    cards = [c for c in view.blocks.children if "atomic-tool" in c._dom_classes]
+    assert shown in cards[1].children[2].children  # header, args, dialogs, ...
+    assert shown not in cards[0].children[2].children
+
+    apply(run, "tool_execution_end", toolCallId="c2", toolName="bash", result={"content": []})
+    later, _ = _confirm("d2", "Anything else?")
+    run.transcript.add_dialog(later)  # no tool runs now: a block of its own
+    assert len(run.transcript.snapshot()) == 3

@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -14,7 +14,7 @@ from atomic_jupyter.protocol.messages import Response
 from atomic_jupyter.session.commands import AgentCommands, command_result_text
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.images import image_contents
-from atomic_jupyter.session.observers import WakeSignal
+from atomic_jupyter.session.observers import Listeners, WakeSignal
 from atomic_jupyter.session.policies import CANCEL, Policy, PolicyBook
 from atomic_jupyter.session.runs import CommandRun, PromptRun
 from atomic_jupyter.session.waiting import WaitResult, wait_for_run
@@ -304,6 +304,33 @@ class ConversationMethods(AgentCommands):
         """
         policy = Policy(CANCEL if answer == "cancel" else answer, method=method, title=title)
         self._policies.add(policy, pending=self.pending_dialogs)
+        return policy
+
+    @property
+    def policy_changes(self) -> Listeners[Callable[[], None]]:
+        """Listeners called after an answer policy (or rule) is added or removed."""
+        return self._policies.changed
+
+    def make_rule(self, dialog: Dialog) -> Policy:
+        """Make a dialog's answer the rule for the rest of the session: later dialogs of the
+        same method and title are answered the same way, with no click (their outcome says
+        "(rule)"). The rule is listed in :attr:`policies` and in the panel, where it can be
+        removed (or use :meth:`remove_policy`).
+
+        Raises
+        ------
+        ValueError
+            When the dialog was not answered or cancelled (there is nothing to repeat).
+        """
+        if dialog.state == "cancelled":
+            answer: Any = CANCEL
+        elif dialog.state == "answered" and dialog.answer is not None:
+            answer = dialog.answer
+        else:
+            raise ValueError(f"the dialog {dialog.title!r} was {dialog.state}: no answer to repeat")
+        policy = Policy.exactly(dialog.method, dialog.title, answer)
+        self._policies.add(policy, pending=self.pending_dialogs)
+        dialog.add_note("made the rule for this session")
         return policy
 
     def remove_policy(self, policy: Policy | None = None) -> None:

@@ -237,6 +237,14 @@ class Dialog:
             self.outcome = outcome + (f" ({by})" if by else "")
         self._notify()
 
+    def add_note(self, text: str) -> None:
+        """Add a remark to the outcome line of a settled dialog (such as a rule made of it)."""
+        with self._lock:
+            if self.state == "pending":
+                return
+            self.outcome += f" · {text}"
+        self._notify()
+
     def mark_undelivered(self, reason: str) -> None:
         """The answer never reached the agent (it stopped reading): say so in the outcome."""
         with self._lock:

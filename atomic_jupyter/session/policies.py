@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_jupyter.errors import AtomicAgentError
 from atomic_jupyter.protocol.messages import DIALOG_METHODS
+from atomic_jupyter.session.observers import Listeners
 
 if TYPE_CHECKING:
     from atomic_jupyter.session.dialogs import Dialog
@@ -53,11 +54,15 @@ class Policy:
         ``"select"``, ``"confirm"``, ``"input"`` or ``"editor"``; None for any.
     title:
         A regular expression searched in the dialog's title; None for any.
+    rule:
+        Whether a person made it from a dialog (see ``AgentSession.make_rule``).
     """
 
     answer: Any
     method: str | None = None
     title: str | None = None
+    #: Made from a dialog ("answer this way from now on"): its answers say "(rule)".
+    rule: bool = False
 
     def __post_init__(self) -> None:
         if self.method is not None and self.method not in DIALOG_METHODS:
@@ -89,7 +94,28 @@ class Policy:
             if self.answer is CANCEL
             else getattr(self.answer, "__name__", repr(self.answer))
         )
+        if self.rule and self.title and self.title.startswith("^") and self.title.endswith("$"):
+            title = _unescape(self.title[1:-1])
+            shown = "cancel" if self.answer is CANCEL else _answer_text(self.answer)
+            return f"{self.method} “{title}” → {shown} (rule)"
         return f"{self.method or 'any dialog'} titled /{self.title or '.*'}/ -> {answer}"
+
+    @classmethod
+    def exactly(cls, method: str, title: str, answer: Any) -> Policy:
+        """A rule for dialogs of ``method`` titled exactly ``title``."""
+        return cls(answer, method=method, title="^" + re.escape(title) + "$", rule=True)
+
+
+def _unescape(pattern: str) -> str:
+    """The text that ``re.escape`` made ``pattern`` of."""
+    return re.sub(r"\\(.)", r"\1", pattern, flags=re.DOTALL)
+
+
+def _answer_text(answer: Any) -> str:
+    if isinstance(answer, bool):
+        return "Yes" if answer else "No"
+    text = str(answer).split("\n", 1)[0]
+    return text if len(text) <= 60 else text[:59] + "…"
 
 
 def decide(
@@ -133,6 +159,8 @@ class PolicyBook:
         self._diagnose = diagnose
         self._lock = threading.Lock()
         self._policies: list[Policy] = []
+        #: Called with no argument after a policy is added or removed.
+        self.changed: Listeners[Callable[[], None]] = Listeners()
 
     def list(self) -> list[Policy]:
         """The policies, tried in order for every new dialog."""
@@ -143,6 +171,7 @@ class PolicyBook:
         """Add a policy after the others, and apply it to the ``pending`` dialogs it covers."""
         with self._lock:
             self._policies.append(policy)
+        self.changed.emit()
         for dialog in pending:
             if policy.matches(dialog.method, dialog.title):
                 self.apply(dialog)
@@ -154,6 +183,7 @@ class PolicyBook:
                 self._policies.clear()
             elif policy in self._policies:
                 self._policies.remove(policy)
+        self.changed.emit()
 
     def apply(self, dialog: Dialog) -> None:
         """Answer ``dialog`` if a policy decides; leave it to a person otherwise."""
@@ -167,11 +197,12 @@ class PolicyBook:
         if decision is None:
             return
         try:
+            by = "rule" if decision.policy.rule else "policy"
             if decision.cancel:
-                dialog.cancel(by="policy")
+                dialog.cancel(by=by)
             else:
                 assert decision.value is not None
-                dialog.respond(decision.value, by="policy")
+                dialog.respond(decision.value, by=by)
         except (TypeError, ValueError) as exc:
             self._diagnose(
                 f"the policy {decision.policy.describe()} does not fit the dialog "

@@ -35,6 +35,17 @@ __all__ = [
 ]
 
 
+def _images(content: Any) -> tuple[tuple[str, str], ...]:
+    """The image content blocks of a result: ``(mimeType, data)`` pairs."""
+    if not isinstance(content, list):
+        return ()
+    return tuple(
+        (str(b.get("mimeType", "")), b["data"])
+        for b in content
+        if isinstance(b, dict) and b.get("type") == "image" and isinstance(b.get("data"), str)
+    )
+
+
 def content_text(content: Any, kind: str = "text") -> str:
     """The text of a message's content: a string, or the ``kind`` blocks of a list joined."""
     if isinstance(content, str):
@@ -126,6 +137,13 @@ class ToolBlock(Block):
     duration_ms: float | None = None
     parent: ToolBlock | None = field(default=None, repr=False)
     children: list[ToolBlock] = field(default_factory=list, repr=False)
+    #: The result's ``details`` as the agent sent them (an edit's diff, truncation, ...).
+    details: Any = None
+    #: The result's images: ``(mimeType, base64 data)`` of each image content block.
+    images: tuple[tuple[str, str], ...] = ()
+    #: Dialogs raised while this call ran (a ``tool_call`` hook asking before it runs): shown
+    #: in its card, with what the tool is about to do.
+    dialogs: list[Dialog] = field(default_factory=list, repr=False)
 
     def touch(self) -> None:
         """Mark the block, and the tool calls around it, changed."""
@@ -242,15 +260,24 @@ class Transcript:
             self.rev += 1
 
     def add_dialog(self, dialog: Dialog) -> None:
-        """Add a dialog at the current position."""
+        """Add a dialog at the current position: inside the card of the tool call that is
+        running (the newest one started: its ``tool_call`` hooks run after its start), else
+        as a block of its own."""
         with self.lock:
-            self._add(DialogBlock(dialog=dialog))
+            running = [b for b in self._tools.values() if not b.done]
+            if running:
+                tool = running[-1]
+                tool.dialogs.append(dialog)
+                tool.touch()
+            else:
+                self._add(DialogBlock(dialog=dialog))
             self.rev += 1
 
     def pending_dialogs(self) -> list[Dialog]:
-        """The run's dialogs that are still pending, oldest first."""
+        """The run's dialogs that are still pending (in tool cards too)."""
         with self.lock:
             found = [b.dialog for b in self.blocks if isinstance(b, DialogBlock)]
+            found += [d for tool in self._tools.values() for d in tool.dialogs]
         return [d for d in found if d is not None and d.pending]
 
     def text(self) -> str:
@@ -369,6 +396,8 @@ class Transcript:
         block = self._tool(e)
         partial = e.get("partialResult")
         block.output = content_text(partial.get("content")) if isinstance(partial, dict) else ""
+        if isinstance(partial, dict) and partial.get("details") is not None:
+            block.details = partial.get("details")
         block.touch()
         return True
 
@@ -378,6 +407,9 @@ class Transcript:
         block.result = (
             content_text(result.get("content")) if isinstance(result, dict) else str(result or "")
         )
+        if isinstance(result, dict):
+            block.details = result.get("details")
+            block.images = _images(result.get("content"))
         block.is_error = e.get("isError") is True
         duration = e.get("durationMs")
         if isinstance(duration, (int, float)) and not isinstance(duration, bool):

@@ -46,9 +46,13 @@ class DialogView:
     """
 
     def __init__(
-        self, dialog: Dialog, schedule: Callable[[Callable[[], None]], None] | None = None
+        self,
+        dialog: Dialog,
+        schedule: Callable[[Callable[[], None]], None] | None = None,
+        on_rule: Callable[[Dialog], None] | None = None,
     ) -> None:
         self.dialog = dialog
+        self._on_rule = on_rule
         self.collapsed = False
         self.buttons: dict[str, w.Button] = {}
         self.value_widget: w.ValueWidget | None = None
@@ -64,6 +68,18 @@ class DialogView:
         parts.append(self._controls())
         cancel = self._button("cancel", "Cancel", self._cancel)
         parts.append(w.HBox([cancel, self.countdown]))
+        #: "Answer this way from now on": the answer given becomes the session's rule.
+        self.rule: w.Checkbox | None = None
+        if on_rule is not None:
+            # No agent text here: a description is typeset as LaTeX by the page.
+            self.rule = w.Checkbox(
+                value=False,
+                description="Answer dialogs with this title this way from now on (this session)",
+                indent=False,
+                layout=w.Layout(width="auto"),
+            )
+            self.rule.add_class("atomic-make-rule")
+            parts.append(self.rule)
         parts.append(self.error)
         self.root = w.VBox(
             parts,
@@ -153,6 +169,9 @@ class DialogView:
         except AtomicAgentError as exc:
             self.error.text = f"Not sent: {exc}"
             self.error.layout.display = None
+        else:
+            if self.rule is not None and self.rule.value and self._on_rule is not None:
+                self._on_rule(self.dialog)
 
     def _submit_choice(self, index: int | None) -> None:
         if index is None:

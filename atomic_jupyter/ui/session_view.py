@@ -98,6 +98,8 @@ class SessionView:
         self.send.on_click(self._on_send)
         self.dialogs = w.VBox([])
         self.dialogs.add_class("atomic-panel-dialogs")
+        self.rules = w.VBox([])
+        self.rules.add_class("atomic-rules")
         self.notifications = w.VBox([])
         self.notifications.add_class("atomic-notifications")
         self.diagnostics = TextLine("")
@@ -113,6 +115,7 @@ class SessionView:
                 self.editor,
                 w.HBox([self.send]),
                 self.below,
+                self.rules,
                 self.dialogs,
                 self.notifications,
                 self.diagnostics,
@@ -129,6 +132,7 @@ class SessionView:
             "state",
             "notifications",
             "diagnostics",
+            "policies",
         ):
             self.refresh(part)
         self._subscriptions: list[Subscription] = [
@@ -136,6 +140,7 @@ class SessionView:
             session.dialog_registry.added.add(self._dialog_added),
             session.dialog_registry.ticked.add(self._dialog_ticked),
             session.tracker.changed.add(self._run_changed),
+            session.policy_changes.add(lambda: self._part_changed("policies")),
         ]
         # The dialogs that were pending before the panel existed (those of no prompt).
         for dialog in session.pending_dialogs:
@@ -205,6 +210,8 @@ class SessionView:
                 (below if block["placement"] == "belowEditor" else above).append(html)
             _replace_children(self.above, above)
             _replace_children(self.below, below)
+        elif part == "policies":
+            self._refresh_rules()
         elif part == "editor":
             if self.editor.value != s.editor_text:
                 self.editor.value = s.editor_text
@@ -292,8 +299,38 @@ class SessionView:
             view = self.dialog_views.get(dialog.id)
             if view is None or view.dialog is not dialog:
                 schedule = partial(self._schedule, ("dialog", dialog.id))
-                view = self.dialog_views[dialog.id] = DialogView(dialog, schedule)
+                view = self.dialog_views[dialog.id] = DialogView(
+                    dialog, schedule, on_rule=self._make_rule
+                )
             return view.root
+
+    def _refresh_rules(self) -> None:
+        """One line per answer policy (rules made from dialogs, policies set in code), each
+        with a button that removes it."""
+        rows: list[w.Widget] = []
+        for policy in self.session.policies:
+            label = TextLine(policy.describe())
+            label.add_class("atomic-rule-text")
+            remove = w.Button(
+                description="Remove",
+                tooltip="Stop answering these dialogs this way",
+                layout=w.Layout(width="auto"),
+            )
+            remove.add_class("atomic-rule-remove")
+            remove.on_click(lambda _b, p=policy: self.session.remove_policy(p))
+            row = w.HBox([remove, label], layout=w.Layout(align_items="center"))
+            row.add_class("atomic-rule")
+            rows.append(row)
+        if rows:
+            heading = TextLine("Answered without asking:", color="var(--jp-ui-font-color2,#666)")
+            rows.insert(0, heading)
+        _replace_children(self.rules, rows)
+
+    def _make_rule(self, dialog: Dialog) -> None:
+        try:
+            self.session.make_rule(dialog)
+        except (AtomicAgentError, ValueError) as exc:
+            self.session.extension_ui.diagnose(f"could not make a rule of {dialog.title!r}: {exc}")
 
     def _schedule(self, key: Any, func: Any) -> None:
         self.dispatcher.call(func, key=key)
@@ -356,4 +393,6 @@ def _replace_children(box: w.Box, children: list[w.Widget]) -> None:
     old = box.children
     box.children = children
     for child in old:
+        for grandchild in getattr(child, "children", ()):
+            grandchild.close()
         child.close()

@@ -9,7 +9,6 @@ calls
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -27,39 +26,16 @@ from atomic_jupyter.session.transcript import (
 )
 from atomic_jupyter.ui.markdown import render_markdown
 from atomic_jupyter.ui.text import TextLine, pre_html
+from atomic_jupyter.ui.tool_cards import ToolCall, render_tool
 
 __all__ = ["TranscriptView"]
 
-#: The most characters of a tool's arguments and of its output that a card shows.
-ARGS_SHOWN = 4000
-OUTPUT_SHOWN = 20000
 
 _LEVEL_COLORS = {
     "info": "var(--jp-ui-font-color2,#555)",
     "warning": "var(--jp-warn-color1,#e65100)",
     "error": "var(--jp-error-color1,#c62828)",
 }
-
-
-def _tail(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return f"… ({len(text) - limit} characters above not shown)\n" + text[-limit:]
-
-
-def _head(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    return text[:limit] + f"\n… ({len(text) - limit} more characters not shown)"
-
-
-def _args_text(args: Any) -> str:
-    if isinstance(args, dict) and set(args) == {"command"} and isinstance(args["command"], str):
-        return "$ " + args["command"]
-    try:
-        return json.dumps(args, indent=2, ensure_ascii=False, default=str)
-    except (TypeError, ValueError):
-        return repr(args)
 
 
 class _AssistantView:
@@ -94,7 +70,11 @@ class _AssistantView:
 
 
 class _ToolView:
-    def __init__(self) -> None:
+    def __init__(self, dialog_widget: Callable[[Dialog], w.Widget]) -> None:
+        self._dialog_widget = dialog_widget
+        self.dialogs = w.VBox([])
+        self.dialogs.add_class("atomic-tool-dialogs")
+        self._dialogs_shown: set[str] = set()
         self.header = TextLine("", bold=True)
         self.header.add_class("atomic-tool-header")
         self.args = w.HTML("")
@@ -105,7 +85,7 @@ class _ToolView:
         self.nested.add_class("atomic-tool-nested")
         self._children: dict[int, tuple[int, _ToolView]] = {}
         self.root = w.VBox(
-            [self.header, self.args, self.output, self.nested],
+            [self.header, self.args, self.dialogs, self.output, self.nested],
             layout=w.Layout(
                 border="1px solid var(--jp-border-color2,#ddd)", padding="4px", margin="4px 0"
             ),
@@ -116,26 +96,53 @@ class _ToolView:
         state = "error" if block.is_error else "done" if block.done else "running…"
         took = f" · {_duration(block.duration_ms)}" if block.duration_ms is not None else ""
         within = f" (called by {block.parent.name})" if block.parent is not None else ""
-        self.header.text = f"tool {block.name}{within} · {state}{took}"
+        card = render_tool(
+            ToolCall(
+                block.name,
+                block.args,
+                block.output,
+                block.result,
+                block.details,
+                block.images,
+                block.is_error,
+                block.done,
+            )
+        )
+        summary = f" · {card.summary}" if card.summary else ""
+        self.header.text = f"tool {block.name}{within}{summary} · {state}{took}"
         for cls in ("atomic-tool-running", "atomic-tool-done", "atomic-tool-error"):
             self.root.remove_class(cls)
         self.root.add_class(
             "atomic-tool-" + ("error" if block.is_error else "done" if block.done else "running")
         )
-        self.args.value = pre_html(_head(_args_text(block.args), ARGS_SHOWN).split("\n"))
-        shown = block.result if block.done and block.result is not None else block.output
-        color = _LEVEL_COLORS["error"] if block.is_error else None
-        self.output.value = (
-            pre_html(_tail(shown or "", OUTPUT_SHOWN).split("\n"), color) if shown else ""
+        args = (
+            f'<details class="atomic-tool-args-fold"><summary>arguments</summary>'
+            f"{card.args_html}</details>"
+            if card.args_html
+            else ""
         )
+        if args != self.args.value:
+            self.args.value = args
+        self.args.layout.display = None if args else "none"
+        if card.body_html != self.output.value:
+            self.output.value = card.body_html
+        self._update_dialogs(block)
         self._update_children(block)
+
+    def _update_dialogs(self, block: ToolBlock) -> None:
+        """Show the dialogs a hook raised before the call ran, under what it is about to do."""
+        new = [d for d in list(block.dialogs) if d.id not in self._dialogs_shown]
+        if new:
+            self._dialogs_shown.update(d.id for d in new)
+            widgets = [self._dialog_widget(d) for d in new]
+            self.dialogs.children = (*self.dialogs.children, *widgets)
 
     def _update_children(self, block: ToolBlock) -> None:
         added = []
         for child in list(block.children):
             rev, view = self._children.get(id(child), (-1, None))
             if view is None:
-                view = _ToolView()
+                view = _ToolView(self._dialog_widget)
                 added.append(view.root)
             current = child.rev
             if rev != current:
@@ -232,7 +239,7 @@ class TranscriptView:
         if isinstance(block, AssistantBlock):
             return _AssistantView()
         if isinstance(block, ToolBlock):
-            return _ToolView()
+            return _ToolView(self._dialog_widget)
         if isinstance(block, DialogBlock):
             assert block.dialog is not None
             return self._dialog_widget(block.dialog)

@@ -19,7 +19,11 @@ from .browser_harness import NotebookPage
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 #: A finished bash card's header (the current line also says how long the call took).
-TOOL_DONE = re.compile(r"^tool bash · done · \d+ ms$") if CURRENT_LINE else "tool bash · done"
+TOOL_DONE = (
+    re.compile(r"^tool bash · \$ ls -la · done · \d+ ms$")
+    if CURRENT_LINE
+    else "tool bash · $ ls -la · done"
+)
 
 GUARD_TITLE = "Dangerous command (rm -rf): rm -rf ./demo-scratch"
 
@@ -102,7 +106,7 @@ def test_demo_tool_card(nb: NotebookPage) -> None:
     card = transcript.locator(".atomic-tool").first
     expect(card).to_have_class(re.compile(r"\batomic-tool-done\b"))
     expect(card.locator(".atomic-tool-header")).to_have_text(TOOL_DONE)
-    expect(card.locator(".atomic-tool-args")).to_have_text("$ ls -la")
+    expect(card.locator(".atomic-tool-output")).to_contain_text("$ ls -la")
     expect(card.locator(".atomic-tool-output")).to_contain_text("demo.ipynb")
     expect(transcript.locator(".atomic-assistant-text").last).not_to_be_empty()
     nb.screenshot(nb.cell("files"), "demo-tool-card")

@@ -24,11 +24,15 @@ from playwright.sync_api import expect
 from tests.harness.support import CURRENT_LINE, EXTENSIONS
 
 from .browser_harness import NotebookPage
-from .browser_payloads import FINAL_TEXT, MARKERS, TOOL_COMMAND, TOOL_PAYLOAD, model_cell, payload
+from .browser_payloads import FINAL_TEXT, MARKERS, TOOL_PAYLOAD, model_cell, payload
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 #: A finished bash card's header (the current line also says how long the call took).
-TOOL_DONE = re.compile(r"^tool bash · done · \d+ ms$") if CURRENT_LINE else "tool bash · done"
+TOOL_DONE = (
+    re.compile(r"^tool bash · \$ cat <<'PAYLOAD' … · done · \d+ ms$")
+    if CURRENT_LINE
+    else "tool bash · $ cat <<'PAYLOAD' … · done"
+)
 
 EXTENSION = str(EXTENSIONS / "browser_payloads.ts")
 
@@ -241,7 +245,7 @@ def test_payloads_in_model_markdown_and_tool_output_are_text(nb: NotebookPage) -
     )
     card = transcript.locator(".atomic-tool")
     expect(card.locator(".atomic-tool-header")).to_have_text(TOOL_DONE)
-    expect(card.locator(".atomic-tool-args")).to_have_text("$ " + TOOL_COMMAND)
+    expect(card.locator(".atomic-tool-output")).to_contain_text("$ cat <<'PAYLOAD'")
     expect(card.locator(".atomic-tool-output")).to_contain_text(TOOL_PAYLOAD)
     assert_safe(nb)
     nb.screenshot(nb.cell("model"), "payload-model-answer")

@@ -78,6 +78,21 @@ MARKDOWN_PAYLOAD = (
 )
 
 
+#: Prompts that make the scripted model call one tool each (the tool cards' tests create the
+#: files they touch in the agent's working directory first).
+CARD_TOOL_CALLS = {
+    "change the greeting": (
+        "edit",
+        {"path": "greeting.txt", "edits": [{"oldText": "hello world", "newText": "goodbye world"}]},
+    ),
+    "write a python script": (
+        "write",
+        {"path": "script.py", "content": "def main():\n    print('hi')\n\n\nmain()\n"},
+    ),
+    "look at the picture": ("read", {"path": "dot.png"}),
+}
+
+
 def conversation_script(request):
     """The scripted model's turns, chosen by keywords in the last user message."""
     from atomic_jupyter.addons.model_server import Fail, Text, Thinking, ToolCall, Turn, Usage
@@ -111,6 +126,11 @@ def conversation_script(request):
                 usage=Usage(80, 10),
             )
         return Turn([Text("One test failed.")], usage=Usage(90, 8))
+    for keyword, call in CARD_TOOL_CALLS.items():  # one call of each built-in tool kind
+        if keyword in prompt:
+            if turn == 0:
+                return Turn([ToolCall(*call)], usage=Usage(60, 10))
+            return Turn([Text("Done with the file.")], usage=Usage(70, 5))
     if "wipe" in prompt:  # a command the agent's rpc-demo.ts example guards with a select
         if turn == 0:
             return Turn(

@@ -1,0 +1,87 @@
+"""Deciding once: a dialog's answer made the rule for the rest of the session (issue 16).
+
+The stand-in agent raises dialogs with the same title; the rule answers the next ones with no
+click, says so, is listed in ``session.policies`` and in the panel, and can be removed there.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+
+import atomic_jupyter as aj
+from atomic_jupyter.session.session import AgentSession
+from atomic_jupyter.ui.dialog_view import DialogView
+from atomic_jupyter.ui.session_view import SessionView
+from tests.harness.support import STANDIN_AGENT, wait_until
+
+STANDIN = [sys.executable, str(STANDIN_AGENT)]
+
+
+@pytest.fixture
+def session() -> Iterator[AgentSession]:
+    s = aj.start(command=STANDIN, name=f"rules-{time.monotonic_ns()}", display=False)
+    yield s
+    s.stop()
+
+
+def receipts(session: AgentSession) -> list[str]:
+    return [n["message"] for n in session.notifications if n["message"].startswith("received")]
+
+
+def test_a_rule_made_from_a_dialog_answers_the_next_ones_without_a_click(
+    session: AgentSession,
+) -> None:
+    view = SessionView(session)
+    session.prompt("/scenario dialogs 1", display=False)
+    (first,) = wait_until(lambda: session.pending_dialogs, "the first dialog")
+    dialog_view = DialogView(first, on_rule=view._make_rule)
+    assert dialog_view.rule is not None and "“Soak 1”" not in dialog_view.rule.description
+    dialog_view.rule.value = True
+    dialog_view.buttons["option:1"].click()  # "B", and make it the rule
+    assert first.outcome == "Soak 1 -> B · made the rule for this session"
+    (policy,) = session.policies
+    assert policy.rule and policy.describe() == "select “Soak 1” → B (rule)"
+
+    # The stand-in numbers its dialogs: make the next one carry the same title.
+    session.prompt("/scenario dialogs 1", display=False)
+    (second,) = wait_until(lambda: session.pending_dialogs, "the second dialog")
+    assert second.title == "Soak 2"  # another title: a person decides
+    second.respond("A")
+
+    policy_b = session.answer_with("B", method="select", title="^Soak 3$")
+    assert not policy_b.rule
+    view.refresh("policies")
+    rows = [r for r in view.rules.children if "atomic-rule" in r._dom_classes]
+    assert len(rows) == 2
+    remove = rows[0].children[0]
+    remove.click()
+    assert session.policies == [policy_b]
+    view.refresh("policies")
+    assert len([r for r in view.rules.children if "atomic-rule" in r._dom_classes]) == 1
+    view.close()
+
+
+def test_a_rule_answers_a_dialog_with_the_same_title_and_says_rule(session: AgentSession) -> None:
+    session.prompt("/scenario dup", display=False)  # "Duplicated", twice with one id
+    (dialog,) = wait_until(lambda: session.pending_dialogs, "the dialog")
+    dialog.respond("A")
+    policy = session.make_rule(dialog)
+    assert policy.matches("select", "Duplicated") and not policy.matches("select", "Duplicated!")
+    from atomic_jupyter.protocol.messages import parse_message
+    from atomic_jupyter.session.dialogs import Dialog
+
+    raw = {
+        "type": "extension_ui_request",
+        "id": "again",
+        "method": "select",
+        "title": "Duplicated",
+        "options": ["A", "B"],
+    }
+    again = session.client.on_message.dialog(parse_message(raw))  # as the agent would send it
+    assert isinstance(again, Dialog)
+    assert again.state == "answered" and again.answer == "A"
+    assert again.outcome == "Duplicated -> A (rule)"
