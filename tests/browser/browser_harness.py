@@ -241,6 +241,28 @@ class LabServer:
     def lab_url(self, notebook: str) -> str:
         return f"{self.base}/lab/tree/{notebook}?token={self.token}&reset"
 
+    def lab_setting(self, plugin: str) -> dict[str, Any]:
+        """The server's answer for a JupyterLab plugin's settings (``raw`` is the user's own
+        JSON text, ``settings`` what applies), e.g. ``@jupyterlab/apputils-extension:themes``."""
+        request = urllib.request.Request(
+            f"{self.base}/lab/api/settings/{plugin}",
+            headers={"Authorization": f"token {self.token}"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as r:
+            return dict(json.loads(r.read()))
+
+    def put_lab_setting(self, plugin: str, raw: str) -> None:
+        """Replace a plugin's user settings (``raw``: JSON text) on the server. Pages that are
+        open keep what they loaded; pages opened later load this."""
+        request = urllib.request.Request(
+            f"{self.base}/lab/api/settings/{plugin}",
+            data=json.dumps({"raw": raw}).encode(),
+            headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
+            method="PUT",
+        )
+        with urllib.request.urlopen(request, timeout=10):
+            pass
+
     def log_tail(self, lines: int = 60) -> str:
         try:
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
@@ -396,6 +418,26 @@ KEYS_REACH_NOTEBOOK = """(notebook) => {
 }"""
 
 
+#: In the page: whether JupyterLab shows the theme ``name``: its name and light/dark flag on
+#: the body, and its stylesheet applied (the computed ``--jp-layout-color0`` is as light or
+#: dark as the theme says). Resolves with ``{light, background}``, or the text of a dialog.
+THEME_APPLIED = """(name) => {
+  const dialog = document.querySelector(".jp-Dialog");
+  if (dialog) return { dialog: dialog.innerText.trim() };
+  const data = document.body.dataset;
+  if (data.jpThemeName !== name || !["true", "false"].includes(data.jpThemeLight)) return null;
+  const probe = document.createElement("div");
+  probe.style.background = "var(--jp-layout-color0)";
+  document.body.appendChild(probe);
+  const background = getComputedStyle(probe).backgroundColor;
+  probe.remove();
+  const rgb = (background.match(/[\\d.]+/g) || []).slice(0, 3).map(Number);
+  if (rgb.length < 3) return null;
+  const light = (0.299 * rgb[0] + 0.587 * rgb[1] + 0.114 * rgb[2]) > 128;
+  return light === (data.jpThemeLight === "true") ? { light, background } : null;
+}"""
+
+
 class NotebookPage:
     """One notebook open in a Chromium tab.
 
@@ -528,6 +570,31 @@ class NotebookPage:
                 f"cell {name!r} wrote to stderr:\n" + "\n".join(errors.all_inner_texts())
             )
         return cell
+
+    def set_theme(self, theme: str) -> dict[str, Any]:
+        """Switch JupyterLab's theme as a person does: Settings → Theme → ``theme`` (e.g.
+        ``"JupyterLab Dark"``); wait until the page shows it. The outputs on the page stay
+        as they are (no reload). JupyterLab saves the choice in the server's user settings,
+        so pages opened later get it too (see :meth:`LabServer.put_lab_setting`).
+
+        Returns ``{light, background}``: whether it is a light theme, and its
+        ``--jp-layout-color0``.
+        """
+        self.expect_no_dialog(f"before switching to {theme!r}")
+        page = self.page
+        page.keyboard.press("Escape")  # no menu left open
+        page.locator(".lm-MenuBar-item").filter(
+            has=page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Settings$"))
+        ).click()
+        menu_item = page.locator(".lm-Menu:visible .lm-Menu-item")
+        menu_item.filter(
+            has=page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Theme$"))
+        ).click()
+        menu_item.filter(
+            has=page.locator(".lm-Menu-itemLabel", has_text=re.compile(rf"^{re.escape(theme)}$"))
+        ).click()
+        expect(page.locator(".lm-Menu")).to_have_count(0)
+        return self._wait_or_dialog(THEME_APPLIED, theme, WAIT_MS, f"while switching to {theme!r}")
 
     # ------------------------------------------------------------------ looking
 
