@@ -85,3 +85,41 @@ def test_a_rule_answers_a_dialog_with_the_same_title_and_says_rule(session: Agen
     assert isinstance(again, Dialog)
     assert again.state == "answered" and again.answer == "A"
     assert again.outcome == "Duplicated -> A (rule)"
+
+
+def test_cancel_with_the_box_ticked_makes_no_rule(session: AgentSession) -> None:
+    view = SessionView(session)
+    session.prompt("/scenario dialogs 1", display=False)
+    (dialog,) = wait_until(lambda: session.pending_dialogs, "the dialog")
+    dialog_view = DialogView(dialog, on_rule=view._make_rule)
+    assert dialog_view.rule is not None
+    dialog_view.rule.value = True
+    dialog_view.buttons["cancel"].click()
+    assert dialog.state == "cancelled" and session.policies == []
+    view.close()
+
+
+def test_an_option_with_a_secret_taken_out_is_not_made_a_rule() -> None:
+    import json
+
+    from atomic_jupyter.protocol.decode import MessageDecoder
+    from atomic_jupyter.session.dialogs import Dialog
+    from atomic_jupyter.transport.secrets import Redactor
+
+    secret = "sk-rule-marker-99887766"
+    line = json.dumps(
+        {
+            "type": "extension_ui_request",
+            "id": "d1",
+            "method": "select",
+            "title": "Which key?",
+            "options": [f"use {secret}", "none"],
+        }
+    ).encode()
+    (request,) = MessageDecoder(scrubber=Redactor([secret])).feed(line + b"\n")
+    dialog = Dialog(request, request.raw, lambda _r: None)
+    dialog.choose(0)
+    session = AgentSession("rules-unit")
+    with pytest.raises(ValueError, match="secret"):
+        session.make_rule(dialog)
+    assert session.policies == []

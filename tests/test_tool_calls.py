@@ -179,3 +179,14 @@ def test_a_dialog_raised_while_a_tool_runs_sits_in_its_card() -> None:
     later, _ = _confirm("d2", "Anything else?")
     run.transcript.add_dialog(later)  # no tool runs now: a block of its own
     assert len(run.transcript.snapshot()) == 3
+
+
+def test_a_dialog_while_calls_run_side_by_side_is_not_put_in_either_card() -> None:
+    run = PromptRun("r1", "two at once")
+    for cid in ("c1", "c2"):
+        apply(run, "tool_execution_start", toolCallId=cid, toolName="bash", args={"command": cid})
+    dialog, _sent = _confirm("d1", "Which one?")
+    run.transcript.add_dialog(dialog)
+    tools = [b for b in run.transcript.snapshot() if isinstance(b, ToolBlock)]
+    assert [t.dialogs for t in tools] == [[], []]
+    assert run.transcript.pending_dialogs() == [dialog]

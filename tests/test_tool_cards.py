@@ -881,3 +881,30 @@ def test_summaries_stay_short(name: str) -> None:
     text = "a:1: b\n\n[2 matches limit reached]"
     card = render(name, args, text, details={"diff": "+1 x", "matchLimitReached": 2})
     assert 0 < len(card.summary) <= tool_cards.SUMMARY_MAX
+
+
+def test_review_findings_slow_notice_carriage_returns_and_huge_line_numbers() -> None:
+    """Found in review: a result that looks like the truncation notice but never closes it
+    took seconds per render; a carriage return inside a diff line moved the +/- marks onto
+    the wrong lines; a line number of thousands of digits padded every row to its width."""
+    import time
+
+    started = time.perf_counter()
+    text = "out\n\n[Showing last " + "x" * 40_000
+    render_tool(ToolCall("bash", {"command": "x"}, "", text, {}, (), True, True))
+    assert time.perf_counter() - started < 1.0
+
+    diff = " 1 a\n-2 old\rX\n+2 new\n 3 b"
+    body = render_tool(
+        ToolCall("edit", {"path": "f.txt"}, "", "ok", {"diff": diff}, (), False, True)
+    ).body_html
+    deleted = re.findall(r'class="aj-diff-del"[^>]*>(.*?</span>.*?)</span>', body)
+    added = re.findall(r'class="aj-diff-add"[^>]*>(.*?</span>.*?)</span>', body)
+    assert [re.sub(r"<[^>]+>", "", d) for d in deleted] == ["− old␍X"]
+    assert [re.sub(r"<[^>]+>", "", a) for a in added] == ["+ new"]
+
+    huge = "\n".join(f"+{'9' * 3000} line {i}" for i in range(200))
+    body = render_tool(
+        ToolCall("edit", {"path": "f.txt"}, "", "ok", {"diff": huge}, (), False, True)
+    ).body_html
+    assert len(body) < 100_000

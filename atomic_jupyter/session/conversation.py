@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from atomic_jupyter.errors import AgentNotRunningError, AtomicAgentError, CommandTimeoutError
-from atomic_jupyter.protocol.messages import Response
+from atomic_jupyter.protocol.messages import Response, SelectRequest
 from atomic_jupyter.session.commands import AgentCommands, command_result_text
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.images import image_contents
@@ -328,6 +328,16 @@ class ConversationMethods(AgentCommands):
             answer = dialog.answer
         else:
             raise ValueError(f"the dialog {dialog.title!r} was {dialog.state}: no answer to repeat")
+        shown, exact = dialog.shown, dialog.typed
+        if (
+            isinstance(shown, SelectRequest)
+            and isinstance(exact, SelectRequest)
+            and (answer not in exact.options or list(shown.options).count(answer) != 1)
+        ):
+            raise ValueError(
+                "the option chosen had a secret taken out of it, or looks like another: "
+                "it cannot be repeated safely"
+            )
         policy = Policy.exactly(dialog.method, dialog.title, answer)
         self._policies.add(policy, pending=self.pending_dialogs)
         dialog.add_note("made the rule for this session")

@@ -94,8 +94,8 @@ class Policy:
             if self.answer is CANCEL
             else getattr(self.answer, "__name__", repr(self.answer))
         )
-        if self.rule and self.title and self.title.startswith("^") and self.title.endswith("$"):
-            title = _unescape(self.title[1:-1])
+        if self.rule and self.title and self.title.startswith("^") and self.title.endswith("\\Z"):
+            title = _unescape(self.title[1:-2])
             shown = "cancel" if self.answer is CANCEL else _answer_text(self.answer)
             return f"{self.method} “{title}” → {shown} (rule)"
         return f"{self.method or 'any dialog'} titled /{self.title or '.*'}/ -> {answer}"
@@ -103,7 +103,7 @@ class Policy:
     @classmethod
     def exactly(cls, method: str, title: str, answer: Any) -> Policy:
         """A rule for dialogs of ``method`` titled exactly ``title``."""
-        return cls(answer, method=method, title="^" + re.escape(title) + "$", rule=True)
+        return cls(answer, method=method, title="^" + re.escape(title) + "\\Z", rule=True)
 
 
 def _unescape(pattern: str) -> str:

@@ -261,12 +261,12 @@ class Transcript:
 
     def add_dialog(self, dialog: Dialog) -> None:
         """Add a dialog at the current position: inside the card of the tool call that is
-        running (the newest one started: its ``tool_call`` hooks run after its start), else
-        as a block of its own."""
+        running (its ``tool_call`` hooks run after its start), else (no call, or several side
+        by side) as a block of its own."""
         with self.lock:
             running = [b for b in self._tools.values() if not b.done]
-            if running:
-                tool = running[-1]
+            if len(running) == 1:  # with calls running side by side, it is not clear whose
+                tool = running[0]
                 tool.dialogs.append(dialog)
                 tool.touch()
             else:

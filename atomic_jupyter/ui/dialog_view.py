@@ -24,7 +24,7 @@ from atomic_jupyter.protocol.messages import (
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.ui.text import TextLine, plain, pre_block
 
-__all__ = ["DialogView", "MAX_OPTION_BUTTONS"]
+__all__ = ["DialogView", "MAX_OPTION_BUTTONS", "retire_widgets"]
 
 #: A select with at most this many options shows one button per option, else a Dropdown.
 MAX_OPTION_BUTTONS = 8
@@ -170,7 +170,9 @@ class DialogView:
             self.error.text = f"Not sent: {exc}"
             self.error.layout.display = None
         else:
-            if self.rule is not None and self.rule.value and self._on_rule is not None:
+            rule = self.rule is not None and self.rule.value and self._on_rule is not None
+            if rule and self.dialog.state == "answered":  # Cancel makes no rule
+                assert self._on_rule is not None
                 self._on_rule(self.dialog)
 
     def _submit_choice(self, index: int | None) -> None:
@@ -216,7 +218,7 @@ class DialogView:
         self.collapsed = True
         # The controls are gone from the page. A click already on its way must still reach
         # a live widget (and be ignored), so their comms are closed a little later.
-        _retire(list(old))
+        retire_widgets(list(old))
         self.buttons.clear()
         self.value_widget = None
 
@@ -226,8 +228,9 @@ RETIRE_AFTER_S = 30.0
 _retired: deque[tuple[float, list[w.Widget]]] = deque()
 
 
-def _retire(widgets: list[w.Widget]) -> None:
-    """Queue widgets for closing, and close those queued long enough ago."""
+def retire_widgets(widgets: list[w.Widget]) -> None:
+    """Queue widgets taken off the page for closing (a click already on its way still reaches
+    a live widget), and close those queued long enough ago."""
     now = time.monotonic()
     while _retired and now - _retired[0][0] > RETIRE_AFTER_S:
         for widget in _retired.popleft()[1]:

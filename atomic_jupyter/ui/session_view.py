@@ -20,7 +20,7 @@ import ipywidgets as w
 from atomic_jupyter.errors import AtomicAgentError
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.runs import PromptRun
-from atomic_jupyter.ui.dialog_view import DialogView
+from atomic_jupyter.ui.dialog_view import DialogView, retire_widgets
 from atomic_jupyter.ui.dispatch import UiDispatcher
 from atomic_jupyter.ui.text import TextLine, pre_block, pre_html
 from atomic_jupyter.ui.transcript_view import TranscriptView
@@ -324,7 +324,9 @@ class SessionView:
         if rows:
             heading = TextLine("Answered without asking:", color="var(--jp-ui-font-color2,#666)")
             rows.insert(0, heading)
-        _replace_children(self.rules, rows)
+        # Not closed at once: a second click on a Remove button must reach a live widget.
+        retire_widgets(list(self.rules.children))
+        self.rules.children = rows
 
     def _make_rule(self, dialog: Dialog) -> None:
         try:

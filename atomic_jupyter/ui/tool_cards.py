@@ -794,7 +794,8 @@ def _diff_view(rows: list[tuple[str, str | None, str]], filename: str | None) ->
         code_html = next(html_lines, None)
         if code_html is None:
             break
-        shown.append((kind, number if number and number.isdigit() else None, code_html))
+        usable = number is not None and number.isdigit() and len(number) <= 9
+        shown.append((kind, number if usable else None, code_html))
     numbers = [len(n) for _k, n, _t in shown if n]
     digits = max(numbers) if numbers else None
     split = _fold_split(len(shown), DIFF_FOLD)
@@ -812,7 +813,9 @@ def _parse_diff(diff: str) -> list[tuple[str, str | None, str]]:
     rows: list[tuple[str, str | None, str]] = []
     lines = diff.split("\n")
     for line in lines[: MAX_LINES + 1]:
-        line = line.removesuffix("\r")
+        # A carriage return inside a line would start a new line when highlighted, and the
+        # marks would then sit on the wrong lines: show it as a symbol.
+        line = line.removesuffix("\r").replace("\r", "␍")
         match = _DIFF_LINE.fullmatch(line)
         if match is None:
             rows.append((" ", None, line))
@@ -991,9 +994,7 @@ _STATUS = re.compile(
     r"(?:\A|\n)\n?(Command (?:exited with code (\d+)|timed out after [^\n]*|aborted"
     r"|terminated without an exit code[^\n]*))\Z"
 )
-_OUTPUT_NOTICE = re.compile(
-    r"(?:\A|\n\n)(\[Showing (?:lines \d+-\d+ of \d+|last [^\]\n]*)[^\]\n]*\])\n*\Z"
-)
+_OUTPUT_NOTICE = re.compile(r"(?:\A|\n\n)(\[Showing (?:lines \d+-\d+ of \d+|last )[^\]\n]*\])\n*\Z")
 
 
 def _parse_bash(text: str, failed: bool) -> tuple[str, str, str, int | None]:
