@@ -288,16 +288,10 @@ def test_wait_returns_early_on_a_dialog_then_at_the_end(conversation: AgentSessi
     assert dialog.request["message"] == DANGEROUS_COMMAND
     assert not run.finished
 
-    # The dialog sits in the run's transcript, after the tool card it holds up.
-    blocks = run.transcript.snapshot()
-    kinds = [type(b) for b in blocks]
-    assert DialogBlock in kinds and ToolBlock in kinds
-    (dialog_block,) = blocks_of(run, DialogBlock)
-    assert dialog_block.dialog is dialog
-    tool_at = next(i for i, b in enumerate(blocks) if isinstance(b, ToolBlock))
-    assert tool_at < blocks.index(dialog_block)
-    tool = blocks[tool_at]
-    assert isinstance(tool, ToolBlock)
+    # The dialog sits in the card of the tool call it holds up (issue 16).
+    assert blocks_of(run, DialogBlock) == []
+    (tool,) = blocks_of(run, ToolBlock)
+    assert tool.dialogs == [dialog]
     assert tool.name == "bash" and tool.args == {"command": DANGEROUS_COMMAND}
     assert not tool.done  # the confirm holds the tool up
 
@@ -336,13 +330,12 @@ def test_a_value_policy_answers_without_stopping_the_wait(conversation: AgentSes
     run = conversation.prompt("run the dangerous command, policy says no", display=False)
     result = conversation.wait(timeout=RUN_TIMEOUT, quiet=True)
     assert result.reason == "finished" and run.finished
-    (block,) = blocks_of(run, DialogBlock)
-    dialog = block.dialog
-    assert dialog is not None and dialog.title == GUARD_TITLE
+    (tool,) = blocks_of(run, ToolBlock)
+    (dialog,) = tool.dialogs  # in the card of the call it decided
+    assert dialog.title == GUARD_TITLE
     assert dialog.state == "answered" and dialog.answer is False
     assert dialog.answered_by == "policy"
     assert dialog.outcome.endswith("(policy)"), dialog.outcome
-    (tool,) = blocks_of(run, ToolBlock)
     assert tool.done and tool.is_error
     assert tool.result is not None and "Blocked by the user" in tool.result
     assert f"guard: blocked {DANGEROUS_COMMAND}" in notes_since(conversation, notes)
@@ -363,10 +356,9 @@ def test_a_callable_policy_gets_the_request(conversation: AgentSession) -> None:
     (request,) = seen
     assert request["method"] == "confirm" and request["title"] == GUARD_TITLE
     assert request["message"] == DANGEROUS_COMMAND
-    (block,) = blocks_of(run, DialogBlock)
-    assert block.dialog is not None and block.dialog.answer is True
-    assert block.dialog.answered_by == "policy"
     (tool,) = blocks_of(run, ToolBlock)
+    (dialog,) = tool.dialogs
+    assert dialog.answer is True and dialog.answered_by == "policy"
     assert tool.done and not tool.is_error and "dangerous-but-fine" in (tool.result or "")
     assert f"guard: allowed {DANGEROUS_COMMAND}" in notes_since(conversation, notes)
     conversation.remove_policy()

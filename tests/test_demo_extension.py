@@ -351,8 +351,8 @@ def test_blocking_the_guarded_command(modelled: AgentSession, workdir: Path) -> 
     run = sent.finish()
     assert tool.done and tool.is_error
     assert tool.result == "Blocked by the demo guard: the user chose Block"
-    (block,) = blocks_of(run, DialogBlock)
-    assert block.dialog is dialog and dialog.answer == "Block"
+    assert tool.dialogs == [dialog] and dialog.answer == "Block"  # in the card it guards
+    assert blocks_of(run, DialogBlock) == []
     final = blocks_of(run, AssistantBlock)[-1]
     assert final.final and "**blocked**" in final.text and "nothing was deleted" in final.text
     assert sent.notes() == [
