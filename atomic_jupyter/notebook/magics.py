@@ -107,6 +107,13 @@ def _command_result(session: Any, run: Any) -> Any:
     return _LATER
 
 
+def _send(session: Any, kind: str, **fields: Any) -> Any:
+    """Send a command that may pause on a dialog (its area prepared, not displayed) and wait
+    for it as :func:`_command_result` does; fields given as None are left out."""
+    command = {"type": kind, **{k: v for k, v in fields.items() if v is not None}}
+    return _command_result(session, session.command(command, display=False, shown=True))
+
+
 def _print_later(data: Any) -> None:
     if data is not _LATER:
         _print_data(data)
@@ -253,10 +260,7 @@ class AtomicAgentMagics(Magics):
             if len(args.words) != 2:
                 raise MagicUsageError("usage: %atomic_agent model PROVIDER MODEL_ID")
             provider, model_id = args.words
-            run = session.command(
-                "set_model", provider=provider, modelId=model_id, display=False, shown=True
-            )
-            _print_later(_command_result(session, run))
+            _print_later(_send(session, "set_model", provider=provider, modelId=model_id))
         elif args.action == "thinking":
             if len(args.words) > 1:
                 raise MagicUsageError("usage: %atomic_agent thinking [LEVEL]")
@@ -276,10 +280,9 @@ class AtomicAgentMagics(Magics):
         elif args.action == "export":
             _print_data(session.export_html(args.words[0] if args.words else None))
         elif args.action == "cycle_model":
-            run = session.command("cycle_model", display=False, shown=True)
-            _print_later(_command_result(session, run))
+            _print_later(_send(session, "cycle_model"))
         elif args.action == "new":
-            _print_later(_command_result(session, session.new_session(display=False, shown=True)))
+            _print_later(_send(session, "new_session"))
         else:
             _print_data(getattr(session, PLAIN_ACTIONS[args.action])())
         return None
@@ -301,8 +304,7 @@ class AtomicAgentMagics(Magics):
     def _text(self, action: str, name: str, text: str) -> None:
         session = api.session(name)
         if action in ("steer", "follow_up"):
-            run = session.command(action, message=text, display=False, shown=True)
-            data = _command_result(session, run)
+            data = _send(session, action, message=text)
             if data is not _LATER:
                 print(disposition_text(action, data))
         elif action == "bash":
@@ -322,9 +324,7 @@ class AtomicAgentMagics(Magics):
         elif action == "name":
             _print_data(session.set_session_name(text))
         elif action == "compact":
-            _print_later(
-                _command_result(session, session.compact(text or None, display=False, shown=True))
-            )
+            _print_later(_send(session, "compact", customInstructions=text or None))
 
     def _lifecycle(self, action: str, session: Any) -> None:
         if action == "stop":
