@@ -164,6 +164,8 @@ class Delivery:
         self.done = threading.Event()
         self.written = False
         self.end_offset: int | None = None
+        #: Bytes of the line already in the pipe (the writer writes the rest).
+        self.sent = 0
         self._count = count
         self._decided = threading.Event()
         self._delivered = False

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import os
 import queue
+import select
 import shlex
 import signal
 import subprocess
@@ -44,12 +45,17 @@ STDERR_TAIL_BYTES = 16 * 1024
 
 _STOP = object()
 
+#: Lines up to this size (the pipe's atomic write size) are written at once by the thread
+#: that sends them, when nothing is queued ahead and the pipe has room (see ``send``).
+FAST_WRITE_MAX = getattr(select, "PIPE_BUF", 512)
+
 
 class AgentProcess:
     """One agent process speaking JSONL on stdio, and the processes it starts.
 
-    Threads: a stdout reader, a stderr drain, a stdin writer (the only writer; it counts what
-    it writes), and an exit watcher, which, once the agent has exited, ends what is left of
+    Threads: a stdout reader, a stderr drain, a stdin writer (it writes what is queued, in
+    order, and counts it; a short line with nothing queued ahead of it is written at once by
+    the thread sending it, see :meth:`send`), and an exit watcher, which, once the agent has exited, ends what is left of
     its tree (on a thread of its own, at once) and then reports the exit.
 
     Parameters
@@ -92,6 +98,10 @@ class AgentProcess:
         self._stderr_size = 0
         self._stderr_lock = threading.Lock()
         self._writes: queue.Queue[Any] = queue.Queue()
+        # Guards ``_queued``: items put in ``_writes`` and not yet handled by the writer (a
+        # queued stop is never handled away, so nothing is written directly after one).
+        self._order = threading.Lock()
+        self._queued = 0
         self._writer_done = threading.Event()
         self._count: PipeCount | None = None
         self._reader_done = threading.Event()
@@ -204,7 +214,7 @@ class AgentProcess:
             return None
         self._closing = True
         self._terminate(grace)
-        self._writes.put(_STOP)  # the agent has exited: the writer counts, then closes stdin
+        self._enqueue(_STOP)  # the agent has exited: the writer counts, then closes stdin
         if self._reaped.is_set():
             self._end_tree()
         self._exited.wait(5.0)
@@ -215,7 +225,7 @@ class AgentProcess:
         SIGKILL to its group; each step only while it has not exited."""
         steps: tuple[tuple[Callable[[], None], float], ...] = (
             (lambda: self._signal_agent(signal.SIGTERM), grace),
-            (lambda: self._writes.put(_STOP), 0.5),  # an agent that ends at end of input
+            (lambda: self._enqueue(_STOP), 0.5),  # an agent that ends at end of input
             (lambda: self._signal_group(signal.SIGTERM), 1.0),
             (lambda: self._signal_group(signal.SIGKILL), 5.0),
         )
@@ -256,7 +266,13 @@ class AgentProcess:
     # ------------------------------------------------------------------ writing
 
     def send(self, line: bytes) -> Delivery:
-        """Queue one encoded line for the agent's stdin; never blocks.
+        """Write one encoded line to the agent's stdin, or queue it; never blocks.
+
+        A line of at most :data:`FAST_WRITE_MAX` bytes with nothing queued ahead of it is
+        written at once, on the calling thread, when the pipe takes it whole without waiting
+        (a dialog's answer is on the agent's stdin before the click's view work starts).
+        Anything else goes to the writer thread, which writes in order; the order of lines
+        is the order of ``send`` calls either way.
 
         Raises
         ------
@@ -266,10 +282,42 @@ class AgentProcess:
         if self._proc is None or self._exited.is_set() or self._closing:
             raise AgentNotRunningError("the agent is not running")
         delivery = Delivery(line, self._count)
-        self._writes.put(delivery)
+        with self._order:
+            if self._queued == 0 and len(line) <= FAST_WRITE_MAX and self._write_now(delivery):
+                return delivery
+            self._queued += 1
+            self._writes.put(delivery)
         if self._writer_done.is_set():  # the writer has closed stdin: nothing more is written
             self._fail_queued()
         return delivery
+
+    def _enqueue(self, item: Any) -> None:
+        with self._order:
+            self._queued += 1
+            self._writes.put(item)
+
+    def _write_now(self, delivery: Delivery) -> bool:
+        """Write ``delivery`` whole without waiting, if the pipe has room; return whether it
+        was. Called under ``_order`` with nothing queued, so the writer thread is not writing
+        and stdin is open (it is closed only after a queued stop)."""
+        assert self._proc is not None and self._proc.stdin is not None
+        assert self._count is not None
+        try:
+            fd = self._proc.stdin.fileno()
+            os.set_blocking(fd, False)
+            try:
+                # At most PIPE_BUF bytes: the pipe takes all of them or none.
+                written = os.write(fd, delivery.payload)
+            finally:
+                os.set_blocking(fd, True)
+        except (OSError, ValueError):
+            return False  # full (or broken: the writer finds out and says so)
+        if written != len(delivery.payload):  # pragma: no cover - PIPE_BUF writes are atomic
+            delivery.sent = written
+            self._count.add(written)
+            return False
+        delivery._written(self._count.add(written))
+        return True
 
     def _fail_queued(self) -> None:
         """Settle every line still queued as not written (the writer has ended)."""
@@ -292,17 +340,19 @@ class AgentProcess:
                 break
             if broken is not None:
                 item._fail(broken)
-                continue
-            try:
-                view = memoryview(item.payload)
-                while view:  # a raw pipe may take only part of a write
-                    written = stdin.write(view) or 0
-                    count.add(written)
-                    view = view[written:]
-                item._written(count.written)
-            except (BrokenPipeError, OSError, ValueError) as exc:
-                broken = f"the agent's stdin is closed ({exc.__class__.__name__})"
-                item._fail(broken)
+            else:
+                try:
+                    view = memoryview(item.payload)[item.sent :]
+                    while view:  # a raw pipe may take only part of a write
+                        written = stdin.write(view) or 0
+                        count.add(written)
+                        view = view[written:]
+                    item._written(count.written)
+                except (BrokenPipeError, OSError, ValueError) as exc:
+                    broken = f"the agent's stdin is closed ({exc.__class__.__name__})"
+                    item._fail(broken)
+            with self._order:
+                self._queued -= 1
         # The final count: the agent has exited (or is being made to) and reads no more.
         count.settle()
         # Anything queued after the stop is reported as not written (send() does the same
@@ -381,7 +431,7 @@ class AgentProcess:
         # Let the reader hand over what the agent wrote before it died; a grandchild that
         # inherited stdout may keep the pipe open, so do not wait for it forever.
         self._reader_done.wait(1.0)
-        self._writes.put(_STOP)  # the writer takes the final count and closes stdin
+        self._enqueue(_STOP)  # the writer takes the final count and closes stdin
         for thread in self._threads:
             if thread.name.startswith("atomic-agent-stderr"):
                 thread.join(0.5)
