@@ -96,3 +96,87 @@ def test_transcript_adds_up_deltas_and_ends_with_the_exact_final_message() -> No
     for event in decoder.feed(line({"type": "message_end", "message": final})):
         transcript.apply(event)  # type: ignore[arg-type]
     assert (block.thinking, block.text, block.final) == ("hmm", "Hello, world\u2029", True)
+
+
+# --------------------------------------------------------------------------- huge lines
+
+HUGE = 50 * 1024 * 1024
+
+
+def chunks(data: bytes, size: int = 1 << 16) -> list[bytes]:
+    """``data`` in the pieces the reader thread hands over."""
+    return [data[i : i + size] for i in range(0, len(data), size)]
+
+
+def test_a_huge_event_of_an_unknown_type_is_neither_decoded_nor_kept() -> None:
+    """50 MB of an event nobody reads: the session holds (almost) nothing of it afterwards,
+    and decoding it never held more than about one copy of the line."""
+    import gc
+    import tracemalloc
+
+    from atomic_jupyter import AgentSession
+    from atomic_jupyter.transport.launch import LaunchSpec
+
+    session = AgentSession("huge-line", LaunchSpec(command=["never-started"]))
+    blob = b'{"type":"mystery_dump","blob":"' + b"x" * HUGE + b'"}\n'
+    after = line({"type": "agent_start"})
+    pieces = chunks(blob)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        base = tracemalloc.get_traced_memory()[0]
+        for piece in pieces:
+            session.client.receive_data(piece)
+        session.client.receive_data(after)
+        gc.collect()
+        retained, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert retained - base < 5 << 20, f"{(retained - base) / 1e6:.1f} MB retained"
+    assert peak - base < 1.5 * len(blob), f"peak {(peak - base) / 1e6:.0f} MB"
+    kept = [e for e in session.events if e.type == "mystery_dump"]
+    assert len(kept) == 1 and f"{len(blob) - 1:,} bytes" in kept[0].get("omitted")
+    assert session.events[-1].type == "agent_start", "the stream did not go on after it"
+
+
+def test_a_huge_event_of_an_unknown_type_comes_out_with_its_type_and_size() -> None:
+    decoder = MessageDecoder()
+    blob = line({"type": "mystery_dump", "blob": "x" * (2 << 20)})
+    (event,) = [item for piece in chunks(blob) for item in decoder.feed(piece)]
+    assert isinstance(event, AgentEvent) and event.type == "mystery_dump"
+    assert event.size == len(blob) - 1 and "not decoded" in event.get("omitted")
+
+
+def test_a_huge_line_of_a_known_type_decodes_exactly_as_a_small_one() -> None:
+    text = 'line \u2028 "quoted" \\ é 😀\n' * 100_000  # about 3 MB
+    value = {
+        "type": "message_end",
+        "message": {"role": "assistant", "content": [{"type": "text", "text": text}]},
+    }
+    decoder = MessageDecoder()
+    items = [item for piece in chunks(line(value)) for item in decoder.feed(piece)]
+    assert items == [AgentEvent("message_end", {"message": value["message"]})]
+    assert items[0].size == len(line(value)) - 1
+
+
+def test_a_huge_line_that_is_not_json_is_a_diagnostic_and_the_stream_goes_on() -> None:
+    decoder = MessageDecoder()
+    bad = b'{"type":"mystery","blob":"' + b"x" * (2 << 20) + b"\n"  # never closed
+    items = [
+        item for piece in chunks(bad + line({"type": "agent_end"})) for item in decoder.feed(piece)
+    ]
+    assert isinstance(items[0], Diagnostic) and items[0].length == len(bad) - 1
+    assert items[1] == AgentEvent("agent_end", {})
+
+
+def test_a_secret_in_a_huge_known_line_is_taken_out() -> None:
+    from atomic_jupyter.transport.secrets import REDACTED, Redactor
+
+    secret = "sk-test-0123456789abcdef"
+    text = ("a" * 1000 + f" {secret} ") * 2000
+    decoder = MessageDecoder(scrubber=Redactor([secret]))
+    value = {"type": "tool_execution_end", "toolCallId": "t1", "result": {"text": text}}
+    (event,) = [item for piece in chunks(line(value)) for item in decoder.feed(piece)]
+    assert isinstance(event, AgentEvent)
+    shown = event.get("result")["text"]
+    assert secret not in shown and shown.count(REDACTED) == 2000

@@ -9,18 +9,37 @@ writes ``type`` first) and decodes it with msgspec into a small typed struct tha
 partial messages without building them. Every other line is decoded in full. Without msgspec
 (an optional speed-up), the standard library decodes the whole line and the partial messages
 are dropped afterwards, so the result is the same, only slower.
+
+A line over :data:`LARGE_LINE_BYTES` is first looked at for its ``type`` only (msgspec skips
+the rest without building it). An event of a type the agent does not document is then not
+decoded at all: it comes out as an :class:`~atomic_jupyter.protocol.messages.AgentEvent` with
+its type, its size and an ``omitted`` note, so a 50 MB event nobody reads costs no more than
+its line. Any other large line is decoded by msgspec straight from the line's bytes (no
+decoded copy of the text is made on the way).
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
 
-from atomic_jupyter.protocol.framing import Diagnostic, LineSplitter, Record, decode_line
-from atomic_jupyter.protocol.messages import AgentEvent, DialogRequest, Message, parse_message
+from atomic_jupyter.protocol.framing import Diagnostic, Line, LineSplitter, Record, decode_line
+from atomic_jupyter.protocol.messages import (
+    KNOWN_EVENT_TYPES,
+    AgentEvent,
+    DialogRequest,
+    Message,
+    parse_message,
+)
 
-__all__ = ["FAST_PATH", "MessageDecoder", "Scrubber"]
+__all__ = ["FAST_PATH", "LARGE_LINE_BYTES", "MessageDecoder", "Scrubber"]
 
 _UPDATE_PREFIX = b'{"type":"message_update"'
+
+#: Lines longer than this are looked at for their type before they are decoded.
+LARGE_LINE_BYTES = 1 << 20
+
+#: Message types decoded in full however large: documented events, answers and UI requests.
+_DECODED_TYPES = KNOWN_EVENT_TYPES | {"response", "extension_ui_request"}
 
 try:  # pragma: no branch - which branch runs depends on what is installed
     import msgspec
@@ -34,11 +53,37 @@ try:  # pragma: no branch - which branch runs depends on what is installed
         type: str = ""
         assistantMessageEvent: _AssistantEvent | None = None  # noqa: N815
 
+    class _TypeOnly(msgspec.Struct):
+        type: str = ""
+
     _update_decoder: Any = msgspec.json.Decoder(_MessageUpdate)
+    _type_decoder: Any = msgspec.json.Decoder(_TypeOnly)
+    _any_decoder: Any = msgspec.json.Decoder()
     FAST_PATH = True
 except ImportError:  # pragma: no cover - the standard library fallback
-    _update_decoder = None
+    _update_decoder = _type_decoder = _any_decoder = None
     FAST_PATH = False
+
+
+def _large_line(line: Line) -> AgentEvent | Record | None:
+    """A large line as an unread event (a type nobody reads) or a decoded record; None when
+    msgspec cannot tell (not JSON, not an object, ...): the standard path decides then."""
+    body = memoryview(line)
+    if line.endswith(b"\r"):
+        body = body[:-1]
+    try:
+        kind = _type_decoder.decode(body).type
+        if kind and kind not in _DECODED_TYPES:
+            return AgentEvent(
+                kind,
+                {
+                    "omitted": f"an event of {len(line):,} bytes of a type this client does "
+                    "not use; it was not decoded"
+                },
+            )
+        return Record(_any_decoder.decode(body))
+    except Exception:
+        return None
 
 
 def _lean_update(event: Any) -> AgentEvent:
@@ -61,7 +106,7 @@ def _lean_update(event: Any) -> AgentEvent:
 class Scrubber(Protocol):
     """Takes secrets out of the agent's lines (see ``transport.secrets.Redactor``)."""
 
-    def touches(self, line: bytes) -> bool:
+    def touches(self, line: bytes | bytearray) -> bool:
         """Whether the raw line may hold a secret."""
 
     def scrub(self, value: Any) -> Any:
@@ -91,45 +136,52 @@ class MessageDecoder:
         """End of stream: decode a final line without a newline, if any."""
         return [self._decode(line) for line in self._lines.close()]
 
-    def _decode(self, line: bytes) -> Message | Diagnostic:
+    def _decode(self, line: Line) -> Message | Diagnostic:
         message = self._decode_line(line)
         if isinstance(message, AgentEvent):
             object.__setattr__(message, "size", len(line))  # for logs bounded in bytes
         return message
 
-    def _decode_line(self, line: bytes) -> Message | Diagnostic:
+    def _decode_line(self, line: Line) -> Message | Diagnostic:
         scrubber = self._scrubber
-        if scrubber is not None and scrubber.touches(line):
-            item = decode_line(line)
-            if isinstance(item, Diagnostic):
-                return item
-            value = scrubber.scrub(item.value)
-            if line.startswith(_UPDATE_PREFIX) and isinstance(value, dict):
-                return _lean_update(value)
-            message = parse_message(value)
-            if isinstance(message, DialogRequest):
-                # A dialog's answer echoes its options and prefill: keep them exact, and show
-                # the scrubbed copy.
-                exact = parse_message(item.value)
-                assert isinstance(exact, DialogRequest)
-                object.__setattr__(exact, "raw", value)
-                object.__setattr__(exact, "shown", message)
-                return exact
-            return message
-        if line.startswith(_UPDATE_PREFIX):
-            if self._fast:
-                try:
-                    event = _update_decoder.decode(line[:-1] if line.endswith(b"\r") else line)
-                except Exception:  # not valid after all: the full decoder says why
-                    pass
-                else:
-                    self.fast_lines += 1
-                    return _lean_update(event)
-            item = decode_line(line)
-            if isinstance(item, Record) and isinstance(item.value, dict):
-                return _lean_update(item.value)
-            return item if isinstance(item, Diagnostic) else parse_message(item.value)
+        if self._fast and len(line) > LARGE_LINE_BYTES and not line.startswith(_UPDATE_PREFIX):
+            large = _large_line(line)
+            if isinstance(large, AgentEvent):
+                if scrubber is not None:  # only its type is read
+                    object.__setattr__(large, "type", scrubber.scrub(large.type))
+                return large
+            if large is not None:
+                return self._message(line, large, scrubber is not None and scrubber.touches(line))
+        scrubbed = scrubber is not None and scrubber.touches(line)
+        if self._fast and not scrubbed and line.startswith(_UPDATE_PREFIX):
+            try:
+                event = _update_decoder.decode(line[:-1] if line.endswith(b"\r") else line)
+            except Exception:  # not valid after all: the full decoder says why
+                pass
+            else:
+                self.fast_lines += 1
+                return _lean_update(event)
         item = decode_line(line)
         if isinstance(item, Diagnostic):
             return item
-        return parse_message(item.value)
+        return self._message(line, item, scrubbed)
+
+    def _message(self, line: Line, item: Record, scrubbed: bool) -> Message:
+        """The message of a decoded line: with its secrets taken out when ``scrubbed`` (it may
+        hold one), lean when it is a ``message_update``."""
+        value = item.value
+        if scrubbed:
+            assert self._scrubber is not None
+            value = self._scrubber.scrub(value)
+        if line.startswith(_UPDATE_PREFIX) and isinstance(value, dict):
+            return _lean_update(value)
+        message = parse_message(value)
+        if scrubbed and isinstance(message, DialogRequest):
+            # A dialog's answer echoes its options and prefill: keep them exact, and show
+            # the scrubbed copy.
+            exact = parse_message(item.value)
+            assert isinstance(exact, DialogRequest)
+            object.__setattr__(exact, "raw", value)
+            object.__setattr__(exact, "shown", message)
+            return exact
+        return message

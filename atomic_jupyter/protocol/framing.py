@@ -17,7 +17,15 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Diagnostic", "JsonlDecoder", "LineSplitter", "Record", "decode_line", "encode_line"]
+__all__ = [
+    "Diagnostic",
+    "JsonlDecoder",
+    "Line",
+    "LineSplitter",
+    "Record",
+    "decode_line",
+    "encode_line",
+]
 
 #: How much of a bad line a diagnostic keeps, so a 50 MB garbage line costs no memory.
 DIAGNOSTIC_EXCERPT_CHARS = 200
@@ -50,6 +58,9 @@ class Diagnostic:
 
 
 Item = Record | Diagnostic
+
+#: One line of the stream: ``bytes``, or the ``bytearray`` a line spanning chunks was gathered in.
+Line = bytes | bytearray
 
 
 class JsonlDecoder:
@@ -84,46 +95,47 @@ class JsonlDecoder:
 class LineSplitter:
     """Incremental, sans-IO splitter of a byte stream into ``\\n``-terminated lines.
 
-    Lines come out without their ``\\n``; a trailing ``\\r`` is left for the decoder.
+    Lines come out without their ``\\n``; a trailing ``\\r`` is left for the decoder. A line
+    that spans chunks is gathered in one ``bytearray``, which is handed out as the line itself
+    (no second copy of a 50 MB line is made to join its pieces).
     """
 
     def __init__(self) -> None:
-        self._pending: list[bytes] = []
+        self._pending = bytearray()
 
     @property
     def buffered(self) -> int:
         """Number of bytes held for a line that has not ended yet."""
-        return sum(len(part) for part in self._pending)
+        return len(self._pending)
 
-    def feed(self, data: bytes) -> list[bytes]:
+    def feed(self, data: bytes) -> list[Line]:
         """Add bytes; return every line they complete."""
-        lines: list[bytes] = []
+        lines: list[Line] = []
         start = 0
         while True:
             end = data.find(b"\n", start)
             if end < 0:
                 break
-            piece = data[start:end]
             if self._pending:
-                self._pending.append(piece)
-                piece = b"".join(self._pending)
-                self._pending = []
-            lines.append(piece)
+                self._pending += memoryview(data)[start:end]
+                lines.append(self._pending)
+                self._pending = bytearray()
+            else:
+                lines.append(data[start:end])
             start = end + 1
         if start < len(data):
-            self._pending.append(data[start:])
+            self._pending += memoryview(data)[start:]
         return lines
 
-    def close(self) -> list[bytes]:
+    def close(self) -> list[Line]:
         """End of stream: a final line that had no ``\\n`` after it, if any."""
         if not self._pending:
             return []
-        piece = b"".join(self._pending)
-        self._pending = []
+        piece, self._pending = self._pending, bytearray()
         return [piece]
 
 
-def decode_line(line: bytes) -> Item:
+def decode_line(line: Line) -> Item:
     """Decode one line (without its ``\\n``) into a :class:`Record` or :class:`Diagnostic`."""
     if line.endswith(b"\r"):
         line = line[:-1]
@@ -139,7 +151,7 @@ def decode_line(line: bytes) -> Item:
         return _diagnostic(f"not JSON ({exc})", line)
 
 
-def _diagnostic(reason: str, line: bytes) -> Diagnostic:
+def _diagnostic(reason: str, line: Line) -> Diagnostic:
     excerpt = line[: DIAGNOSTIC_EXCERPT_CHARS * 4].decode("utf-8", "replace")
     return Diagnostic(reason, excerpt[:DIAGNOSTIC_EXCERPT_CHARS], len(line))
 

@@ -73,7 +73,7 @@ class Redactor:
                 secrets.append(arg.split("=", 1)[1])
         return cls(secrets)
 
-    def touches(self, line: bytes) -> bool:
+    def touches(self, line: bytes | bytearray) -> bool:
         """Whether a line the agent wrote may hold a secret (then :meth:`scrub` its value)."""
         return self._line_pattern is not None and self._line_pattern.search(line) is not None
 
