@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
+from tests.harness.kernel_widgets import answer_html, answers
 from tests.harness.support import CURRENT_LINE, EXTENSIONS, LONG_ANSWER
-from tests.harness.widget_text import has_class, shows, text, visible_text
+from tests.harness.widget_text import has_class, text, visible_text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 
@@ -66,15 +67,13 @@ def test_long_answer_streams_with_bounded_updates_and_exact_final_text(
     # The kernel runs other cells while the answer streams.
     assert kernel.execute("6 * 7").result == "42"
     wait_done(kernel, transcript)
-    (text_widget,) = kernel.widgets(
-        "HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-assistant-text")
-    )
-    shown = visible_text(text_widget.state["value"])
+    (answer,) = answers(kernel, transcript.comm_id)
+    shown = visible_text(answer_html(kernel, answer))
     # The final update carries the whole answer: the last and the first lines are there.
     assert "Line 599: the quick brown fox jumps over the lazy dog." in shown
     assert "Line 0: the quick brown fox" in shown
     deltas = len(LONG_ANSWER) // 8
-    updates = updates_of(kernel, text_widget.comm_id)
+    updates = [m for w in kernel.descendants(answer.comm_id) for m in updates_of(kernel, w.comm_id)]
     assert len(updates) < deltas / 10, f"{len(updates)} frontend updates for {deltas} deltas"
     # And at most about 20 a second (the kernel's own message times), plus the final one.
     times = sorted(m["header"]["date"] for m in updates)  # jupyter_client parses them
@@ -105,12 +104,7 @@ def test_tool_call_shows_a_card_with_arguments_and_result(kernel: BrowserLikeKer
         assert text(header) == "tool bash · $ echo hello-from-tool · done"
     output = kernel.find("HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-output"))
     assert text(output) == "$ echo hello-from-tool" + "hello-from-tool" + "exit code 0"
-    texts = [
-        visible_text(w.state["value"])
-        for w in kernel.widgets(
-            "HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-assistant-text")
-        )
-    ]
+    texts = [visible_text(answer_html(kernel, a)) for a in answers(kernel, transcript.comm_id)]
     assert "Let me check." in texts[0] and "The tool said hello." in texts[-1]
 
 
@@ -144,10 +138,8 @@ def test_thinking_is_folded_away(kernel: BrowserLikeKernel) -> None:
 def test_markdown_payloads_render_without_script(kernel: BrowserLikeKernel) -> None:
     transcript = run_cell(kernel, "show me the payload")
     wait_done(kernel, transcript)
-    (text_widget,) = kernel.widgets(
-        "HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-assistant-text")
-    )
-    value = text_widget.state["value"]
+    (answer,) = answers(kernel, transcript.comm_id)
+    value = answer_html(kernel, answer)
     assert "<h1" in value and "<li>" in value and "<strong>" in value  # Markdown still renders
     lowered = value.lower()
     assert "<script" not in lowered and "<img" not in lowered and "<iframe" not in lowered
@@ -220,13 +212,10 @@ def test_stop_button_aborts_the_run(kernel: BrowserLikeKernel) -> None:
     transcript = run_cell(kernel, "go slow please")
     streamed = kernel.wait_for(
         lambda: next(
-            iter(
-                kernel.widgets(
-                    "HTML",
-                    within=transcript.comm_id,
-                    _dom_classes=has_class("atomic-assistant-text"),
-                    value=shows(lambda v: "slow" in v),
-                )
+            (
+                a
+                for a in answers(kernel, transcript.comm_id)
+                if "slow" in visible_text(answer_html(kernel, a))
             ),
             None,
         ),
@@ -238,7 +227,7 @@ def test_stop_button_aborts_the_run(kernel: BrowserLikeKernel) -> None:
         "HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-assistant-error")
     )
     assert "aborted" in text(error).lower()
-    assert len(text(streamed)) < len("slow " * 400)
+    assert len(visible_text(answer_html(kernel, streamed))) < len("slow " * 400)
 
 
 def test_status_is_a_readable_table_with_the_model(kernel: BrowserLikeKernel) -> None:
@@ -256,11 +245,9 @@ def test_status_is_a_readable_table_with_the_model(kernel: BrowserLikeKernel) ->
 def test_steer_from_the_magic_reaches_the_running_agent(kernel: BrowserLikeKernel) -> None:
     transcript = run_cell(kernel, "go slow again")
     kernel.wait_for(
-        lambda: kernel.widgets(
-            "HTML",
-            within=transcript.comm_id,
-            _dom_classes=has_class("atomic-assistant-text"),
-            value=shows(lambda v: "slow" in v),
+        lambda: any(
+            "slow" in visible_text(answer_html(kernel, a))
+            for a in answers(kernel, transcript.comm_id)
         ),
         what="the first streamed words",
     )
@@ -292,10 +279,8 @@ def test_long_answer_after_a_tool_call_shows_the_right_transcript_with_bounded_u
     card = order[1]
     output = kernel.find("HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-output"))
     assert text(output) == "$ seq 1 3" + "1\n2\n3" + "exit code 0"
-    final = kernel.find(
-        "HTML", within=order[2].comm_id, _dom_classes=has_class("atomic-assistant-text")
-    )
-    assert "Line 599: the quick brown fox" in text(final)
+    (final,) = answers(kernel, order[2].comm_id)
+    assert "Line 599: the quick brown fox" in visible_text(answer_html(kernel, final))
     # Every widget of the transcript together got a bounded number of updates.
     ids = {w.comm_id for w in kernel.descendants(transcript.comm_id)} | {transcript.comm_id}
     updates = [m for m in kernel.iter_messages("comm_msg") if m["content"]["comm_id"] in ids]
@@ -310,15 +295,13 @@ def test_wait_keeps_the_transcript_updating_while_the_cell_blocks(
     result = kernel.execute("%%atomic_agent --wait --timeout 60\ngo slow while I wait")
     assert result.stderr == ""
     (transcript_id,) = result.widget_ids
-    text_widget = kernel.find(
-        "HTML", within=transcript_id, _dom_classes=has_class("atomic-assistant-text")
-    )
-    assert text(text_widget).strip() == ("slow " * 400).strip()
+    (answer,) = answers(kernel, transcript_id)
+    assert visible_text(answer_html(kernel, answer)).strip() == ("slow " * 400).strip()
+    pieces = {w.comm_id for w in kernel.descendants(answer.comm_id)}
     during = [
         m
         for m in kernel.iter_messages("comm_msg")
-        if m["content"]["comm_id"] == text_widget.comm_id
-        and m["parent_header"].get("msg_id") == result.msg_id
+        if m["content"]["comm_id"] in pieces and m["parent_header"].get("msg_id") == result.msg_id
     ]
     # The answer streams for about 4 s: the frontend saw it grow while the cell was blocked.
     assert len(during) > 5

@@ -63,7 +63,7 @@ def test_quickstart_shows_streamed_text_a_tool_card_an_answered_dialog_and_statu
     executed: nbformat.NotebookNode,
 ) -> None:
     models = models_of(executed)
-    answers = [visible(m["value"]) for m in with_class(models, "atomic-assistant-text")]
+    answers = [visible(m["value"]) for m in with_class(models, "atomic-assistant-piece")]
     assert any(a.startswith("Hello from the offline demo model") for a in answers), answers
     tools = with_class(models, "atomic-tool")
     assert tools and all(

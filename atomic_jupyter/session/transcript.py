@@ -72,6 +72,18 @@ class Block:
         self.rev += 1
 
 
+def _joined(pieces: list[str]) -> str:
+    """The pieces joined; the list keeps the joined text in their place, so that the next
+    join copies one string and the pieces added since. (The reader thread may append while
+    this runs: only the pieces counted here are replaced.)"""
+    count = len(pieces)
+    if count <= 1:
+        return pieces[0] if count else ""
+    text = "".join(pieces[:count])
+    pieces[:count] = [text]
+    return text
+
+
 @dataclass
 class AssistantBlock(Block):
     """One assistant message, streaming (``final`` False) or complete.
@@ -92,7 +104,7 @@ class AssistantBlock(Block):
         entry[1].append(delta)
 
     def _streamed(self, kind: str) -> str:
-        parts = ["".join(pieces) for _, (k, pieces) in sorted(self.deltas.items()) if k == kind]
+        parts = [_joined(pieces) for _, (k, pieces) in sorted(self.deltas.items()) if k == kind]
         return "\n\n".join(p for p in parts if p)
 
     @property

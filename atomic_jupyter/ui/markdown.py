@@ -63,7 +63,7 @@ from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
 
-__all__ = ["render_markdown"]
+__all__ = ["MarkdownPieces", "MarkdownStream", "render_markdown", "wrap_markdown"]
 
 # --- presentation: constants written by this module only ---------------------------
 
@@ -419,6 +419,11 @@ _RECENT_MAX = 8
 _RECENT_LOCK = threading.Lock()
 
 
+def wrap_markdown(fragment: str) -> str:
+    """``fragment`` (sanitised HTML) in the ``atomic-markdown`` container and its styles."""
+    return f'<div class="atomic-markdown" style="{_CONTAINER_STYLE}">{fragment}</div>'
+
+
 def render_markdown(text: str) -> str:
     """Render untrusted Markdown ``text`` to an HTML fragment safe for ``innerHTML``.
 
@@ -442,4 +447,58 @@ def render_markdown(text: str) -> str:
             _RECENT[:] = [r for r in _RECENT if r is not previous]
             _RECENT.insert(0, rendered)
             del _RECENT[_RECENT_MAX:]
-    return f'<div class="atomic-markdown" style="{_CONTAINER_STYLE}">{rendered.html}</div>'
+    return wrap_markdown(rendered.html)
+
+
+@dataclass(frozen=True)
+class MarkdownPieces:
+    """A Markdown text rendered block by block (see :class:`MarkdownStream`).
+
+    Attributes
+    ----------
+    blocks:
+        The sanitised HTML of each top-level block, in order; joined and passed to
+        :func:`wrap_markdown` they are exactly ``render_markdown`` of the whole text.
+    settled:
+        How many leading blocks no text appended later can change, with one exception: a
+        link reference definition (``[r]: https://...``) may change a link anywhere, so
+        once one appears nothing is settled (and blocks settled before may change).
+    """
+
+    blocks: tuple[str, ...]
+    settled: int
+
+
+class MarkdownStream:
+    """Renders a Markdown text that grows at its end (a streamed answer), block by block.
+
+    Each :meth:`update` parses only the text from the first block that may still change, so
+    its cost follows the size of that unsettled end, not the length of the whole text (the
+    text is still compared with the previous one, and normalised only where it is new).
+    A text that does not extend the previous one is rendered afresh.
+    """
+
+    def __init__(self) -> None:
+        self._raw = ""
+        self._clean = ""  # the normalised text of ``_raw[:_cleaned]``
+        self._cleaned = 0  # never just after a "\r" (it may be the start of "\r\n")
+        self._rendered: _Rendered | None = None
+        self._pieces = MarkdownPieces((), 0)
+
+    def update(self, text: str) -> MarkdownPieces:
+        """The pieces of ``text``."""
+        if self._rendered is not None and text == self._raw:
+            return self._pieces
+        if not text.startswith(self._raw):
+            self._raw, self._clean, self._cleaned, self._rendered = "", "", 0, None
+        end = len(text) - 1 if text.endswith("\r") else len(text)
+        if end > self._cleaned:
+            self._clean += _normalise(text[self._cleaned : end])
+            self._cleaned = end
+        src = self._clean + _normalise(text[end:])
+        rendered = _render_incremental(src, self._rendered)
+        self._raw, self._rendered = text, rendered
+        self._pieces = MarkdownPieces(
+            tuple(block.html for block in rendered.blocks), _settled(rendered)
+        )
+        return self._pieces

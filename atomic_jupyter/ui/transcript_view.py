@@ -1,8 +1,9 @@
 """The transcript of one prompt: streamed Markdown, thinking, tool cards, notes and dialogs.
 
 :class:`TranscriptView` turns a :class:`~atomic_jupyter.session.transcript.Transcript` into
-widgets. It only ever reads the transcript, and only re-renders blocks whose revision changed,
-so a render costs one Markdown conversion of the message that is streaming. The session view
+widgets. It only ever reads the transcript, and only re-renders blocks whose revision changed;
+a streaming answer converts and sends only its unsettled end (see
+:mod:`~atomic_jupyter.ui.answer_view`). The session view
 calls
 :meth:`TranscriptView.render` at most about 20 times a second, plus once at the end.
 """
@@ -24,7 +25,7 @@ from atomic_jupyter.session.transcript import (
     ToolBlock,
     UserBlock,
 )
-from atomic_jupyter.ui.markdown import render_markdown
+from atomic_jupyter.ui.answer_view import AnswerView
 from atomic_jupyter.ui.text import TextLine, pre_html
 from atomic_jupyter.ui.tool_cards import ToolCall, render_tool
 
@@ -44,12 +45,11 @@ class _AssistantView:
         self.fold = w.Accordion(children=[self.thinking], titles=("Thinking",), selected_index=None)
         self.fold.add_class("atomic-thinking")
         self.fold.layout.display = "none"
-        self.markdown = w.HTML("")
-        self.markdown.add_class("atomic-assistant-text")
+        self.answer = AnswerView()
         self.error = TextLine("", color=_LEVEL_COLORS["error"])
         self.error.add_class("atomic-assistant-error")
         self.error.layout.display = "none"
-        self.root = w.VBox([self.fold, self.markdown, self.error])
+        self.root = w.VBox([self.fold, self.answer.root, self.error])
         self.root.add_class("atomic-assistant")
         self._text: str | None = None
         self._thinking: str | None = None
@@ -63,7 +63,7 @@ class _AssistantView:
         text = block.text
         if text != self._text:
             self._text = text
-            self.markdown.value = render_markdown(text)
+            self.answer.update(text)
         error = block.error
         self.error.text = f"The answer ended with an error: {error}" if error else ""
         self.error.layout.display = None if error else "none"

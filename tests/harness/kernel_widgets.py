@@ -7,7 +7,25 @@ from __future__ import annotations
 from .kernel_client import BrowserLikeKernel, WidgetRef
 from .widget_text import has_class, text
 
-__all__ = ["dialog_in", "notes", "outcome_of"]
+__all__ = ["answer_html", "answers", "dialog_in", "notes", "outcome_of"]
+
+
+def answers(kernel: BrowserLikeKernel, within: str) -> list[WidgetRef]:
+    """The answer widgets (one per assistant message) inside ``within``, in page order."""
+    return [
+        ref
+        for ref in kernel.descendants(within)
+        if "atomic-assistant-text" in (ref.state.get("_dom_classes") or [])
+    ]
+
+
+def answer_html(kernel: BrowserLikeKernel, answer: WidgetRef) -> str:
+    """The HTML an answer widget shows: its chunks and its tail, in order."""
+    return "".join(
+        str(ref.state.get("value", ""))
+        for ref in kernel.descendants(answer.comm_id)
+        if "atomic-assistant-piece" in (ref.state.get("_dom_classes") or [])
+    )
 
 
 def dialog_in(kernel: BrowserLikeKernel, area_id: str, method: str) -> WidgetRef:
