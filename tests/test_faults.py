@@ -142,6 +142,13 @@ def test_sigkill_mid_dialog_closes_the_dialog_within_a_second(session: AgentSess
         dialog.respond("A")
 
 
+def test_the_known_0_73_crash_on_a_full_pipe_is_explained(session: AgentSession) -> None:
+    session.prompt("/scenario enobufs", display=False)
+    wait_until(lambda: session.state == "exited", "the exit", 10)
+    said = [d for d in session.diagnostics if "known bug of the agent's 0.73 line" in d]
+    assert said and "issue 4897" in said[0], list(session.diagnostics)
+
+
 def test_soak_dialogs_are_each_answered_exactly_once(session: AgentSession) -> None:
     rounds = 200
     answered = 0

@@ -16,7 +16,7 @@ from atomic_jupyter.session.plugins import Addon
 from atomic_jupyter.transport.agent_package import PreparedAgent, prepare_agent
 from atomic_jupyter.transport.launch import LaunchSpec
 
-__all__ = ["Launch", "how_it_ended", "plan_launch", "start_failure"]
+__all__ = ["Launch", "known_crash", "how_it_ended", "plan_launch", "start_failure"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +77,25 @@ def how_it_ended(state: str, exit_code: int | None) -> str:
     if state == "stopped":
         return "was stopped"
     return "is not running" if exit_code is None else f"exited with code {exit_code}"
+
+
+#: Crashes of the agent whose cause is known, by what its stderr says: (marker, explanation).
+_KNOWN_CRASHES = (
+    (
+        "ENOBUFS",
+        "a known bug of the agent's 0.73 line: it exits when it writes a long answer faster "
+        "than its output pipe takes it (fixed in @earendil-works/pi-coding-agent 1.x, "
+        "earendil-works/pi issue 4897). Update the agent, or ask for shorter answers",
+    ),
+)
+
+
+def known_crash(stderr_tail: str) -> str | None:
+    """What is known about a crash whose stderr ends with ``stderr_tail``, or None."""
+    for marker, explanation in _KNOWN_CRASHES:
+        if marker in stderr_tail:
+            return explanation
+    return None
 
 
 def start_failure(

@@ -40,7 +40,12 @@ from atomic_jupyter.session.dialog_registry import DialogRegistry
 from atomic_jupyter.session.event_log import EventLog
 from atomic_jupyter.session.extension_ui import ExtensionUiState
 from atomic_jupyter.session.inbox import Inbox
-from atomic_jupyter.session.launch_env import how_it_ended, plan_launch, start_failure
+from atomic_jupyter.session.launch_env import (
+    how_it_ended,
+    known_crash,
+    plan_launch,
+    start_failure,
+)
 from atomic_jupyter.session.observers import Listeners, WakeSignal
 from atomic_jupyter.session.plugins import Addon, Presentation
 from atomic_jupyter.session.policies import PolicyBook
@@ -330,6 +335,10 @@ class AgentSession(ConversationMethods, PrototypeMethods):
             stopped = self._stop_requested
             self.state = "stopped" if stopped else "exited"
         reason = "session stopped" if stopped else f"the agent exited with code {code}"
+        known = None if stopped else known_crash(self.stderr_tail)
+        if known:
+            reason += f": {known}"
+            self._diagnose(f"The agent exited with code {code}: {known}.")
         process = self.client.process
         if process is not None and process.closed_output:
             reason = "the agent closed its output while still running, so it was stopped"

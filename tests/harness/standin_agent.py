@@ -206,6 +206,15 @@ def scenario(name: str, arg: str, prompt_id: str) -> None:
     elif name == "crash":
         dialog("crash-1", "Doomed")
         os.kill(os.getpid(), signal.SIGKILL)
+    elif name == "enobufs":  # how the 0.73 line dies streaming a long answer at full speed
+        emit({"type": "agent_start"})
+        emit({"id": prompt_id, "type": "response", "command": "prompt", "success": True})
+        sys.stderr.write(
+            "node:events:497\n      throw er; // Unhandled 'error' event\n\n"
+            "Error: write ENOBUFS\n    at afterWriteDispatched (node:internal/stream_base_commons:159:15)\n"
+        )
+        sys.stderr.flush()
+        os._exit(1)
     if not awaiting.get(prompt_id):
         emit({"id": prompt_id, "type": "response", "command": "prompt", "success": True})
 
