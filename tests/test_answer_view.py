@@ -16,6 +16,7 @@ import pytest
 from atomic_jupyter.ui import markdown as md
 from atomic_jupyter.ui.answer_view import CHUNK_BYTES, GROUP_SIZE, AnswerView
 from atomic_jupyter.ui.markdown import MarkdownStream, render_markdown, wrap_markdown
+from tests.harness.support import long_markdown
 from tests.test_markdown import FRAGMENTS, REFERENCES, STREAMED, _fresh
 
 WRAPPER = re.compile(r'^<div class="atomic-markdown" style="[^"]*">(.*)</div>$', re.S)
@@ -30,31 +31,6 @@ def inner(value: str) -> str:
     return match.group(1)
 
 
-def long_document(size: int, seed: int = 3) -> str:
-    """Varied Markdown of about ``size`` characters: lists that go on across many lines, code
-    fences, tables, quotes and paragraphs."""
-    rng = random.Random(seed)
-    parts = []
-    i = 0
-    while sum(map(len, parts)) < size:
-        i += 1
-        kind = rng.randrange(5)
-        if kind == 0:
-            parts.append(
-                "".join(f"- item {i}.{j} with `code`\n" for j in range(rng.randrange(1, 9)))
-            )
-        elif kind == 1:
-            parts.append(f"```python\ndef f_{i}(x):\n\n    return x * {i}\n```\n")
-        elif kind == 2:
-            parts.append(f"| a | b |\n|---|--:|\n| {i} | **{i * 2}** |\n")
-        elif kind == 3:
-            parts.append(f"> quoted {i}\nlazy continuation\n")
-        else:
-            parts.append(f"Paragraph {i} with *emphasis* and a [link](https://example.com/{i}).\n")
-        parts.append("\n")
-    return "".join(parts)
-
-
 def steps(doc: str, rng: random.Random, most: int = 40) -> list[str]:
     """Growing prefixes of ``doc``, cut at random points, ending with ``doc``."""
     out, end = [], 0
@@ -65,7 +41,7 @@ def steps(doc: str, rng: random.Random, most: int = 40) -> list[str]:
 
 
 @pytest.mark.parametrize(
-    "doc", [STREAMED, STREAMED.replace("\n", "\r\n"), REFERENCES, long_document(1200)]
+    "doc", [STREAMED, STREAMED.replace("\n", "\r\n"), REFERENCES, long_markdown(1200)]
 )
 def test_every_prefix_renders_as_a_whole_document_and_settled_blocks_stay(doc: str) -> None:
     stream = MarkdownStream()
@@ -101,7 +77,7 @@ def shown(view: AnswerView) -> str:
 
 def test_the_view_shows_exactly_the_whole_rendering_at_every_step() -> None:
     rng = random.Random(5)
-    doc = long_document(40_000)
+    doc = long_markdown(40_000)
     view = AnswerView()
     for prefix in steps(doc, rng, 300):
         view.update(prefix)
@@ -113,7 +89,7 @@ def test_only_the_tail_changes_and_it_stays_small_however_long_the_answer() -> N
     """The cost of an update: chunk widgets are never changed once made, and the tail holds
     less than a chunk's worth of settled blocks plus the blocks still growing."""
     rng = random.Random(9)
-    doc = long_document(300_000)
+    doc = long_markdown(300_000)
     view = AnswerView()
     first_values: dict[int, str] = {}
     largest_tail = 0
@@ -130,7 +106,7 @@ def test_only_the_tail_changes_and_it_stays_small_however_long_the_answer() -> N
 
 
 def test_a_reference_definition_arriving_late_rebuilds_the_view_correctly() -> None:
-    doc = long_document(20_000) + "\n[late][r]\n\n[r]: https://example.com/late\n"
+    doc = long_markdown(20_000) + "\n[late][r]\n\n[r]: https://example.com/late\n"
     view = AnswerView()
     for prefix in steps(doc, random.Random(2), 500):
         view.update(prefix)

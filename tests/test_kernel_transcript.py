@@ -12,7 +12,7 @@ import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
 from tests.harness.kernel_widgets import answer_html, answers
-from tests.harness.support import CURRENT_LINE, EXTENSIONS, LONG_ANSWER
+from tests.harness.support import CURRENT_LINE, EXTENSIONS, LONG_ANSWER, LONG_MARKDOWN
 from tests.harness.widget_text import has_class, text, visible_text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
@@ -88,6 +88,29 @@ def test_long_answer_streams_with_bounded_updates_and_exact_final_text(
         )
     )
     assert result.stdout.strip() == "True"
+
+
+def test_a_long_markdown_answer_sends_each_finished_chunk_once_and_only_the_tail_again(
+    kernel: BrowserLikeKernel,
+) -> None:
+    """What the frontend receives per update does not grow with the answer: finished blocks go
+    once, in chunk widgets never updated after; only the tail is sent again, and it stays small."""
+    from atomic_jupyter.ui.markdown import render_markdown
+
+    transcript = run_cell(kernel, "stream a long markdown answer")
+    wait_done(kernel, transcript)
+    (answer,) = answers(kernel, transcript.comm_id)
+    assert visible_text(answer_html(kernel, answer)) == visible_text(render_markdown(LONG_MARKDOWN))
+    pieces = kernel.descendants(answer.comm_id)
+    chunks = [p for p in pieces if "atomic-assistant-chunk" in p.state["_dom_classes"]]
+    (tail,) = [p for p in pieces if "atomic-assistant-tail" in p.state["_dom_classes"]]
+    assert len(chunks) > 10, f"{len(chunks)} chunks for an answer of {len(LONG_MARKDOWN):,} chars"
+    for chunk in chunks:
+        assert updates_of(kernel, chunk.comm_id) == [], "a finished chunk was sent again"
+    sizes = [len(m["content"]["data"]["state"]["value"]) for m in updates_of(kernel, tail.comm_id)]
+    assert len(sizes) > 5, sizes
+    # The whole answer's HTML is several times this; a tail update never carries much of it.
+    assert max(sizes) < 24_000 < len(render_markdown(LONG_MARKDOWN)) / 4, max(sizes)
 
 
 def test_tool_call_shows_a_card_with_arguments_and_result(kernel: BrowserLikeKernel) -> None:

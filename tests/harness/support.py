@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -69,6 +70,34 @@ SMALL_SESSION_SETTINGS = '{"retry": {"baseDelayMs": 20}, "compaction": {"keepRec
 LONG_ANSWER = "".join(
     f"Line {i}: the quick brown fox jumps over the lazy dog.\n" for i in range(600)
 )
+
+
+def long_markdown(size: int, seed: int = 3) -> str:
+    """Varied Markdown of about ``size`` characters: lists that go on over many lines, code
+    fences with blank lines inside, tables, quotes and paragraphs."""
+    rng = random.Random(seed)
+    parts: list[str] = []
+    total, i = 0, 0
+    while total < size:
+        i += 1
+        kind = rng.randrange(5)
+        if kind == 0:
+            part = "".join(f"- item {i}.{j} with `code`\n" for j in range(rng.randrange(1, 9)))
+        elif kind == 1:
+            part = f"```python\ndef f_{i}(x):\n\n    return x * {i}\n```\n"
+        elif kind == 2:
+            part = f"| a | b |\n|---|--:|\n| {i} | **{i * 2}** |\n"
+        elif kind == 3:
+            part = f"> quoted {i}\nlazy continuation\n"
+        else:
+            part = f"Paragraph {i} with *emphasis* and a [link](https://example.com/{i}).\n"
+        parts.append(part + "\n")
+        total += len(part) + 1
+    return "".join(parts)
+
+
+#: What the scripted model says for a long Markdown answer: about 80 KB of varied blocks.
+LONG_MARKDOWN = long_markdown(80_000)
 MARKDOWN_PAYLOAD = (
     "# Title\n\nSome **bold** text and a list:\n\n- one\n- two\n\n"
     "<script>window.__pwned='script'</script>\n\n"
@@ -99,6 +128,8 @@ def conversation_script(request):
 
     prompt = request.last_user_text.lower()
     turn = request.turn_index
+    if "long markdown" in prompt:
+        return Turn([Text(LONG_MARKDOWN, chunk=40, delay=0.0005)], usage=Usage(100, 20000))
     if "long answer" in prompt:
         return Turn([Text(LONG_ANSWER, chunk=8)], usage=Usage(1200, 9000))
     if "think" in prompt:
