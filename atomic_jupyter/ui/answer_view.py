@@ -57,17 +57,16 @@ class AnswerView:
     def update(self, text: str) -> None:
         """Show ``text`` (normally the previous text with more at its end)."""
         pieces = self._stream.update(text)
-        blocks = pieces.blocks
         if pieces.settled < self.frozen:  # a block thought settled changed: start over
             self._clear()
         start, size = self.frozen, 0
         for i in range(self.frozen, pieces.settled):
-            size += len(blocks[i])
+            size += len(pieces.html(i, i + 1))
             if size >= CHUNK_BYTES:
-                self._add_chunk(wrap_markdown("".join(blocks[start : i + 1])))
+                self._add_chunk(wrap_markdown(pieces.html(start, i + 1)))
                 start, size = i + 1, 0
         self.frozen = start
-        rest = "".join(blocks[start:])
+        rest = pieces.html(start)
         value = wrap_markdown(rest) if rest else ""
         if value != self.tail.value:
             self.tail.value = value

@@ -381,13 +381,12 @@ def _render_full(text: str) -> _Rendered:
     return _Rendered(text, tuple(blocks), refs)
 
 
-def _settled(previous: _Rendered) -> int:
-    """How many leading blocks of ``previous`` no text appended to it can change."""
-    if previous.has_references:
+def _settled(text: str, blocks: Sequence[_Block], has_references: bool) -> int:
+    """How many leading ``blocks`` of ``text`` no text appended to it can change."""
+    if has_references:
         return 0
-    text = previous.text
-    for k in range(len(previous.blocks) - 1, 0, -1):
-        start = previous.blocks[k].start_char
+    for k in range(len(blocks) - 1, 0, -1):
+        start = blocks[k].start_char
         if start < 1 or text.find("\n", start) == -1:
             # Its first line is still being written: "2" may become "2. b" and join
             # the list above it, "#" may become "#tag" and join the paragraph above.
@@ -404,7 +403,7 @@ def _settled(previous: _Rendered) -> int:
 def _render_incremental(text: str, previous: _Rendered | None) -> _Rendered:
     if previous is None:
         return _render_full(text)
-    keep = _settled(previous)
+    keep = _settled(previous.text, previous.blocks, previous.has_references)
     if keep == 0:
         return _render_full(text)
     first = previous.blocks[keep]
@@ -450,23 +449,36 @@ def render_markdown(text: str) -> str:
     return wrap_markdown(rendered.html)
 
 
-@dataclass(frozen=True)
 class MarkdownPieces:
     """A Markdown text rendered block by block (see :class:`MarkdownStream`).
 
+    Valid until the stream's next update. ``len(pieces)`` is the number of top-level blocks; :meth:`html` joins the sanitised HTML
+    of a range of them. All of them joined and passed to :func:`wrap_markdown` are exactly
+    ``render_markdown`` of the whole text.
+
     Attributes
     ----------
-    blocks:
-        The sanitised HTML of each top-level block, in order; joined and passed to
-        :func:`wrap_markdown` they are exactly ``render_markdown`` of the whole text.
     settled:
         How many leading blocks no text appended later can change, with one exception: a
         link reference definition (``[r]: https://...``) may change a link anywhere, so
         once one appears nothing is settled (and blocks settled before may change).
     """
 
-    blocks: tuple[str, ...]
-    settled: int
+    def __init__(self, blocks: Sequence[_Block], settled: int) -> None:
+        self._blocks = blocks
+        self.settled = settled
+
+    def __len__(self) -> int:
+        return len(self._blocks)
+
+    def html(self, start: int = 0, stop: int | None = None) -> str:
+        """The HTML of blocks ``start`` to ``stop`` (the end by default), joined."""
+        return "".join(block.html for block in self._blocks[start:stop])
+
+    @property
+    def blocks(self) -> tuple[str, ...]:
+        """The HTML of each block."""
+        return tuple(block.html for block in self._blocks)
 
 
 class MarkdownStream:
@@ -482,23 +494,34 @@ class MarkdownStream:
         self._raw = ""
         self._clean = ""  # the normalised text of ``_raw[:_cleaned]``
         self._cleaned = 0  # never just after a "\r" (it may be the start of "\r\n")
-        self._rendered: _Rendered | None = None
-        self._pieces = MarkdownPieces((), 0)
+        self._src = ""  # the normalised text last rendered
+        self._blocks: list[_Block] = []  # its blocks, updated in place
+        self._references = False
+        self._pieces = MarkdownPieces(self._blocks, 0)
 
     def update(self, text: str) -> MarkdownPieces:
         """The pieces of ``text``."""
-        if self._rendered is not None and text == self._raw:
+        if text == self._raw and self._raw:
             return self._pieces
         if not text.startswith(self._raw):
-            self._raw, self._clean, self._cleaned, self._rendered = "", "", 0, None
+            self._raw, self._clean, self._cleaned, self._src = "", "", 0, ""
+            self._blocks.clear()
         end = len(text) - 1 if text.endswith("\r") else len(text)
         if end > self._cleaned:
             self._clean += _normalise(text[self._cleaned : end])
             self._cleaned = end
-        src = self._clean + _normalise(text[end:])
-        rendered = _render_incremental(src, self._rendered)
-        self._raw, self._rendered = text, rendered
-        self._pieces = MarkdownPieces(
-            tuple(block.html for block in rendered.blocks), _settled(rendered)
-        )
+        src = self._clean + "\n" if end < len(text) else self._clean  # a last "\r" is a newline
+        blocks = self._blocks
+        keep = _settled(self._src, blocks, self._references) if blocks else 0
+        if keep:
+            first = blocks[keep]
+            tail, refs = _parse_blocks(src[first.start_char :], first.start_line, first.start_char)
+            if not refs:
+                del blocks[keep:]
+                blocks.extend(tail)
+        if not keep or refs:  # from scratch (a reference definition may change any link)
+            tail, refs = _parse_blocks(src, 0, 0)
+            blocks[:] = tail
+        self._raw, self._src, self._references = text, src, refs
+        self._pieces = MarkdownPieces(blocks, _settled(src, blocks, refs))
         return self._pieces
