@@ -104,7 +104,7 @@ def test_a_long_markdown_answer_sends_each_finished_chunk_once_and_only_the_tail
     pieces = kernel.descendants(answer.comm_id)
     chunks = [p for p in pieces if "atomic-assistant-chunk" in p.state["_dom_classes"]]
     (tail,) = [p for p in pieces if "atomic-assistant-tail" in p.state["_dom_classes"]]
-    assert len(chunks) > 10, f"{len(chunks)} chunks for an answer of {len(LONG_MARKDOWN):,} chars"
+    assert len(chunks) >= 3, f"{len(chunks)} chunks for an answer of {len(LONG_MARKDOWN):,} chars"
     for chunk in chunks:
         assert updates_of(kernel, chunk.comm_id) == [], "a finished chunk was sent again"
     sizes = [len(m["content"]["data"]["state"]["value"]) for m in updates_of(kernel, tail.comm_id)]

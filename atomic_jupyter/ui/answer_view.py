@@ -1,8 +1,9 @@
 """A streamed Markdown answer as widgets whose updates do not grow with the answer's length.
 
 The answer is rendered block by block (:class:`~atomic_jupyter.ui.markdown.MarkdownStream`).
-Settled blocks (ones no later text can change) are gathered into *chunk* widgets of about
-:data:`CHUNK_BYTES` of HTML each, sent to the frontend once and never touched again; chunks
+Settled blocks (ones no later text can change) are gathered into *chunk* widgets of at least
+:data:`CHUNK_BYTES` of HTML (all the blocks that settled since the last chunk: a burst of
+text makes one chunk, not many), sent to the frontend once and never touched again; chunks
 sit in *groups* of at most :data:`GROUP_SIZE`, so no list of children grows long either. Only
 the *tail* widget (the settled blocks not yet in a chunk, and the blocks still growing)
 changes from one update to the next. So an update sends the tail, now and then one new chunk,
@@ -15,6 +16,7 @@ piece is wrapped in the same ``atomic-markdown`` container).
 from __future__ import annotations
 
 import ipywidgets as w
+from ipywidgets.widgets.widget_string import HTMLStyle
 
 from atomic_jupyter.ui.markdown import MarkdownStream, wrap_markdown
 
@@ -25,14 +27,6 @@ CHUNK_BYTES = 4096
 #: Chunks per group widget.
 GROUP_SIZE = 32
 
-_PIECE_LAYOUT = {"margin": "0"}
-
-
-def _piece(html: str) -> w.HTML:
-    piece = w.HTML(html, layout=w.Layout(**_PIECE_LAYOUT))
-    piece.add_class("atomic-assistant-piece")
-    return piece
-
 
 class AnswerView:
     """The widgets of one streamed Markdown answer (``root``); call :meth:`update` with the
@@ -40,11 +34,17 @@ class AnswerView:
 
     def __init__(self) -> None:
         self._stream = MarkdownStream()
-        self.tail = _piece("")
-        self.tail.add_class("atomic-assistant-tail")
-        self.tail.layout.display = "none"
-        self.root = w.VBox([self.tail], layout=w.Layout(margin="0"))
-        self.root.add_class("atomic-assistant-text")
+        self.tail = w.HTML(
+            "",
+            layout=w.Layout(margin="0", display="none"),
+            _dom_classes=("atomic-assistant-piece", "atomic-assistant-tail"),
+        )
+        self.root = w.VBox(
+            [self.tail], layout=w.Layout(margin="0"), _dom_classes=("atomic-assistant-text",)
+        )
+        # Shared by every chunk and group: a new chunk opens one model, not three.
+        self._chunk_layout = w.Layout(margin="0")
+        self._chunk_style = HTMLStyle()
         self._groups: list[w.VBox] = []
         #: How many of the answer's blocks are in chunk widgets.
         self.frozen = 0
@@ -59,14 +59,12 @@ class AnswerView:
         pieces = self._stream.update(text)
         if pieces.settled < self.frozen:  # a block thought settled changed: start over
             self._clear()
-        start, size = self.frozen, 0
-        for i in range(self.frozen, pieces.settled):
-            size += len(pieces.html(i, i + 1))
-            if size >= CHUNK_BYTES:
-                self._add_chunk(wrap_markdown(pieces.html(start, i + 1)))
-                start, size = i + 1, 0
-        self.frozen = start
-        rest = pieces.html(start)
+        if pieces.settled > self.frozen:
+            settled = pieces.html(self.frozen, pieces.settled)
+            if len(settled) >= CHUNK_BYTES:
+                self._add_chunk(wrap_markdown(settled))
+                self.frozen = pieces.settled
+        rest = pieces.html(self.frozen)
         value = wrap_markdown(rest) if rest else ""
         if value != self.tail.value:
             self.tail.value = value
@@ -75,12 +73,15 @@ class AnswerView:
             self.tail.layout.display = display
 
     def _add_chunk(self, html: str) -> None:
-        chunk = _piece(html)
-        chunk.add_class("atomic-assistant-chunk")
+        chunk = w.HTML(
+            html,
+            layout=self._chunk_layout,
+            style=self._chunk_style,
+            _dom_classes=("atomic-assistant-piece", "atomic-assistant-chunk"),
+        )
         group = self._groups[-1] if self._groups else None
         if group is None or len(group.children) >= GROUP_SIZE:
-            group = w.VBox([], layout=w.Layout(margin="0"))
-            group.add_class("atomic-assistant-group")
+            group = w.VBox([], layout=self._chunk_layout, _dom_classes=("atomic-assistant-group",))
             self._groups.append(group)
             self.root.children = (*self._groups, self.tail)
         group.children = (*group.children, chunk)
