@@ -13,10 +13,12 @@ import os
 import sys
 import time
 
-from . import bench_decode, bench_kernel, bench_startup
+import atomic_jupyter
+
+from . import bench_costs, bench_decode, bench_kernel, bench_startup
 from .common import Config, Results, machine, markdown_table, text_table
 
-SECTIONS = ("decode", "kernel", "startup")
+SECTIONS = ("decode", "kernel", "startup", "costs")
 
 
 def _load() -> str:
@@ -46,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     print("atomic-jupyter benchmarks" + (" (quick)" if cfg.quick else ""), flush=True)
     print("  " + ", ".join(f"{k}: {v}" for k, v in info.items()), flush=True)
     load_before = _load()
+    print(f"  atomic_jupyter: {atomic_jupyter.__file__}", flush=True)
     print(f"  load average before: {load_before}", flush=True)
     started = time.monotonic()
 
@@ -67,13 +70,24 @@ def main(argv: list[str] | None = None) -> int:
         bench_kernel.run(cfg, results, stream)
     if "startup" in sections:
         bench_startup.run(cfg, results)
+    if "costs" in sections:
+        bench_costs.run(cfg, results)
 
     elapsed = time.monotonic() - started
     load_after = _load()
     order = {
         name: i
         for i, name in enumerate(
-            ["1 stream decode", "2 end to end", "3 dialog round trip", "4 start-up", "5 memory"]
+            [
+                "1 stream decode",
+                "2 end to end",
+                "3 dialog round trip",
+                "4 start-up",
+                "5 memory",
+                bench_costs.CLICKS,
+                bench_costs.UPDATES,
+                bench_costs.HUGE,
+            ]
         )
     }
     rows = sorted(results.rows, key=lambda r: order.get(r.section, 99))
@@ -94,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
                 {
                     "config": cfg.__dict__,
                     "machine": info,
+                    "package": atomic_jupyter.__file__,
                     "seconds": elapsed,
                     "load_before": load_before,
                     "load_after": load_after,

@@ -7,7 +7,12 @@ from the pipe (``process.READ_CHUNK``), and the variants take turns within each 
 (b) ``MessageDecoder()``: the project's framing and decoding (msgspec fast path);
 (c) ``AgentClient.receive_data``: (b) plus the session's dispatch, with a prompt run in flight so
     every event goes through the run tracker into the transcript;
-(d) ``MessageDecoder(fast=False)``: the standard-library fallback.
+(d) ``MessageDecoder(fast=False)``: the standard-library fallback;
+(e) ``MessageDecoder(scrubber=Redactor([one secret]))``: (b) with the secret scan every line
+    goes through when the session knows a secret (none of the lines holds it), against (b).
+
+The same variants (but the scrubber) also run on the stream in the current agent line's shape
+(``message_update`` with only the delta, ``StreamSpec(shape="current")``), as extra rows.
 """
 
 from __future__ import annotations
@@ -16,12 +21,14 @@ import gc
 import json
 import tracemalloc
 from collections.abc import Callable
+from dataclasses import replace
 from functools import partial
 
 from atomic_jupyter.protocol.decode import FAST_PATH, MessageDecoder
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.session import AgentSession
 from atomic_jupyter.transport.launch import LaunchSpec
+from atomic_jupyter.transport.secrets import Redactor
 
 from .common import Config, Results, fmt_count, fmt_s, median, memory_streams, timed
 from .stream import Stream, StreamSpec, build_stream
@@ -53,8 +60,13 @@ def plain_client(chunks: list[bytes]) -> int:
     return count
 
 
-def decoder_only(chunks: list[bytes], fast: bool = True) -> int:
-    decoder = MessageDecoder(fast=fast)
+#: The one secret of variant (e): an API key the session was given (no line holds it).
+SECRET = "sk-bench-0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def decoder_only(chunks: list[bytes], fast: bool = True, scrubber: Redactor | None = None) -> int:
+    """Lines decoded by the project's decoder alone (framing and decoding)."""
+    decoder = MessageDecoder(fast=fast, scrubber=scrubber)
     count = 0
     for chunk in chunks:
         count += len(decoder.feed(chunk))
@@ -80,13 +92,13 @@ def _check(stream: Stream, chunks: list[bytes]) -> dict[str, object]:
     assert plain_client(chunks) == lines
     assert decoder_only(chunks) == lines
     assert decoder_only(chunks, fast=False) == lines
+    assert decoder_only(chunks, scrubber=Redactor([SECRET])) == lines
     decoder = MessageDecoder()
     for chunk in chunks:
         decoder.feed(chunk)
     session, run = new_session()
     session_feed(session, chunks)
-    final = json.loads(stream.data.rsplit(b"\n", 2)[-2])["messages"][-1]["content"][0]["text"]
-    assert run.transcript.text().endswith(final), "the transcript lost the final answer"
+    assert run.transcript.text().endswith(stream.answer), "the transcript lost the final answer"
     assert not session.diagnostics, list(session.diagnostics)[:3]
     return {"fast_lines": decoder.fast_lines}
 
@@ -126,6 +138,11 @@ def run(cfg: Config, results: Results) -> Stream:
     stream = build_stream(spec)
     chunks = chunks_of(stream.data)
     info = _check(stream, chunks)
+    # The same run in the current agent line's shape (delta-only message_update).
+    current = build_stream(replace(spec, shape="current"))
+    current_chunks = chunks_of(current.data)
+    current_info = _check(current, current_chunks)
+    scrubber = Redactor([SECRET])
     lines = stream.lines
     mb = stream.megabytes
     print(
@@ -133,38 +150,49 @@ def run(cfg: Config, results: Results) -> Stream:
         f"message_update, {stream.counts['extension_ui_request']} setStatus, "
         f"{stream.counts['tool_execution_update']} tool updates); "
         f"fast path {'on' if FAST_PATH else 'OFF (msgspec missing)'}, "
-        f"{info['fast_lines']} lines took it",
+        f"{info['fast_lines']} lines took it; in the current line's shape "
+        f"{current.megabytes:.1f} MB, {current.lines} lines, {current_info['fast_lines']} "
+        "took the fast path",
         flush=True,
     )
 
+    # Keys with "+" are the current line's shape; "e" is (b) with the secret scan.
     variants: dict[str, Callable[[], object]] = {
         "a": lambda: plain_client(chunks),
         "b": lambda: decoder_only(chunks),
         "d": lambda: decoder_only(chunks, fast=False),
+        "e": lambda: decoder_only(chunks, scrubber=scrubber),
+        "a+": lambda: plain_client(current_chunks),
+        "b+": lambda: decoder_only(current_chunks),
+        "d+": lambda: decoder_only(current_chunks, fast=False),
     }
-    times: dict[str, list[float]] = {k: [] for k in ("a", "b", "c", "d")}
+    times: dict[str, list[float]] = {k: [] for k in (*variants, "c", "c+")}
     for rep in range(cfg.reps + 1):  # the first round warms up and is not counted
         for key, func in variants.items():
             t = timed(func)
             if rep:
                 times[key].append(t)
-        session, _run = new_session()
-        t = timed(partial(session_feed, session, chunks))
-        del session, _run
-        if rep:
-            times["c"].append(t)
+        for key, data in (("c", chunks), ("c+", current_chunks)):
+            session, _run = new_session()
+            t = timed(partial(session_feed, session, data))
+            del session, _run
+            if rep:
+                times[key].append(t)
 
     med = {k: median(v) for k, v in times.items()}
     results.facts["decode"] = {
         "megabytes": mb,
         "lines": lines,
         "counts": dict(stream.counts),
+        "current_megabytes": current.megabytes,
+        "current_lines": current.lines,
         "medians_s": med,
         "all_s": times,
     }
 
     def speed(key: str) -> str:
-        return f"{mb / med[key]:.0f} MB/s · {fmt_count(lines / med[key])} ev/s"
+        size, count = (current.megabytes, current.lines) if key.endswith("+") else (mb, lines)
+        return f"{size / med[key]:.0f} MB/s · {fmt_count(count / med[key])} ev/s"
 
     base = speed("a")
     size = f"{mb:.0f} MB, {fmt_count(lines)} lines, {cfg.reps} reps"
@@ -191,6 +219,36 @@ def run(cfg: Config, results: Results) -> Stream:
         f"(a) {base}",
         f"{med['a'] / med['d']:.2f}× faster",
         f"no msgspec: json.loads + partial dropped; time {fmt_s(med['d'])}",
+    )
+    results.add(
+        "1 stream decode",
+        "(e) MessageDecoder with a one-secret scrubber",
+        speed("e"),
+        f"(b) without: {speed('b')}",
+        f"{med['e'] / med['b']:.2f}× time",
+        f"transport.secrets.Redactor of one {len(SECRET)}-character secret that no line "
+        f"holds: every line is searched for it; time {fmt_s(med['e'])} vs {fmt_s(med['b'])}",
+    )
+    current_size = (
+        f"{current.megabytes:.1f} MB, {fmt_count(current.lines)} lines: the same run with "
+        "message_update carrying only the delta"
+    )
+    results.add(
+        "1 stream decode",
+        "(b) MessageDecoder, current line's shape",
+        speed("b+"),
+        f"(a) json.loads per line: {speed('a+')}",
+        f"{med['a+'] / med['b+']:.1f}× faster",
+        f"{current_size}; time {fmt_s(med['b+'])} vs {fmt_s(med['a+'])}; (d) stdlib "
+        f"fallback {fmt_s(med['d+'])}, {med['a+'] / med['d+']:.2f}× faster",
+    )
+    results.add(
+        "1 stream decode",
+        "(c) MessageDecoder + dispatch, current line's shape",
+        speed("c+"),
+        f"(a) {speed('a+')}",
+        f"{med['a+'] / med['c+']:.1f}× faster",
+        f"time {fmt_s(med['c+'])}",
     )
 
     # Memory held by a session after a run: the same content in 1× or memory_factor× events.

@@ -5,6 +5,10 @@ The kernel is an ``ipykernel`` subprocess driven by ``tests/harness/kernel_clien
 JupyterLab's widget manager does. The agent is ``benchmarks/standin_agent.py``, started with
 ``%atomic_agent start --command ...``; it replays a generated stream at full speed and stamps
 its writes with CLOCK_MONOTONIC (``time.monotonic()``), the clock the harness reads too.
+
+Benchmark 2 also replays the same run in the current agent line's shape (delta-only
+``message_update``, ending with ``agent_settled``) in a second session of the same kernel,
+its runs taking turns with the 0.73-shaped ones.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -51,13 +56,29 @@ def cpu_seconds(pid: int, tid: int | None = None) -> float:
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
+def package_location(k: BrowserLikeKernel) -> str:
+    """Where the kernel imports ``atomic_jupyter`` from; fails when ``PYTHONPATH`` names a
+    copy of the package and the kernel does not use it (the figures would be of another
+    tree)."""
+    where = k.execute("import atomic_jupyter as _baj; print(_baj.__file__)").stdout.strip()
+    for entry in filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep)):
+        if (Path(entry) / "atomic_jupyter").is_dir() and not where.startswith(
+            os.path.abspath(entry)
+        ):
+            raise AssertionError(f"PYTHONPATH names {entry}, but the kernel imports {where}")
+    return where
+
+
 class Rig:
     """A kernel with the magic loaded and a stand-in session started."""
 
-    def __init__(self, kernel: BrowserLikeKernel, workdir: Path, report: Path) -> None:
+    def __init__(
+        self, kernel: BrowserLikeKernel, workdir: Path, report: Path, command: str = ""
+    ) -> None:
         self.k = kernel
         self.workdir = workdir
         self.report = report
+        self.command = command
         self.pid = int(kernel.execute("import os; os.getpid()").result or "0")
         self._report_seen = 0
         # When the session's reader thread handled the first and the last event of a run.
@@ -83,9 +104,17 @@ class Rig:
         new, self._report_seen = lines[self._report_seen :], len(lines)
         return [json.loads(line) for line in new if line.strip()]
 
-    def prompt(self, text_: str) -> WidgetRef:
-        """Run a ``%%atomic_agent`` cell; return its transcript widget."""
-        result = self.k.execute(f"%%atomic_agent\n{text_}", timeout=120)
+    def start_session(self, name: str) -> None:
+        """Start another session of the stand-in in the same kernel, named ``name``."""
+        self.k.execute(
+            f"%atomic_agent start --name {name} --command {shlex.quote(self.command)}", timeout=60
+        )
+
+    def prompt(self, text_: str, name: str | None = None) -> WidgetRef:
+        """Run a ``%%atomic_agent`` cell (in session ``name``, else the default one); return
+        its transcript widget."""
+        option = f" --name {name}" if name else ""
+        result = self.k.execute(f"%%atomic_agent{option}\n{text_}", timeout=120)
         (tid,) = result.widget_ids
         return self.k.widget(tid)
 
@@ -119,7 +148,7 @@ def rig(workdir: Path, name: str) -> Iterator[Rig]:
     with BrowserLikeKernel(cwd, env=env) as kernel:
         kernel.execute("%load_ext atomic_jupyter")
         kernel.execute(f"%atomic_agent start --command {shlex.quote(command)}", timeout=60)
-        yield Rig(kernel, workdir, report)
+        yield Rig(kernel, workdir, report, command)
 
 
 def bare_production(path: Path, report: Path) -> float:
@@ -187,22 +216,36 @@ def _comm_msgs(k: BrowserLikeKernel, start: int) -> list[dict[str, Any]]:
 # --------------------------------------------------------------------------- 2. end to end
 
 
+#: The session of the runs in the current agent line's shape (it ends runs on agent_settled,
+#: which the default session, replaying the 0.73 shape, must not learn).
+CURRENT = "current"
+
+
 def end_to_end(cfg: Config, results: Results, workdir: Path, stream: Stream) -> None:
     print("2. end to end through a real kernel (stand-in agent)", flush=True)
     path = workdir / "stream.jsonl"
     path.write_bytes(stream.data)
+    current = build_stream(replace(stream.spec, shape="current"))
+    current_path = workdir / "stream-current.jsonl"
+    current_path.write_bytes(current.data)
     bare_report = workdir / "bare-report.jsonl"
     with rig(workdir, "e2e") as r:
         k = r.k
+        where = package_location(k)
+        results.facts["package_in_kernel"] = where
+        print(f"  atomic_jupyter in the kernel: {where}", flush=True)
+        r.start_session(CURRENT)
         # A small stream first: imports and first renders are not what is measured.
+        warm_spec = StreamSpec(text_deltas=200, thinking_deltas=20, tool_updates=5, status_lines=50)
         warm = workdir / "warm.jsonl"
-        warm.write_bytes(
-            build_stream(
-                StreamSpec(text_deltas=200, thinking_deltas=20, tool_updates=5, status_lines=50)
-            ).data
-        )
+        warm.write_bytes(build_stream(warm_spec).data)
         r.wait_done(r.prompt(f"replay {warm}"))
+        warm_current = workdir / "warm-current.jsonl"
+        warm_current.write_bytes(build_stream(replace(warm_spec, shape="current")).data)
+        r.wait_done(r.prompt(f"replay {warm_current}", CURRENT))
         r.records()
+        # The same run in the current line's shape, in its own session: its times.
+        cur: dict[str, list[float]] = {"kernel": [], "bare": [], "cpu": [], "main": []}
 
         kernel_s: list[float] = []
         writer_s: list[float] = []
@@ -235,23 +278,32 @@ def end_to_end(cfg: Config, results: Results, workdir: Path, stream: Stream) -> 
             comms = _comm_msgs(k, n0)
             comm_counts.append(len(comms))
             comm_bytes.append(sum(len(json.dumps(m["content"])) for m in comms))
-            texts = {
-                w.comm_id
-                for w in k.widgets(
-                    "HTML",
-                    within=transcript.comm_id,
-                    _dom_classes=has_class("atomic-assistant-text"),
-                )
-            }
+            # The answer's widgets: one HTML widget with the class, or a box with the class
+            # holding one HTML widget per finished chunk and one for the tail (issue 15).
+            texts = set()
+            for w in k.widgets(
+                None, within=transcript.comm_id, _dom_classes=has_class("atomic-assistant-text")
+            ):
+                texts.add(w.comm_id)
+                texts.update(d.comm_id for d in k.descendants(w.comm_id))
             text_updates.append(
                 sum(
                     1
                     for m in comms
                     if m["content"]["comm_id"] in texts
-                    and "value" in m["content"]["data"].get("state", {})
+                    and {"value", "children"} & set(m["content"]["data"].get("state", {}))
                 )
             )
             status_updates.append(sum(1 for m in comms if "atomic-status-entry" in _classes(k, m)))
+
+            cur["bare"].append(bare_production(current_path, bare_report))
+            cpu0, main0 = cpu_seconds(r.pid), cpu_seconds(r.pid, r.pid)
+            t_done = r.wait_done(r.prompt(f"replay {current_path}", CURRENT))
+            cur["cpu"].append(cpu_seconds(r.pid) - cpu0)
+            cur["main"].append(cpu_seconds(r.pid, r.pid) - main0)
+            k.drain(0.3)
+            (record,) = [x for x in r.records() if x["kind"] == "replay"]
+            cur["kernel"].append(t_done - record["t_first"])
 
         # 1+1 while the stream runs, against 1+1 on the idle kernel (interleaved).
         idle: list[float] = []
@@ -291,6 +343,7 @@ def end_to_end(cfg: Config, results: Results, workdir: Path, stream: Stream) -> 
         "idle_1p1_s": idle,
         "busy_1p1_s": busy,
         "events": events,
+        "current_shape": {**cur, "megabytes": current.megabytes, "events": current.lines},
     }
     results.add(
         "2 end to end",
@@ -313,6 +366,17 @@ def end_to_end(cfg: Config, results: Results, workdir: Path, stream: Stream) -> 
             f"{med_kernel / median(node_s):.1f}×",
             "what pi itself spends at least to serialise and write this stream",
         )
+    med_cur = median(cur["kernel"])
+    results.add(
+        "2 end to end",
+        "kernel processes the stream in the current line's shape (delta-only updates)",
+        fmt_s(med_cur),
+        f"stand-in writes it to a bare pipe: {fmt_s(median(cur['bare']))}",
+        f"{med_cur / median(cur['bare']):.1f}×",
+        f"{current.megabytes:.1f} MB, {fmt_count(current.lines)} events, in a second session "
+        f"of the same kernel, runs taking turns with the above; kernel CPU "
+        f"{fmt_s(median(cur['cpu']))}, main thread {fmt_s(median(cur['main']))}",
+    )
     results.add(
         "2 end to end",
         "comm messages that reached the frontend per run",

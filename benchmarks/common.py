@@ -38,11 +38,46 @@ class Config:
     memory_chars: int
     memory_deltas: int
     memory_factor: int
+    #: costs: batches of the click and dialog figures (variants take turns), dialogs per batch.
+    click_batches: int = 6
+    click_batch: int = 5
+    #: costs: answer sizes of the per-update figure, its repetitions, and the paced tail:
+    #: this many characters at the end, in deltas of about ``paced_delta_chars``, one per
+    #: ``paced_gap_ms``.
+    paced_sizes: tuple[int, ...] = (8 << 10, 64 << 10, 512 << 10)
+    paced_reps: int = 3
+    paced_tail_chars: int = 8 << 10
+    paced_delta_chars: int = 200
+    paced_gap_ms: int = 40
+    #: costs: the size of the one huge line of the memory figure, and its repetitions.
+    big_line_bytes: int = 50_000_000
+    big_line_reps: int = 3
 
     @classmethod
     def make(cls, quick: bool) -> Config:
+        """The full run, or the quick smoke run (``--quick``)."""
         if quick:
-            return cls(True, 3, 1000, 100, 30, 500, 2, 2, 10, 5, 2, 4000, 400, 5)
+            return cls(
+                True,
+                3,
+                1000,
+                100,
+                30,
+                500,
+                2,
+                2,
+                10,
+                5,
+                2,
+                4000,
+                400,
+                5,
+                click_batches=2,
+                click_batch=3,
+                paced_reps=1,
+                big_line_bytes=10_000_000,
+                big_line_reps=2,
+            )
         return cls(False, 5, 4000, 400, 100, 2000, 5, 5, 30, 20, 6, 12000, 1000, 10)
 
 
