@@ -91,7 +91,7 @@ def test_rpc_demo_guards_a_dangerous_tool_call_with_a_select(kernel, panel) -> N
     area = area_of(kernel.execute("%%atomic_agent\nwipe the scratch folder"))
     dialog = dialog_in(kernel, area, "select")
     kernel.click(kernel.find("Button", within=dialog.comm_id, description="Block").comm_id)
-    assert outcome_of(kernel, dialog).endswith("-> Block")
+    assert outcome_of(kernel, dialog).endswith("→ Block (clicked)")
     wait_note(kernel, panel, "Command blocked by user")
     wait_done(kernel, area)
 
@@ -106,7 +106,7 @@ def test_a_command_whose_extension_asks_first_does_not_block_the_kernel(kernel, 
     dialog = dialog_in(kernel, area, "confirm")
     assert kernel.execute("1 + 1").status == "ok"  # the kernel is free
     kernel.click(kernel.find("Button", within=dialog.comm_id, description="Yes").comm_id)
-    assert outcome_of(kernel, dialog).endswith("-> Yes")
+    assert outcome_of(kernel, dialog).endswith("→ Yes (clicked)")
     kernel.wait_for(
         lambda: any(
             "New session started." in text(w)

@@ -253,7 +253,7 @@ def test_select_answered(shared: AgentSession) -> None:
     dialog.respond("Beta")
     assert dialog.state == "answered"
     assert dialog.answer == "Beta"
-    assert dialog.outcome == "Pick one -> Beta"
+    assert dialog.outcome == "Pick one → Beta (answered by code)"
     assert cmd.wait_got() == ['got select: "Beta"']
     cmd.finish()
     with pytest.raises(DialogNotPendingError):
@@ -283,7 +283,7 @@ def test_select_cancelled(shared: AgentSession) -> None:
     dialog.cancel()
     assert dialog.state == "cancelled"
     assert dialog.answer is None
-    assert dialog.outcome == "Pick one -> cancelled"
+    assert dialog.outcome == "Pick one → cancelled (answered by code)"
     assert cmd.wait_got() == ["got select: undefined"]
     cmd.finish()
     with pytest.raises(DialogNotPendingError):
@@ -306,7 +306,7 @@ def test_confirm_answered(shared: AgentSession, answer: bool) -> None:
     dialog.respond(answer)
     assert dialog.state == "answered"
     assert dialog.answer is answer
-    assert dialog.outcome == f"Proceed? -> {'Yes' if answer else 'No'}"
+    assert dialog.outcome == f"Proceed? → {'Yes' if answer else 'No'} (answered by code)"
     assert cmd.wait_got() == [f"got confirm: {js(answer)}"]
     cmd.finish()
 
@@ -332,7 +332,7 @@ def test_input_typed_text(shared: AgentSession) -> None:
     }
     dialog.respond("Ada Lovelace")
     assert dialog.state == "answered" and dialog.answer == "Ada Lovelace"
-    assert dialog.outcome == "Your name -> Ada Lovelace"
+    assert dialog.outcome == "Your name → Ada Lovelace (answered by code)"
     assert cmd.wait_got() == ['got input: "Ada Lovelace"']
     cmd.finish()
 

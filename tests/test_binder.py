@@ -162,6 +162,9 @@ def test_quickstart_runs_on_the_binder_install(
     monkeypatch.delenv("ATOMIC_AGENT_COMMAND", raising=False)
     notebooks = binder_prefix["repo"] / "notebooks"
     nb = nbformat.read(notebooks / "quickstart.ipynb", as_version=4)
+    # The full status (with the command line: where the agent was installed) after the short one.
+    at = next(i for i, c in enumerate(nb.cells) if c.source.startswith("%atomic_agent status"))
+    nb.cells.insert(at + 1, nbformat.v4.new_code_cell("%atomic_agent status --full"))
     NotebookClient(
         nb,
         timeout=120,
@@ -175,7 +178,7 @@ def test_quickstart_runs_on_the_binder_install(
         if o["output_type"] == "error" or o.get("name") == "stderr"
     ]
     assert errors == []
-    status = next(c for c in nb.cells if c.source.startswith("%atomic_agent status"))
+    status = next(c for c in nb.cells if c.source.startswith("%atomic_agent status --full"))
     text = "".join(o.get("text", "") for o in status.outputs)
     assert str(prefix / "share" / "atomic-jupyter" / "agent") in text  # the Binder install ran
     assert "demo/offline-demo" in text

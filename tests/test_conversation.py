@@ -303,7 +303,7 @@ def test_wait_returns_early_on_a_dialog_then_at_the_end(conversation: AgentSessi
     dialog.respond(True)
     result = conversation.wait(timeout=RUN_TIMEOUT, quiet=True)
     assert result.reason == "finished" and run.finished
-    assert dialog.state == "answered" and dialog.answered_by == "user"
+    assert dialog.state == "answered" and dialog.answered_by == "code"
     assert f"guard: allowed {DANGEROUS_COMMAND}" in notes_since(conversation, notes)
     assert tool.done and not tool.is_error
     assert tool.result is not None and "dangerous-but-fine" in tool.result
@@ -335,7 +335,9 @@ def test_a_value_policy_answers_without_stopping_the_wait(conversation: AgentSes
     assert dialog.title == GUARD_TITLE
     assert dialog.state == "answered" and dialog.answer is False
     assert dialog.answered_by == "policy"
-    assert dialog.outcome.endswith("(policy)"), dialog.outcome
+    assert dialog.outcome.endswith("(answer policy: confirm titled /dangerous/ → False)"), (
+        dialog.outcome
+    )
     assert tool.done and tool.is_error
     assert tool.result is not None and "Blocked by the user" in tool.result
     assert f"guard: blocked {DANGEROUS_COMMAND}" in notes_since(conversation, notes)

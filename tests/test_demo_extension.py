@@ -161,7 +161,7 @@ def test_demo_confirm(session: AgentSession, answer: bool) -> None:
     assert sent.notes() == [
         {"message": f"/demo-confirm received {'true' if answer else 'false'}", "type": "info"}
     ]
-    assert dialog.state == "answered" and dialog.answered_by == "user"
+    assert dialog.state == "answered" and dialog.answered_by == "code"
 
 
 def test_demo_select(session: AgentSession) -> None:
@@ -340,7 +340,7 @@ def test_blocking_the_guarded_command(modelled: AgentSession, workdir: Path) -> 
     dialog = sent.dialog("select")
     assert dialog.title == GUARD_TITLE
     assert dialog.request["options"] == ["Allow", "Block"]
-    assert dialog.request["timeout"] == 30000 and dialog.deadline is not None
+    assert dialog.request["timeout"] == 120000 and dialog.deadline is not None
     # The select holds up the tool card it guards.
     (tool,) = blocks_of(sent.run, ToolBlock)
     assert tool.name == "bash" and tool.args == {"command": SCRATCH_COMMAND}

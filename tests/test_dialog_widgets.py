@@ -225,7 +225,7 @@ def test_confirm_yes_sends_confirmed_true():
     view.buttons["yes"].click()
     assert wire.bytes == b'{"type":"extension_ui_response","id":"uuid-2","confirmed":true}\n'
     assert dialog.answer is True
-    assert_collapsed(view, "Clear session? -> Yes")
+    assert_collapsed(view, "Clear session? → Yes (clicked)")
 
 
 def test_confirm_no_sends_confirmed_false():
@@ -234,7 +234,7 @@ def test_confirm_no_sends_confirmed_false():
     view.buttons["no"].click()
     assert wire.bytes == b'{"type":"extension_ui_response","id":"uuid-2","confirmed":false}\n'
     assert dialog.answer is False
-    assert_collapsed(view, "Clear session? -> No")
+    assert_collapsed(view, "Clear session? → No (clicked)")
 
 
 def test_confirm_shows_its_message():
@@ -263,7 +263,7 @@ def test_input_submit_sends_the_typed_text():
     view.value_widget.value = "hello world"
     view.buttons["submit"].click()
     assert wire.bytes == b'{"type":"extension_ui_response","id":"uuid-3","value":"hello world"}\n'
-    assert_collapsed(view, "Enter a value -> hello world")
+    assert_collapsed(view, "Enter a value → hello world (clicked)")
 
 
 def test_input_submit_of_nothing_sends_an_empty_value():
@@ -300,7 +300,7 @@ def test_editor_sends_a_multiline_unicode_answer_exactly():
     (item,) = JsonlDecoder().feed(wire.bytes)
     assert item == Record({"type": "extension_ui_response", "id": "uuid-4", "value": answer})
     assert dialog.answer == answer
-    assert_collapsed(view, "Edit some text -> Zeile 1 (4 lines)")
+    assert_collapsed(view, "Edit some text → Zeile 1 (4 lines) (clicked)")
 
 
 def test_editor_unchanged_prefill_is_sent_back():
@@ -321,7 +321,7 @@ def test_cancel_sends_cancelled_true(kind):
     assert wire.lines == [cancelled_line(raw["id"])]
     assert dialog.state == "cancelled"
     assert dialog.answer is None
-    assert_collapsed(view, f"{raw['title']} -> cancelled")
+    assert_collapsed(view, f"{raw['title']} → cancelled (clicked)")
 
 
 @pytest.mark.parametrize(
@@ -332,19 +332,25 @@ def test_cancel_sends_cancelled_true(kind):
             "option:0",
             "option:1",
             value_line("uuid-1", '"Allow"'),
-            "Allow dangerous command? -> Allow",
+            "Allow dangerous command? → Allow (clicked)",
         ),
         (
             "select",
             "option:1",
             "cancel",
             value_line("uuid-1", '"Block"'),
-            "Allow dangerous command? -> Block",
+            "Allow dangerous command? → Block (clicked)",
         ),
-        ("confirm", "yes", "no", confirmed_line("uuid-2", True), "Clear session? -> Yes"),
-        ("confirm", "no", "yes", confirmed_line("uuid-2", False), "Clear session? -> No"),
-        ("confirm", "cancel", "yes", cancelled_line("uuid-2"), "Clear session? -> cancelled"),
-        ("input", "submit", "submit", value_line("uuid-3", '""'), "Enter a value -> ''"),
+        ("confirm", "yes", "no", confirmed_line("uuid-2", True), "Clear session? → Yes (clicked)"),
+        ("confirm", "no", "yes", confirmed_line("uuid-2", False), "Clear session? → No (clicked)"),
+        (
+            "confirm",
+            "cancel",
+            "yes",
+            cancelled_line("uuid-2"),
+            "Clear session? → cancelled (clicked)",
+        ),
+        ("input", "submit", "submit", value_line("uuid-3", '""'), "Enter a value → '' (clicked)"),
         ("editor", "submit", "cancel", value_line("uuid-4", '"Line 1\\nLine 2\\nLine 3"'), None),
     ],
 )
@@ -383,7 +389,7 @@ def test_respond_after_answer_raises_and_sends_nothing():
     assert wire.lines == [value_line("uuid-1", '"Allow"')]
     assert dialog.state == "answered"
     assert dialog.answer == "Allow"
-    assert dialog.outcome == "Allow dangerous command? -> Allow"
+    assert dialog.outcome == "Allow dangerous command? → Allow (answered by code)"
 
 
 def test_respond_after_cancel_raises_and_sends_nothing():
@@ -443,8 +449,8 @@ def test_a_failing_send_leaves_the_dialog_pending():
 def test_answered_view_collapses_to_the_outcome_line():
     view, dialog, _ = make_view(select_request(["Alpha", "Beta"], title="Pick one"))
     view.buttons["option:1"].click()
-    assert dialog.outcome == "Pick one -> Beta"
-    assert_collapsed(view, "Pick one -> Beta")
+    assert dialog.outcome == "Pick one → Beta (clicked)"
+    assert_collapsed(view, "Pick one → Beta (clicked)")
 
 
 def test_a_collapsed_dialog_shows_later_that_its_answer_was_not_delivered():
@@ -452,10 +458,10 @@ def test_a_collapsed_dialog_shows_later_that_its_answer_was_not_delivered():
     (it kept showing the answer as sent)."""
     view, dialog, _ = make_view(confirm_request())
     view.buttons["yes"].click()
-    assert_collapsed(view, "Clear session? -> Yes")
+    assert_collapsed(view, "Clear session? → Yes (clicked)")
     dialog.mark_undelivered("the agent exited without reading it")
     assert_collapsed(
-        view, "Clear session? -> Yes (not delivered: the agent exited without reading it)"
+        view, "Clear session? → Yes (clicked) (not delivered: the agent exited without reading it)"
     )
 
 
@@ -472,7 +478,7 @@ def test_outcome_of_an_untitled_dialog_names_the_method():
     view, dialog, _ = make_view(select_request(["Alpha"], title=""))
     assert widgets_of(view, TextLine)[0].text == "select request"
     view.buttons["option:0"].click()
-    assert_collapsed(view, "select -> Alpha")
+    assert_collapsed(view, "select → Alpha (clicked)")
 
 
 def test_outcome_of_a_long_answer_is_one_shortened_line():
@@ -480,7 +486,7 @@ def test_outcome_of_a_long_answer_is_one_shortened_line():
     view.value_widget.value = "x" * 100
     view.buttons["submit"].click()
     assert wire.bytes == value_line("uuid-3", '"' + "x" * 100 + '"')  # the answer itself is whole
-    assert dialog.outcome == "Name -> " + "x" * 79 + "… (100 chars)"
+    assert dialog.outcome == "Name → " + "x" * 79 + "… (100 chars) (clicked)"
     assert_collapsed(view, dialog.outcome)
 
 
@@ -524,7 +530,7 @@ def test_click_after_expiry_before_the_view_refreshed_sends_nothing_and_collapse
     assert view.error.text == ""
     assert dialog.state == "expired"
     on_the_loop.pop()()
-    assert_collapsed(view, "Allow dangerous command? -> timed out: default used")
+    assert_collapsed(view, "Allow dangerous command? → timed out: no answer (the agent's default)")
 
 
 def test_a_send_that_fails_with_an_agent_error_is_shown_and_the_dialog_stays_open():
@@ -550,13 +556,13 @@ def test_close_sends_nothing_and_collapses_with_the_reason():
     view.refresh()
     assert wire.lines == []
     assert dialog.state == "closed"
-    assert dialog.outcome == "Allow dangerous command? -> closed: the agent exited"
+    assert dialog.outcome == "Allow dangerous command? → closed: the agent exited"
     assert_collapsed(view, dialog.outcome)
     allow.click()
     cancel.click()
     assert wire.lines == []
     assert dialog.close("again") is False
-    assert dialog.outcome == "Allow dangerous command? -> closed: the agent exited"
+    assert dialog.outcome == "Allow dangerous command? → closed: the agent exited"
 
 
 def test_expire_or_close_after_an_answer_changes_nothing():
@@ -565,7 +571,7 @@ def test_expire_or_close_after_an_answer_changes_nothing():
     assert dialog.expire() is False
     assert dialog.close("gone") is False
     assert dialog.state == "answered"
-    assert dialog.outcome == "Allow dangerous command? -> Allow"
+    assert dialog.outcome == "Allow dangerous command? → Allow (answered by code)"
     assert len(wire.lines) == 1
 
 
@@ -650,7 +656,7 @@ def test_html_in_select_title_and_options_is_shown_verbatim_as_text():
     assert_no_live_html(view)
     view.buttons["option:0"].click()
     assert wire.bytes == value_line("uuid-1", '"<img src=x onerror=alert(1)>"')
-    assert_collapsed(view, f"{EVIL_TITLE} -> {EVIL_OPTION}")
+    assert_collapsed(view, f"{EVIL_TITLE} → {EVIL_OPTION} (clicked)")
 
 
 def test_html_in_dropdown_options_is_shown_verbatim_as_text():

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel
+from tests.harness.kernel_widgets import WIDGET_VIEW, displayed
 from tests.harness.support import CURRENT_LINE, pinned_package
-from tests.harness.widget_text import has_class, text
+from tests.harness.widget_text import has_class, text, visible_text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 
@@ -37,10 +38,16 @@ def test_the_panel_says_which_agent_runs_on_which_node(kernel: BrowserLikeKernel
 
 def test_bash_streams_live_then_leaves_plain_text(kernel: BrowserLikeKernel) -> None:
     result = kernel.execute("%atomic_agent bash echo one; sleep 0.5; echo two; exit 3")
-    assert result.stdout == "one\ntwo\n(exit code 3)\n"
+    assert result.stdout == ""
     (live_id,) = result.widget_ids  # the live view, closed once the answer came
     live = kernel.widget(live_id)
     assert not live.is_open
+    # In its place, the result as plain text (and as escaped HTML): no widget view is left.
+    (output,) = [o for o in result.outputs if o["output_type"] == "display_data"]
+    final = displayed(kernel, output)
+    assert WIDGET_VIEW not in final
+    assert final["text/plain"] == "one\ntwo\n(exit code 3)"
+    assert "one\ntwo\n(exit code 3)" in visible_text(final["text/html"])
     streamed = [
         m["content"]["data"]["state"]["outputs"]
         for m in kernel.iter_messages("comm_msg")

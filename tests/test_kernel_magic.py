@@ -94,7 +94,7 @@ def test_select_click_sends_the_option_and_collapses(kernel, panel) -> None:
     ]
     kernel.click(button(kernel, dialog, "Beta").comm_id)
     wait_note(kernel, panel, 'got select: "Beta"')
-    assert outcome_of(kernel, dialog) == "Pick one -> Beta"
+    assert outcome_of(kernel, dialog) == "Pick one → Beta (clicked)"
 
 
 def test_select_with_many_options_uses_a_dropdown(kernel, panel) -> None:
@@ -110,7 +110,7 @@ def test_confirm_yes_and_no(kernel, panel, answer: str, sent: str) -> None:
     dialog = dialog_in(kernel, prompt(kernel, "/ui-confirm"), "confirm")
     kernel.click(button(kernel, dialog, answer).comm_id)
     wait_note(kernel, panel, f"[info] got confirm: {sent}")
-    assert outcome_of(kernel, dialog) == f"Proceed? -> {answer}"
+    assert outcome_of(kernel, dialog) == f"Proceed? → {answer} (clicked)"
 
 
 @pytest.mark.parametrize(
@@ -159,7 +159,7 @@ def test_cancel_each_kind(kernel, panel, command: str, method: str, default: str
     dialog = dialog_in(kernel, prompt(kernel, command), method)
     kernel.click(button(kernel, dialog, "Cancel").comm_id)
     wait_note(kernel, panel, f"[info] got {method}: {default}")
-    assert outcome_of(kernel, dialog).endswith("-> cancelled")
+    assert outcome_of(kernel, dialog).endswith("→ cancelled (clicked)")
 
 
 def test_double_click_sends_one_answer(kernel, panel) -> None:
@@ -173,7 +173,7 @@ def test_double_click_sends_one_answer(kernel, panel) -> None:
     kernel.click(yes)
     kernel.click(no)  # races the collapse, as a fast double click does
     kernel.click(yes)
-    assert outcome_of(kernel, dialog) == "Proceed? -> Yes"
+    assert outcome_of(kernel, dialog) == "Proceed? → Yes (clicked)"
     wait_note(kernel, panel, "got confirm: true")
     # One more command proves the agent has processed everything we sent before it.
     dialog2 = dialog_in(kernel, prompt(kernel, "/ui-select"), "select")
@@ -189,7 +189,7 @@ def test_two_dialogs_at_once_each_answer_their_own(kernel, panel) -> None:
     inp = dialog_in(kernel, area, "input")
     kernel.set_value(kernel.find("Text", within=inp.comm_id).comm_id, value="second first")
     kernel.click(button(kernel, inp, "Submit").comm_id)
-    assert outcome_of(kernel, inp) == "Second of two -> second first"
+    assert outcome_of(kernel, inp) == "Second of two → second first (clicked)"
     kernel.click(button(kernel, select, "Two").comm_id)
     wait_note(kernel, panel, 'got two: ["Two","second first"]')
 
@@ -236,9 +236,11 @@ def test_html_from_the_agent_is_only_ever_text(kernel, panel) -> None:
     html_values = [w.state.get("value", "") for w in kernel.widgets("HTML")]
     assert any("&lt;script&gt;" in v for v in html_values)
     assert not any("<script" in v or "<img" in v or "<b>" in v for v in html_values)
-    # And nothing was output as text/html or markdown.
+    # The outputs' static records (text/html) hold the payloads as escaped text too.
     for record in kernel.displays:
-        assert "text/html" not in record.data and "text/markdown" not in record.data
+        assert "text/markdown" not in record.data
+        html = record.data.get("text/html", "")
+        assert not any(bad in html for bad in ("<script", "<img", "<b>")), html
 
 
 def test_fire_and_forget_methods_update_the_panel_and_send_prefills_the_editor(

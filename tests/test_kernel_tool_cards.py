@@ -122,7 +122,7 @@ def test_a_guarded_commands_dialog_sits_in_its_card_and_a_rule_decides_the_next(
     outcome_of(kernel, dialog)
     kernel.wait_for(
         lambda: any(
-            text(w) == "Run a dangerous command? -> Yes · made the rule for this session"
+            text(w) == "Run a dangerous command? → Yes (clicked) · made the rule for this session"
             for w in kernel.widgets(
                 "HTML", within=dialog.comm_id, _dom_classes=has_class("atomic-dialog-outcome")
             )
@@ -147,7 +147,7 @@ def test_a_guarded_commands_dialog_sits_in_its_card_and_a_rule_decides_the_next(
         "VBox", within=again.comm_id, _dom_classes=has_class("atomic-tool-dialogs")
     )
     answered = kernel.find("VBox", within=dialogs.comm_id, _dom_classes=has_class("atomic-dialog"))
-    assert outcome_of(kernel, answered) == "Run a dangerous command? -> Yes (rule)"
+    assert outcome_of(kernel, answered) == "Run a dangerous command? → Yes (rule)"
     assert (
         "allowed"
         in kernel.execute(

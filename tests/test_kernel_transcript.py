@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
-from tests.harness.kernel_widgets import answer_html, answers
+from tests.harness.kernel_widgets import WIDGET_VIEW, answer_html, answers, displayed
 from tests.harness.support import CURRENT_LINE, EXTENSIONS, LONG_ANSWER, LONG_MARKDOWN
 from tests.harness.widget_text import has_class, text, visible_text
 
@@ -179,10 +179,15 @@ def test_wait_stops_early_for_a_dialog_then_finishes_after_the_click(
     kernel: BrowserLikeKernel,
 ) -> None:
     result = kernel.execute("%%atomic_agent --wait --timeout 60\nrun the dangerous command")
-    assert (
-        "dialog needs your answer" in result.stdout and "Run a dangerous command?" in result.stdout
-    )
-    assert result.stderr == ""
+    assert result.stdout == "" and result.stderr == ""
+    # Why the wait stopped, as an output of its own (kept current: see below).
+    (notice,) = [
+        o
+        for o in result.outputs
+        if o["output_type"] == "display_data" and WIDGET_VIEW not in o["data"]
+    ]
+    said = notice["data"]["text/plain"]
+    assert "dialog needs your answer" in said and "Run a dangerous command?" in said
     (transcript_id,) = result.widget_ids
     dialog = kernel.wait_for(
         lambda: next(
@@ -201,6 +206,19 @@ def test_wait_stops_early_for_a_dialog_then_finishes_after_the_click(
     assert waited.stdout == "" and waited.stderr == ""
     transcript = kernel.widget(transcript_id)
     assert text(run_state(kernel, transcript)) == "done"
+    # The notice no longer says the dialog waits: it says how it was settled.
+    now = displayed(kernel, notice)["text/plain"]
+    assert "needs your answer" not in now
+    assert now.endswith("was settled: Run a dangerous command? → Yes (clicked)"), now
+    # The run is over: its output is now its record alone, with the dialog's outcome in it.
+    (area,) = [o for o in result.outputs if WIDGET_VIEW in o["data"]]
+    final = kernel.wait_for(
+        lambda: (lambda d: d if WIDGET_VIEW not in d else None)(displayed(kernel, area)),
+        what="the run's output to become its record",
+    )
+    record = visible_text(final["text/html"])
+    assert "> run the dangerous command" in record
+    assert "dangerous-but-fine" in record and "Run a dangerous command? → Yes (clicked)" in record
     card = kernel.find("VBox", within=transcript_id, _dom_classes=has_class("atomic-tool"))
     assert "dangerous-but-fine" in visible_text(
         kernel.find(
@@ -216,7 +234,7 @@ def test_wait_stops_early_for_a_dialog_then_finishes_after_the_click(
 
 def test_policy_from_the_magic_answers_and_is_shown_like_a_click(kernel: BrowserLikeKernel) -> None:
     listed = kernel.execute('%atomic_agent policy --method confirm --title "dangerous" no')
-    assert "confirm titled /dangerous/ -> False" in listed.stdout
+    assert "confirm titled /dangerous/ → False" in listed.stdout
     try:
         result = kernel.execute(
             "%%atomic_agent --wait --timeout 60\nrun the dangerous command again"
@@ -226,7 +244,10 @@ def test_policy_from_the_magic_answers_and_is_shown_like_a_click(kernel: Browser
         outcome = kernel.find(
             "HTML", within=transcript_id, _dom_classes=has_class("atomic-dialog-outcome")
         )
-        assert text(outcome) == "Run a dangerous command? -> No (policy)"
+        assert (
+            text(outcome)
+            == "Run a dangerous command? → No (answer policy: confirm titled /dangerous/ → False)"
+        )
     finally:
         kernel.execute("%atomic_agent policy --clear")
 

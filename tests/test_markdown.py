@@ -17,6 +17,20 @@ ALLOWED_TAGS = {
     "h6", "hr", "li", "ol", "p", "pre", "s", "span", "strong", "table", "tbody", "td",
     "th", "thead", "tr", "ul",
 }  # fmt: skip
+MATH_TAGS = {
+    "math", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace", "mfrac", "msqrt", "mroot",
+    "msub", "msup", "msubsup", "munder", "mover", "munderover", "mtable", "mtr", "mtd",
+    "mstyle", "mpadded", "mphantom", "menclose", "merror",
+}  # fmt: skip
+ALLOWED_TAGS |= MATH_TAGS
+#: Presentation attributes MathML may keep (plain values only: no url(), no script).
+MATH_ATTRIBUTES = {
+    "display", "mathvariant", "stretchy", "fence", "separator", "accent", "accentunder",
+    "lspace", "rspace", "linethickness", "columnalign", "columnspacing", "rowspacing",
+    "displaystyle", "scriptlevel", "width", "height", "depth", "notation", "minsize",
+    "maxsize", "symmetric", "largeop", "movablelimits", "form", "columnlines", "rowlines",
+    "frame", "align", "xmlns",
+}  # fmt: skip
 ALLOWED_ATTRIBUTES = {"a": {"href", "title", "rel", "target"}, "ol": {"start"}}
 SPAN_PROPERTIES = {"color", "background-color", "font-weight", "font-style", "text-decoration"}
 URL_JUNK = re.compile(r"[\x00-\x20\x7f-\x9f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2064\ufeff]")
@@ -50,6 +64,11 @@ class SafetyChecker(HTMLParser):
                 self._check_url(tag, name, value)
             elif name == "style":
                 self._check_style(tag, value)
+            elif tag in MATH_TAGS and name in MATH_ATTRIBUTES:
+                if not re.fullmatch(r"[A-Za-z0-9 .#%+-]{0,40}", value) and not (
+                    name == "xmlns" and value == "http://www.w3.org/1998/Math/MathML"
+                ):
+                    self.problems.append(f"MathML {name}={value!r} on <{tag}>")
             elif name not in ALLOWED_ATTRIBUTES.get(tag, set()):
                 self.problems.append(f"attribute {name}= on <{tag}>")
         if tag == "a":
@@ -100,7 +119,10 @@ class SafetyChecker(HTMLParser):
                 self.problems.append(f"styled span outside a code block: {value!r}")
             for declaration in filter(None, value.split(";")):
                 name, _, val = declaration.partition(":")
-                if name.strip() not in SPAN_PROPERTIES or re.search(r"[()\\\"'/]", val):
+                theme = re.fullmatch(r"var\(--jp-[a-z0-9-]+,#[0-9a-fA-F]{3,8}\)", val.strip())
+                if name.strip() not in SPAN_PROPERTIES or (
+                    not theme and re.search(r"[()\\\"'/]", val)
+                ):
                     self.problems.append(f"span style {declaration!r}")
         elif value not in md._FIXED_STYLES.get(tag, ()):
             self.problems.append(f"style={value!r} on <{tag}>")
@@ -183,7 +205,7 @@ def test_table_renders_with_th_td_and_alignment() -> None:
 def test_fenced_python_block_is_highlighted_with_inline_colour_styles() -> None:
     c = check('```python\ndef greet(name):\n    return f"hi {name}"\n```\n')
     spans = tags_of(c, "span")
-    assert any("color:#" in span.get("style", "") for span in spans)
+    assert any("color:var(--jp-mirror-editor-" in span.get("style", "") for span in spans)
     assert 'def greet(name):\n    return f"hi {name}"' in c.visible
     [pre] = tags_of(c, "pre")
     assert pre["style"] == md._PRE_STYLE and "background-color" in pre["style"]
@@ -356,7 +378,9 @@ def test_fence_info_string_cannot_break_out_of_the_code_block() -> None:
 
 def test_fence_info_string_with_a_real_language_and_junk_still_highlights_safely() -> None:
     c = check('```python onload="alert(1)" class=x\nimport os\n```\n')
-    assert any("color:#" in span.get("style", "") for span in tags_of(c, "span"))
+    assert any(
+        "color:var(--jp-mirror-editor-" in span.get("style", "") for span in tags_of(c, "span")
+    )
 
 
 def test_link_title_with_quotes_cannot_add_an_attribute() -> None:
@@ -542,3 +566,50 @@ def test_raw_html_is_off_both_as_an_option_and_as_parser_rules() -> None:
     assert md._MD.options["html"] is False
     active = md._MD.get_active_rules()
     assert "html_block" not in active["block"] and "html_inline" not in active["inline"]
+
+
+# --------------------------------------------------------------------------- maths
+
+
+def test_dollar_maths_renders_as_mathml() -> None:
+    c = check("Energy $E=mc^2$, and on its own line:\n\n$$\\frac{a}{b}$$\n")
+    out = render_markdown("Energy $E=mc^2$, and on its own line:\n\n$$\\frac{a}{b}$$\n")
+    assert '<math xmlns="http://www.w3.org/1998/Math/MathML" display="inline">' in out
+    assert '<math xmlns="http://www.w3.org/1998/Math/MathML" display="block">' in out
+    assert "<msup><mi>c</mi><mn>2</mn></msup>" in out and "<mfrac>" in out
+    assert "$" not in c.visible
+
+
+def test_dollars_that_are_not_maths_stay_text() -> None:
+    for text in ("It costs $5 or $6.", "Set $HOME and $PATH first.", "a $ b $ c"):
+        out = render_markdown(text)
+        assert "<math" not in out, text
+        assert text in check(text).visible
+
+
+@pytest.mark.parametrize(
+    "latex",
+    [
+        r"$\href{javascript:window.__pwned='math'}{click}$",
+        r"$\style{position:fixed;top:0;left:0;width:100%;height:100%}{x}$",
+        r"$\text{<img src=x onerror=alert(1)>}$",
+        r"$\text{<script>window.__pwned=1</script>}$",
+        r"$$\class{x}{y}\cssId{z}{w}$$",
+        r"$\unknowncommand{x}$",
+    ],
+)
+def test_latex_injection_stays_inert(latex: str) -> None:
+    out = render_markdown(latex)
+    lowered = out.lower()
+    for bad in (
+        "href",
+        "javascript:",
+        "position:fixed",
+        "onerror",
+        "<img",
+        "<script",
+        " id=",
+        'class="x',
+    ):
+        assert bad not in lowered.replace('class="atomic-markdown"', ""), (bad, out)
+    check(latex)  # every tag and attribute is allowed

@@ -2,7 +2,9 @@
 
 nbval (in the test command) runs every notebook; this test looks inside the result: the saved
 widget state must show a streamed answer, a tool card, an answered dialog and status lines,
-and no cell may have error output.
+and no cell may have error output. And the saved notebook is the record: every agent output
+carries a static, sanitised ``text/html`` (finished runs carry nothing else), which
+``nbconvert`` turns into HTML and Markdown that hold the conversation and no widget repr.
 """
 
 from __future__ import annotations
@@ -10,6 +12,9 @@ from __future__ import annotations
 import html
 import re
 import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -24,6 +29,14 @@ WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 
 def visible(value: str) -> str:
     return html.unescape(re.sub(r"<[^>]*>", "", value))
+
+
+@pytest.fixture(scope="module")
+def saved(executed: nbformat.NotebookNode, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The executed quickstart, saved as a reader saves it."""
+    path = tmp_path_factory.mktemp("saved") / "quickstart.ipynb"
+    nbformat.write(executed, path)
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -71,11 +84,100 @@ def test_quickstart_shows_streamed_text_a_tool_card_an_answered_dialog_and_statu
         for t in tools
     )
     outcomes = [visible(m["value"]) for m in with_class(models, "atomic-dialog-outcome")]
-    assert any(o.endswith("-> Block") for o in outcomes), outcomes
-    assert any(o.endswith("-> Yes") for o in outcomes), outcomes
+    assert any("→ Block (" in o for o in outcomes), outcomes
+    assert any("→ Yes (" in o for o in outcomes), outcomes
     status = [visible(m["value"]) for m in with_class(models, "atomic-status-entry")]
     assert any(s.startswith("turns:") for s in status), status
     footers = [visible(m["value"]) for m in with_class(models, "atomic-footer")]
     assert any("tokens" in f for f in footers), footers
     # Widget lines above and below the editor.
     assert with_class(models, "atomic-widget-block")
+
+
+# --------------------------------------------------------------------------- the record
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+#: Each prompt cell of the quickstart, and what its record must say.
+RECORDED = {
+    "hello! who are you?": ["> hello! who are you?", "Hello from the offline demo model"],
+    "list the files here": ["> list the files here", "tool bash · $ ls -la"],
+    "clean up the scratch files": [
+        "> clean up the scratch files",
+        "tool bash",
+        "rm -rf ./demo-scratch → Block (answered by code)",
+    ],
+    "/demo-confirm": ["> /demo-confirm", "→ Yes (answered by code)"],
+}
+
+
+def agent_outputs(nb: nbformat.NotebookNode) -> list[tuple[str, dict]]:
+    """(cell source, output) of every output the product made (its records are marked)."""
+    return [
+        (cell.source, output)
+        for cell in nb.cells
+        if cell.cell_type == "code"
+        for output in cell.get("outputs", [])
+        if output["output_type"] == "display_data"
+        and 'class="atomic-record' in output["data"].get("text/html", "")
+    ]
+
+
+def test_every_agent_output_is_saved_with_its_record(saved: Path) -> None:
+    nb = nbformat.read(saved, as_version=4)
+    outputs = agent_outputs(nb)
+    sources = [source for source, _ in outputs]
+    for prompt, expected in RECORDED.items():
+        found = [
+            o
+            for source, o in outputs
+            if prompt in source and "atomic-record-run" in o["data"]["text/html"]
+        ]
+        assert len(found) == 1, (prompt, sources)
+        data = found[0]["data"]
+        # A finished run is its record alone: nothing in it needs the kernel.
+        assert WIDGET_VIEW not in data, prompt
+        # Self-contained: no script, nothing loaded from anywhere.
+        assert not re.search(r"<script|<img|<link|<iframe|url\(", data["text/html"], re.I)
+        shown = visible(data["text/html"])
+        for text in expected:
+            assert text in shown, (text, shown)
+            assert text in data["text/plain"], (text, data["text/plain"])
+    # The --wait that stopped for the guard's dialog said so; the saved notice says how the
+    # dialog was settled, not that it waits.
+    (notice,) = [
+        o
+        for source, o in outputs
+        if "clean up the scratch files" in source
+        and "atomic-record-run" not in o["data"]["text/html"]
+    ]
+    assert notice["data"]["text/plain"].endswith("→ Block (answered by code)")
+    # The panel too (the session was stopped at the end).
+    panels = [o for _, o in outputs if "atomic-record-panel" in o["data"]["text/html"]]
+    assert panels and all(WIDGET_VIEW not in o["data"] for o in panels)
+    assert "agent session 'default' · stopped" in panels[0]["data"]["text/plain"]
+    # No widget repr, no stale "needs your answer", no local paths in what was saved.
+    text = saved.read_text(encoding="utf-8")
+    assert "VBox(children" not in text and "HTML(value" not in text
+    assert "needs your answer" not in text
+    assert str(ROOT) not in text
+
+
+@pytest.mark.parametrize("to", ["html", "markdown"])
+def test_nbconvert_shows_the_conversation_and_no_widget_repr(saved: Path, to: str) -> None:
+    out = saved.with_suffix(".html" if to == "html" else ".md")
+    subprocess.run(
+        [sys.executable, "-m", "nbconvert", "--to", to, str(saved), "--output", out.name],
+        check=True,
+        capture_output=True,
+    )
+    converted = out.read_text(encoding="utf-8")
+    shown = visible(converted)
+    for expected in RECORDED.values():
+        for text in expected:
+            assert text in shown, (to, text)
+    assert "VBox(children" not in converted and "HTML(value" not in converted
+    # No output is a widget view, which needs the widget scripts (from the network).
+    assert '<script type="application/vnd.jupyter.widget-view+json">' not in converted
+    if to == "html":
+        assert "atomic-record" in converted

@@ -42,7 +42,7 @@ def test_a_rule_made_from_a_dialog_answers_the_next_ones_without_a_click(
     assert dialog_view.rule is not None and "“Soak 1”" not in dialog_view.rule.description
     dialog_view.rule.value = True
     dialog_view.buttons["option:1"].click()  # "B", and make it the rule
-    assert first.outcome == "Soak 1 -> B · made the rule for this session"
+    assert first.outcome == "Soak 1 → B (clicked) · made the rule for this session"
     (policy,) = session.policies
     assert policy.rule and policy.describe() == "select “Soak 1” → B (rule)"
 
@@ -84,7 +84,7 @@ def test_a_rule_answers_a_dialog_with_the_same_title_and_says_rule(session: Agen
     again = session.client.on_message.dialog(parse_message(raw))  # as the agent would send it
     assert isinstance(again, Dialog)
     assert again.state == "answered" and again.answer == "A"
-    assert again.outcome == "Duplicated -> A (rule)"
+    assert again.outcome == "Duplicated → A (rule)"
 
 
 def test_cancel_with_the_box_ticked_makes_no_rule(session: AgentSession) -> None:

@@ -30,7 +30,7 @@ def test_secrets_never_reach_the_frontend(tmp_path: Path) -> None:
     with BrowserLikeKernel(tmp_path, env=env) as kernel:
         kernel.execute("%load_ext atomic_jupyter")
         kernel.execute(f'%atomic_agent start --command "{STANDIN}" --env MARKER_TOKEN={FLAG_KEY}')
-        status = kernel.execute("%atomic_agent status")
+        status = kernel.execute("%atomic_agent status --full")
         kernel.execute("%%atomic_agent\n/scenario leak")
         kernel.wait_for(
             lambda: (
@@ -95,7 +95,7 @@ def test_secrets_echoed_by_a_real_extension_and_tool_never_reach_the_frontend(
             "print([d.title for d in s.dialogs]); print([r.transcript.snapshot() for r in s.runs])\n"
             "print([e.to_dict() if hasattr(e, 'to_dict') else e for e in s.events])"
         )
-        shown = kernel.execute("%atomic_agent status")
+        shown = kernel.execute("%atomic_agent status --full")
         everything = json.dumps(
             [m["content"] for m in kernel.messages if m["header"]["msg_type"] != "execute_input"],
             default=str,

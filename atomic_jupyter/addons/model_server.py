@@ -748,8 +748,14 @@ class ScriptedModelServer:
 # --------------------------------------------------------------------------- agent set-up
 
 
-def model_entry(server: ScriptedModelServer) -> dict[str, Any]:
-    """The provider entry of ``models.json`` for ``server``."""
+#: What the scripted model costs per million tokens (a price, so footers show a cost).
+PRICED = {"input": 1.0, "output": 2.0, "cacheRead": 0.1, "cacheWrite": 1.25}
+#: A free model (the offline demo's).
+FREE = {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0}
+
+
+def model_entry(server: ScriptedModelServer, free: bool = False) -> dict[str, Any]:
+    """The provider entry of ``models.json`` for ``server`` (priced, unless ``free``)."""
     return {
         "baseUrl": server.base_url,
         "api": "openai-completions",
@@ -762,13 +768,15 @@ def model_entry(server: ScriptedModelServer) -> dict[str, Any]:
                 "input": ["text", "image"],
                 "contextWindow": 128000,
                 "maxTokens": 8192,
-                "cost": {"input": 1.0, "output": 2.0, "cacheRead": 0.1, "cacheWrite": 1.25},
+                "cost": dict(FREE if free else PRICED),
             }
         ],
     }
 
 
-def write_models_json(agent_dir: str | Path, server: ScriptedModelServer) -> Path:
+def write_models_json(
+    agent_dir: str | Path, server: ScriptedModelServer, free: bool = False
+) -> Path:
     """Register ``server`` in ``<agent_dir>/models.json`` as provider ``server.provider``.
 
     Other providers already in the file are kept. Run the agent with
@@ -792,7 +800,7 @@ def write_models_json(agent_dir: str | Path, server: ScriptedModelServer) -> Pat
     providers = config.get("providers")
     if not isinstance(providers, dict):
         providers = config["providers"] = {}
-    providers[server.provider] = model_entry(server)
+    providers[server.provider] = model_entry(server, free)
     path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
     return path
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from atomic_jupyter.notebook import registry
 from atomic_jupyter.notebook.config import AtomicAgent
-from atomic_jupyter.notebook.presentation import display as show
+from atomic_jupyter.notebook.presentation import show_panel
 from atomic_jupyter.session.session import AgentSession
 from atomic_jupyter.transport.launch import LaunchSpec
 
@@ -98,7 +98,7 @@ def start(
     new.start(timeout=timeout)
     registry.put(new)
     if display:
-        show(new.panel)
+        show_panel(new)
     return new
 
 

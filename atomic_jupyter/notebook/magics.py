@@ -9,16 +9,16 @@ from typing import Any
 
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
-from IPython.display import display
 
 from atomic_jupyter.errors import AtomicAgentError, CommandTimeoutError
 from atomic_jupyter.notebook import api, registry
-from atomic_jupyter.notebook.presentation import view_of
+from atomic_jupyter.notebook.presentation import LiveDisplay, show_panel, view_of
 from atomic_jupyter.session.commands import bash_result_text, disposition_text
 from atomic_jupyter.session.policies import parse_answer
 from atomic_jupyter.ui.ansi import strip_ansi
 from atomic_jupyter.ui.live_output import LiveOutput
 from atomic_jupyter.ui.prototype_view import PrototypeView
+from atomic_jupyter.ui.record import text_record
 
 __all__ = ["AtomicAgentMagics", "AtomicExtensionMagics", "status_text"]
 
@@ -198,6 +198,11 @@ class AtomicAgentMagics(Magics):
     )
     @argument("--title", help="policy: only dialogs whose title matches this regular expression")
     @argument("--clear", action="store_true", help="policy: remove every policy")
+    @argument(
+        "--full",
+        action="store_true",
+        help="status: also the process id, command line and session file (local details)",
+    )
     @line_cell_magic
     def atomic_agent(self, line: str, cell: str | None = None) -> Any:
         """Run the atomic coding agent in the notebook.
@@ -250,7 +255,7 @@ class AtomicAgentMagics(Magics):
             )
             return None
         if args.action in ("stop", "restart", "status", "show"):
-            return self._lifecycle(args.action, registry.get(args.name, running=False))
+            return self._lifecycle(args.action, registry.get(args.name, running=False), args)
         session = api.session(args.name)
         if args.action == "wait":
             session.wait(timeout=args.timeout)
@@ -309,34 +314,42 @@ class AtomicAgentMagics(Magics):
                 print(disposition_text(action, data))
         elif action == "bash":
             live = LiveOutput()
-            display(live.widget)
+            # The live output, then in its place what is left of it: the result, or nothing
+            # (the output so far is printed, or kept in the command's area for later).
+            shown = LiveDisplay(live.widget, lambda: text_record(""))
+            shown.show()
             try:
                 run = session.bash(text, on_output=live.append, display=False, shown=True)
                 data = _command_result(session, run)
             except BaseException:
                 if live.text:  # what came before the failure stays in the cell
                     print(live.text.rstrip("\n"))
+                shown.finish()
                 live.close()
                 raise
-            live.close()  # the output is kept: printed now, or in the command's area later
             if data is not _LATER:
-                print(bash_result_text(data))
+                result = bash_result_text(data)
+                shown.record = lambda: text_record(result, "bash")
+            shown.finish()
+            live.close()
         elif action == "name":
             _print_data(session.set_session_name(text))
         elif action == "compact":
             _print_later(_send(session, "compact", customInstructions=text or None))
 
-    def _lifecycle(self, action: str, session: Any) -> None:
+    def _lifecycle(self, action: str, session: Any, args: Any) -> None:
         if action == "stop":
             session.stop()  # its exit code is the signal's (143): nothing to tell
+            if session.presentation is not None:  # now, while this cell's output is read
+                session.presentation.finish_displays()
             print(f"Stopped agent session {session.name!r}.")
         elif action == "restart":
             session.restart()
             print(f"Restarted agent session {session.name!r} (pid {session.pid}).")
         elif action == "status":
-            print(status_text(session))
+            print(status_text(session, full=args.full))
         else:
-            display(session.panel)
+            show_panel(session)
 
     def _policy(self, session: Any, args: Any) -> None:
         if args.clear:
@@ -375,7 +388,8 @@ class AtomicExtensionMagics(Magics):
             if len(args.words) != 1:
                 raise MagicUsageError("usage: %%atomic_extension NAME [--name SESSION]")
             result = session.define_extension(args.words[0], cell)
-            display(PrototypeView(view_of(session), result).root)
+            prototype = PrototypeView(view_of(session), result)
+            LiveDisplay(prototype.root, prototype.record).show()
             return None
         action, *rest = args.words or ["list"]
         if action == "list":
@@ -393,16 +407,14 @@ class AtomicExtensionMagics(Magics):
         return None
 
 
-def status_text(session: Any) -> str:
-    """A readable, plain-text table of a session's state."""
+def status_text(session: Any, full: bool = False) -> str:
+    """A readable, plain-text table of a session's state; ``full`` adds what is local to this
+    machine (the process id, the command line, the session file), which a saved notebook
+    should not carry unless asked."""
     state = session.state if session.state != "exited" else f"exited with code {session.returncode}"
-    rows = [
-        ("session", session.name),
-        ("state", state),
-        ("pid", str(session.pid)),
-        ("agent", str(session.agent)),
-        ("command", session.command_line),
-    ]
+    rows = [("session", session.name), ("state", state), ("agent", str(session.agent))]
+    if full:
+        rows += [("pid", str(session.pid)), ("command", session.command_line)]
     if session.spec.trust_project:
         rows.append(("project trust", "on (the project's .pi extensions and settings load)"))
     if session.alive:
@@ -422,8 +434,9 @@ def status_text(session: Any) -> str:
                 ("streaming", "yes" if agent.get("isStreaming") else "no"),
                 ("messages", str(agent.get("messageCount", "-"))),
                 ("session name", str(agent.get("sessionName") or "-")),
-                ("session file", str(agent.get("sessionFile") or "-")),
             ]
+            if full:
+                rows.append(("session file", str(agent.get("sessionFile") or "-")))
     rows += [
         ("title", session.title or "-"),
         ("pending dialogs", str(len(session.pending_dialogs))),

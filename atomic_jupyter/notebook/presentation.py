@@ -1,19 +1,40 @@
 """How a session is shown in a notebook: its :class:`~atomic_jupyter.ui.session_view.SessionView`
 and IPython's display. The session creates one when it is first shown (see
 :mod:`atomic_jupyter.session.plugins`).
+
+Every output is a :class:`LiveDisplay`: the live widget, with its static record
+(:mod:`atomic_jupyter.ui.record`) as ``text/html`` and ``text/plain`` beside it for viewers
+without the widget (nbconvert, nbviewer, GitHub). Once the output is final (a run over with
+no dialog left open, the panel of a stopped session), the display is updated to the record
+alone, so that a notebook saved and reopened without its kernel shows the conversation
+rather than "Error displaying widget: model not found". The record is not refreshed while
+the widget is live: updating a display re-creates the widget's view in JupyterLab, which
+would take the focus from a dialog's text box as it is typed in.
 """
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from atomic_jupyter.ui.record import Record, dialog_notice, panel_record, run_record
 from atomic_jupyter.ui.session_view import SessionView
 
 if TYPE_CHECKING:
+    from atomic_jupyter.session.dialogs import Dialog
     from atomic_jupyter.session.runs import PromptRun
     from atomic_jupyter.session.session import AgentSession
 
-__all__ = ["NotebookPresentation", "display", "in_ipython", "view_of"]
+__all__ = [
+    "LiveDisplay",
+    "NotebookPresentation",
+    "display",
+    "in_ipython",
+    "show_panel",
+    "view_of",
+]
 
 
 def in_ipython() -> bool:
@@ -31,6 +52,47 @@ def display(obj: Any) -> None:
         ipython_display(obj)
 
 
+class LiveDisplay:
+    """One output: a live widget with its record beside it, then (:meth:`finish`) the record
+    alone.
+
+    Parameters
+    ----------
+    widget:
+        The live widget.
+    record:
+        Makes the output's record as it is now.
+    """
+
+    def __init__(self, widget: Any, record: Callable[[], Record]) -> None:
+        self.widget = widget
+        self.record = record
+        self.display_id = f"atomic-{uuid.uuid4().hex}"
+        #: Whether the display was replaced by its record.
+        self.final = False
+
+    def show(self) -> None:
+        """Display the widget and its record in the current cell (nothing outside IPython)."""
+        if not in_ipython():
+            return
+        from IPython.display import display as ipython_display
+
+        data = dict(self.widget._repr_mimebundle_())
+        data.update(self.record().bundle())
+        ipython_display(data, raw=True, display_id=self.display_id)
+
+    def finish(self, again: bool = False) -> None:
+        """Replace the widget by its record where it is shown (once; ``again``: send it again,
+        for a client that may have missed it, such as nbclient, which reads only the outputs
+        of the cell it runs)."""
+        if (self.final and not again) or not in_ipython():
+            return
+        self.final = True
+        from IPython.display import update_display
+
+        update_display(self.record().bundle(), raw=True, display_id=self.display_id)
+
+
 class NotebookPresentation:
     """Shows one session: the panel and prompt areas of a :class:`SessionView`, displayed by
     IPython in the cell that asks. The view (and so every widget) is made on first use."""
@@ -38,12 +100,17 @@ class NotebookPresentation:
     def __init__(self, session: AgentSession) -> None:
         self._session = session
         self._view: SessionView | None = None
+        self._runs: dict[int, LiveDisplay] = {}
+        self._panels: list[LiveDisplay] = []
+        self._notices: list[LiveDisplay] = []
 
     @property
     def view(self) -> SessionView:
         """The session's view (made on first use, on the main thread)."""
         if self._view is None:
             self._view = SessionView(self._session)
+            self._view.runs_final.add(self._run_final)
+            self._session.extension_ui.changed.add(self._part_changed)
         return self._view
 
     @property
@@ -62,9 +129,56 @@ class NotebookPresentation:
         self.view.run_area(run)
 
     def display_run(self, run: PromptRun) -> None:
-        """Display the run's area in the current cell."""
+        """Display the run's area in the current cell (with its record; the record alone once
+        the run is over)."""
         if run.shown:
-            display(self.view.run_area(run))
+            shown = LiveDisplay(self.view.run_area(run), partial(run_record, run))
+            self._runs[id(run)] = shown
+            shown.show()
+            if run.finished:  # over before it was shown: its final render came already
+                self._run_final(run)
+
+    def display_panel(self) -> None:
+        """Display the panel in the current cell (with its record; the record alone once the
+        session is stopped)."""
+        shown = LiveDisplay(self.panel, partial(panel_record, self._session, self.view.panel_runs))
+        self._panels.append(shown)
+        shown.show()
+
+    def notice_dialog(self, dialog: Dialog) -> None:
+        """Say in the current cell that ``dialog`` waits for a person; once it is settled, the
+        notice says how."""
+        notice = LiveDisplay(_Text(), partial(dialog_notice, dialog))
+        self._notices.append(notice)
+        notice.show()
+        dialog.observe(lambda _d: self.view.dispatcher.call(notice.finish))
+        if not dialog.pending:
+            notice.finish()
+
+    def finish_displays(self, again: bool = True) -> None:
+        """Replace every live output of the session by its record (the session stopped);
+        ``again``: the records already sent are sent again, from the cell that runs now."""
+        for shown in [*self._runs.values(), *self._panels, *self._notices]:
+            shown.finish(again=again)
+
+    def _run_final(self, run: PromptRun) -> None:
+        shown = self._runs.get(id(run))
+        if shown is None or shown.final:
+            return
+        waiting = run.transcript.pending_dialogs()
+        if not waiting:
+            shown.finish()
+            return
+        for dialog in waiting:  # try again once each is settled
+            dialog.observe(
+                lambda _d: self.view.dispatcher.call(
+                    partial(self._run_final, run), key=("final", id(run))
+                )
+            )
+
+    def _part_changed(self, part: str) -> None:
+        if part == "state" and self._session.state == "stopped":
+            self.view.dispatcher.call(partial(self.finish_displays, False), key="finish-displays")
 
     def pump(self) -> None:
         """Do the view work that is due (a blocking wait calls this on the main thread)."""
@@ -77,8 +191,22 @@ class NotebookPresentation:
             self._view.close()
 
 
+def show_panel(session: AgentSession) -> None:
+    """Display the session's panel (with its record) in the current cell, in IPython."""
+    presentation = session.presentation
+    if presentation is not None and in_ipython():
+        presentation.display_panel()
+
+
 def view_of(session: AgentSession) -> SessionView:
     """The view that shows ``session`` (made on first use)."""
     presentation = session.presentation
     assert isinstance(presentation, NotebookPresentation), "atomic_jupyter.wiring is not loaded"
     return presentation.view
+
+
+class _Text:
+    """A display of nothing but its record (a notice)."""
+
+    def _repr_mimebundle_(self) -> dict[str, Any]:
+        return {}

@@ -260,7 +260,15 @@ class ConversationMethods(AgentCommands):
                 raise
             result = WaitResult("finished", run)
         if not quiet:
-            result.tell(self.returncode)
+            if (
+                result.reason == "dialog"
+                and result.dialog is not None
+                and presentation is not None
+                and presentation.displays
+            ):
+                presentation.notice_dialog(result.dialog)  # updated once the dialog is settled
+            else:
+                result.tell(self.returncode)
         return result
 
     def _latest_run(self) -> PromptRun | None:

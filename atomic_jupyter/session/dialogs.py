@@ -110,11 +110,13 @@ class Dialog:
 
     # ------------------------------------------------------------------ answering
 
-    def respond(self, value: str | bool, *, by: str | None = None) -> None:
+    def respond(self, value: str | bool, *, by: str | None = None, how: str | None = None) -> None:
         """Answer the dialog: a str for select, input and editor, a bool for confirm.
 
-        ``by`` names who answered when it was not a person (such as ``"policy"``); the
-        dialog's outcome line says so.
+        ``by`` says who answered: ``"clicked"`` (a person, in the notebook), ``"policy"``,
+        ``"rule"``, ``"stop"``, or None for code (``answered_by`` is then ``"code"``). The
+        dialog's outcome line says so, in words; ``how`` replaces those words (a policy
+        names itself).
 
         Raises
         ------
@@ -138,9 +140,9 @@ class Dialog:
             sent = self._exact(value)
             response = UIResponse.value_of(self.id, sent)
             shown = _one_line(value)
-        self._finish("answered", response, value, f"{self.title or self.method} -> {shown}", by)
+        self._finish("answered", response, value, f"{self.title or self.method} → {shown}", by, how)
 
-    def choose(self, index: int, *, by: str | None = None) -> None:
+    def choose(self, index: int, *, by: str | None = None, how: str | None = None) -> None:
         """Answer a select dialog with its option number ``index`` (0-based): the option is
         sent exactly as the agent sent it (also when what is shown had a secret taken out).
 
@@ -162,8 +164,8 @@ class Dialog:
             )
         label = shown.options[index] if index < len(shown.options) else typed.options[index]
         response = UIResponse.value_of(self.id, typed.options[index])
-        outcome = f"{self.title or self.method} -> {_one_line(label)}"
-        self._finish("answered", response, label, outcome, by)
+        outcome = f"{self.title or self.method} → {_one_line(label)}"
+        self._finish("answered", response, label, outcome, by, how)
 
     def _exact(self, value: str) -> str:
         """The value to send for ``value`` (as shown): a select's option as the agent sent it,
@@ -192,7 +194,7 @@ class Dialog:
             return typed.prefill
         return value
 
-    def cancel(self, *, by: str | None = None) -> None:
+    def cancel(self, *, by: str | None = None, how: str | None = None) -> None:
         """Dismiss the dialog; the extension gets its default (``undefined`` or ``false``).
 
         Raises
@@ -204,17 +206,22 @@ class Dialog:
             "cancelled",
             UIResponse.cancellation(self.id),
             None,
-            f"{self.title or self.method} -> cancelled",
+            f"{self.title or self.method} → cancelled",
             by,
+            how,
         )
 
     def expire(self) -> bool:
         """Mark the dialog expired (its timeout ran out; nothing is sent). Return whether it was pending."""
-        return self._settle("expired", f"{self.title or self.method} -> timed out: default used")
+        default = "No" if isinstance(self.typed, ConfirmRequest) else "no answer"
+        return self._settle(
+            "expired",
+            f"{self.title or self.method} → timed out: {default} (the agent's default)",
+        )
 
     def close(self, reason: str) -> bool:
         """Mark the dialog closed without an answer (the agent went away). Return whether it was pending."""
-        return self._settle("closed", f"{self.title or self.method} -> closed: {reason}")
+        return self._settle("closed", f"{self.title or self.method} → closed: {reason}")
 
     def _finish(
         self,
@@ -223,6 +230,7 @@ class Dialog:
         answer: str | bool | None,
         outcome: str,
         by: str | None,
+        how: str | None = None,
     ) -> None:
         with self._lock:
             if self.state != "pending":
@@ -233,8 +241,8 @@ class Dialog:
             self.delivery = self._send(response)
             self.state = state
             self.answer = answer
-            self.answered_by = by or "user"
-            self.outcome = outcome + (f" ({by})" if by else "")
+            self.answered_by = by or "code"
+            self.outcome = f"{outcome} ({how or _BY.get(self.answered_by, self.answered_by)})"
         self._notify()
 
     def add_note(self, text: str) -> None:
@@ -270,6 +278,16 @@ class Dialog:
 
     def _notify(self) -> None:
         self.changed.emit(self)
+
+
+#: Who answered (``answered_by``) -> the words the outcome line says it in.
+_BY = {
+    "clicked": "clicked",
+    "code": "answered by code",
+    "policy": "answer policy",
+    "rule": "rule",
+    "stop": "the run was stopped",
+}
 
 
 def _one_line(text: str, limit: int = 80) -> str:

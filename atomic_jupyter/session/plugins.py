@@ -17,9 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from atomic_jupyter.session.runs import PromptRun
+
+if TYPE_CHECKING:
+    from atomic_jupyter.session.dialogs import Dialog
 
 __all__ = ["Addon", "LaunchAdditions", "Presentation"]
 
@@ -64,6 +67,16 @@ class Presentation(Protocol):
 
     def display_run(self, run: PromptRun) -> None:
         """Show a run's area in the current cell (after its prompt went out)."""
+
+    def display_panel(self) -> None:
+        """Show the panel in the current cell."""
+
+    def notice_dialog(self, dialog: Dialog) -> None:
+        """Say in the current cell that a wait stopped for ``dialog`` (kept current: once the
+        dialog is settled, the notice says how)."""
+
+    def finish_displays(self) -> None:
+        """Replace the session's live outputs by their records (the session is stopped)."""
 
     def pump(self) -> None:
         """During a blocking wait, on the main thread: do the view work that is due."""

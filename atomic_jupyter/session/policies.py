@@ -98,7 +98,7 @@ class Policy:
             title = _unescape(self.title[1:-2])
             shown = "cancel" if self.answer is CANCEL else _answer_text(self.answer)
             return f"{self.method} “{title}” → {shown} (rule)"
-        return f"{self.method or 'any dialog'} titled /{self.title or '.*'}/ -> {answer}"
+        return f"{self.method or 'any dialog'} titled /{self.title or '.*'}/ → {answer}"
 
     @classmethod
     def exactly(cls, method: str, title: str, answer: Any) -> Policy:
@@ -198,11 +198,12 @@ class PolicyBook:
             return
         try:
             by = "rule" if decision.policy.rule else "policy"
+            how = "rule" if decision.policy.rule else f"answer policy: {decision.policy.describe()}"
             if decision.cancel:
-                dialog.cancel(by=by)
+                dialog.cancel(by=by, how=how)
             else:
                 assert decision.value is not None
-                dialog.respond(decision.value, by=by)
+                dialog.respond(decision.value, by=by, how=how)
         except (TypeError, ValueError) as exc:
             self._diagnose(
                 f"the policy {decision.policy.describe()} does not fit the dialog "

@@ -24,7 +24,12 @@ __all__ = ["WAIT_TICK", "WaitResult", "wait_for_run"]
 WAIT_TICK = 0.05
 
 
-@dataclass(frozen=True)
+def _label(run: PromptRun) -> str:
+    first = run.message.split("\n", 1)[0]
+    return repr(first if len(first) <= 40 else first[:39] + "…")
+
+
+@dataclass(frozen=True, repr=False)
 class WaitResult:
     """Why a wait returned: ``"finished"``, ``"dialog"`` or ``"exited"``."""
 
@@ -34,6 +39,24 @@ class WaitResult:
 
     def __bool__(self) -> bool:
         return self.reason == "finished"
+
+    def __repr__(self) -> str:
+        """A short sentence (what a cell ending in ``session.wait()`` shows)."""
+        what = f"the run {_label(self.run)}" if self.run is not None else "no run"
+        if self.reason == "finished":
+            if self.run is None:
+                return "<WaitResult: nothing to wait for>"
+            how = "failed" if self.run.error else "is done"
+            return f"<WaitResult: {what} {how}>"
+        if self.reason == "dialog" and self.dialog is not None:
+            state = "needs an answer" if self.dialog.pending else f"was {self.dialog.state}"
+            return (
+                f"<WaitResult: {what} is waiting: the {self.dialog.method} dialog "
+                f"{self.dialog.title!r} {state}>"
+            )
+        if self.reason == "exited":
+            return f"<WaitResult: {what} stopped: the agent exited>"
+        return f"<WaitResult: {what} stopped: {self.reason}>"
 
     def tell(self, returncode: int | None) -> None:
         """Say why the wait ended early: a dialog waiting for a person is a notice on

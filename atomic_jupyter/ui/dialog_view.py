@@ -118,7 +118,9 @@ class DialogView:
                 return w.HBox(
                     [
                         self._button(
-                            f"option:{i}", option, partial(self.dialog.choose, i), "primary"
+                            f"option:{i}",
+                            option,
+                            partial(self.dialog.choose, i, by="clicked"),
                         )
                         for i, option in enumerate(options)
                     ],
@@ -135,8 +137,8 @@ class DialogView:
         if isinstance(request, ConfirmRequest):
             return w.HBox(
                 [
-                    self._button("yes", "Yes", lambda: self.dialog.respond(True), "primary"),
-                    self._button("no", "No", lambda: self.dialog.respond(False)),
+                    self._button("yes", "Yes", lambda: self.dialog.respond(True, by="clicked")),
+                    self._button("no", "No", lambda: self.dialog.respond(False, by="clicked")),
                 ]
             )
         if isinstance(request, InputRequest):
@@ -145,7 +147,7 @@ class DialogView:
             )
             self.value_widget = text
             submit = self._button(
-                "submit", "Submit", lambda: self.dialog.respond(text.value), "primary"
+                "submit", "Submit", lambda: self.dialog.respond(text.value, by="clicked"), "primary"
             )
             return w.HBox([text, submit])
         assert isinstance(request, EditorRequest)
@@ -154,7 +156,7 @@ class DialogView:
         area = w.Textarea(value=prefill, rows=rows, layout=w.Layout(width="100%"))
         self.value_widget = area
         submit = self._button(
-            "submit", "Submit", lambda: self.dialog.respond(area.value), "primary"
+            "submit", "Submit", lambda: self.dialog.respond(area.value, by="clicked"), "primary"
         )
         return w.VBox([area, w.HBox([submit])])
 
@@ -180,10 +182,10 @@ class DialogView:
             self.error.text = "Choose an option first."
             self.error.layout.display = None
             return
-        self.dialog.choose(index)
+        self.dialog.choose(index, by="clicked")
 
     def _cancel(self) -> None:
-        self.dialog.cancel()
+        self.dialog.cancel(by="clicked")
 
     # ------------------------------------------------------------------ updating
 

@@ -17,8 +17,9 @@ model's text is treated as hostile and goes through three independent layers:
    Images are never loaded: ``![alt](https://...)`` becomes a link labelled
    ``image: alt``. An ``<img>`` fetches its URL as soon as it renders, which lets an
    injected model leak data in a query string with no click at all.
-2. **Our own renderers** for code: fenced blocks are highlighted by pygments with
-   inline styles (no global CSS needed); an unknown or malformed language falls back
+2. **Our own renderers** for code: fenced blocks are highlighted by pygments, each token
+   in the theme's editor colour (``color:var(--jp-mirror-editor-...-color,#fallback)``,
+   as the tool cards: code follows the light and dark themes; no global CSS needed); an unknown or malformed language falls back
    to escaped plain text. The info string is never copied into the output. All
    presentation styles (code block background, table borders, ...) are constants
    written by this module, never by the model.
@@ -55,13 +56,15 @@ from functools import lru_cache
 from typing import Any
 
 import nh3
+from latex2mathml.converter import convert as latex_to_mathml
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
+from mdit_py_plugins.dollarmath import dollarmath_plugin
 from pygments.lexer import Lexer
 from pygments.lexers import get_lexer_by_name
 from pygments.util import ClassNotFound
+
+from atomic_jupyter.ui.tool_cards import token_style
 
 __all__ = ["MarkdownPieces", "MarkdownStream", "render_markdown", "wrap_markdown"]
 
@@ -72,8 +75,9 @@ _CONTAINER_STYLE = (
     "font-size:var(--jp-content-font-size1,14px)"
 )
 _PRE_STYLE = (
-    "margin:0.4em 0;padding:8px 10px;background-color:#f6f8fa;color:#24292f;"
-    "border:1px solid #d0d7de;border-radius:4px;overflow-x:auto;white-space:pre;"
+    "margin:0.4em 0;padding:8px 10px;background-color:var(--jp-cell-editor-background,#f6f8fa);"
+    "color:var(--jp-content-font-color1,#24292f);"
+    "border:1px solid var(--jp-border-color2,#d0d7de);border-radius:4px;overflow-x:auto;white-space:pre;"
     "overflow-wrap:normal;font-family:var(--jp-code-font-family,monospace);font-size:12px;"
     "line-height:1.45"
 )
@@ -84,8 +88,11 @@ _CODE_STYLE = (
 _TABLE_STYLE = (
     "border-collapse:collapse;margin:0.4em 0;display:block;max-width:100%;overflow-x:auto"
 )
-_CELL_STYLE = "border:1px solid #d0d7de;padding:3px 8px"
-_BLOCKQUOTE_STYLE = "margin:0.4em 0;padding:0 0.8em;border-left:3px solid #d0d7de;opacity:0.85"
+_CELL_STYLE = "border:1px solid var(--jp-border-color2,#d0d7de);padding:3px 8px"
+_BLOCKQUOTE_STYLE = (
+    "margin:0.4em 0;padding:0 0.8em;border-left:3px solid var(--jp-border-color2,#d0d7de);"
+    "opacity:0.85"
+)
 
 _ALIGNS = ("left", "center", "right")
 _CELL_STYLES = frozenset([_CELL_STYLE] + [f"{_CELL_STYLE};text-align:{a}" for a in _ALIGNS])
@@ -100,7 +107,6 @@ _FIXED_STYLES: dict[str, frozenset[str]] = {
     "blockquote": frozenset([_BLOCKQUOTE_STYLE]),
 }
 
-_PYGMENTS_STYLE = "default"  # a light style, matching _PRE_STYLE's light background
 
 # --- links ------------------------------------------------------------------------
 
@@ -135,7 +141,6 @@ def _link_acceptable(url: str) -> bool:
 # --- code highlighting --------------------------------------------------------------
 
 _LANG_NAME = re.compile(r"[A-Za-z0-9_+#.-]{1,40}")
-_FORMATTER = HtmlFormatter(nowrap=True, noclasses=True, style=_PYGMENTS_STYLE)
 
 
 @lru_cache(maxsize=128)
@@ -155,9 +160,15 @@ def _code_html(code: str, lang: str) -> str:
     if lexer is None:
         return html.escape(code, quote=False)
     try:
-        return str(highlight(code, lexer, _FORMATTER))
+        return "".join(_token(text, ttype) for ttype, text in lexer.get_tokens(code))
     except Exception:  # a lexer bug must not break the answer: show plain text
         return html.escape(code, quote=False)
+
+
+def _token(text: str, ttype: Any) -> str:
+    escaped = html.escape(text, quote=False)
+    style = token_style(ttype)
+    return f'<span style="{style}">{escaped}</span>' if style and escaped else escaped
 
 
 def _pre(code: str, lang: str = "") -> str:
@@ -216,6 +227,20 @@ def _render_image(self: Any, tokens: Sequence[Token], idx: int, options: Any, en
     return f'<a href="{html.escape(src, quote=True)}">{label}</a>'
 
 
+def _render_math(token: Token) -> str:
+    """LaTeX as MathML (no script, nothing loaded; the sanitiser keeps MathML's own elements
+    and a few plain attributes only: a ``\\href``'s link or a ``\\style`` is dropped); LaTeX
+    the converter cannot read stays text, dollars and all."""
+    block = token.type.startswith("math_block")
+    try:
+        mathml = latex_to_mathml(token.content, display="block" if block else "inline")
+    except Exception:
+        dollars = "$$" if block or token.type == "math_inline_double" else "$"
+        text = html.escape(f"{dollars}{token.content}{dollars}", quote=False)
+        return f"<p>{text}</p>\n" if block else text
+    return f"<p>{mathml}</p>\n" if block else mathml
+
+
 _TASK = re.compile(r"\[([ xX])\](?=\s|$)")
 
 
@@ -254,6 +279,9 @@ _MD = _SafeMarkdownIt(
     {"html": False, "linkify": False, "typographer": False, "breaks": True},
 )
 _MD.enable(["table", "strikethrough"])
+# $...$ and $$...$$: no space inside the dollars and no digit after the closing one, so "$5 or
+# $6" and "$HOME and $PATH" stay text.
+_MD.use(dollarmath_plugin, allow_space=False, allow_digits=False, double_inline=True)
 _MD.disable(["html_block", "html_inline"])  # belt and braces on top of html=False
 _MD.core.ruler.push("atomic_styles_and_tasks", _styles_and_tasks)
 _MD.add_render_rule("fence", _render_fence)
@@ -261,6 +289,8 @@ _MD.add_render_rule("code_block", _render_code_block)
 _MD.add_render_rule("link_open", _render_link_open)
 _MD.add_render_rule("link_close", _render_link_close)
 _MD.add_render_rule("image", _render_image)
+for _kind in ("math_inline", "math_inline_double", "math_block", "math_block_label"):
+    _MD.add_render_rule(_kind, lambda self, tokens, idx, options, env: _render_math(tokens[idx]))
 
 
 # --- nh3 -------------------------------------------------------------------------------
@@ -270,18 +300,36 @@ _TAGS = {
     "hr", "li", "ol", "p", "pre", "s", "span", "strong", "table", "tbody", "td", "th",
     "thead", "tr", "ul",
 }  # fmt: skip
+#: MathML's presentation elements (what latex2mathml writes), and their plain attributes.
+_MATH_TAGS = {
+    "math", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace", "mfrac", "msqrt", "mroot",
+    "msub", "msup", "msubsup", "munder", "mover", "munderover", "mtable", "mtr", "mtd",
+    "mstyle", "mpadded", "mphantom", "menclose", "merror",
+}  # fmt: skip
+_MATH_ATTRIBUTES = {
+    "display", "mathvariant", "stretchy", "fence", "separator", "accent", "accentunder",
+    "lspace", "rspace", "linethickness", "columnalign", "columnspacing", "rowspacing",
+    "displaystyle", "scriptlevel", "width", "height", "depth", "notation", "minsize",
+    "maxsize", "symmetric", "largeop", "movablelimits", "form", "columnlines", "rowlines",
+    "frame", "align", "xmlns",
+}  # fmt: skip
+_MATH_VALUE = re.compile(r"[A-Za-z0-9 .#%+-]{0,40}")
+_MATHML_NS = "http://www.w3.org/1998/Math/MathML"
+_TAGS |= _MATH_TAGS
+
 _ATTRIBUTES = {
     "a": {"href", "title"},
     "ol": {"start"},
     "span": {"style"},
     **{tag: {"style"} for tag in _FIXED_STYLES},
+    **{tag: _MATH_ATTRIBUTES for tag in _MATH_TAGS},
 }
 _SPAN_PROPERTIES = frozenset(
     {"color", "background-color", "font-weight", "font-style", "text-decoration"}
 )
-# Plain colour/keyword values only: no parentheses (url(), expression()), no quotes,
-# no backslash escapes, no comments.
-_SPAN_VALUE = re.compile(r"[#A-Za-z0-9 .%-]{1,40}")
+# Plain colour/keyword values, or one of the theme's variables with a hex fallback: no other
+# parentheses (url(), expression()), no quotes, no backslash escapes, no comments.
+_SPAN_VALUE = re.compile(r"[#A-Za-z0-9 .%-]{1,40}|var\(--jp-[a-z0-9-]{1,60},#[0-9a-fA-F]{3,8}\)")
 
 
 def _span_style(value: str) -> str | None:
@@ -295,6 +343,10 @@ def _span_style(value: str) -> str | None:
 
 
 def _attribute_filter(tag: str, attr: str, value: str) -> str | None:
+    if tag in _MATH_TAGS:
+        if attr == "xmlns":
+            return value if value == _MATHML_NS else None
+        return value if _MATH_VALUE.fullmatch(value) else None
     if attr == "style":
         if tag == "span":
             return _span_style(value)

@@ -6,6 +6,8 @@ from typing import TYPE_CHECKING
 
 import ipywidgets as w
 
+from atomic_jupyter.ui.ansi import strip_ansi
+from atomic_jupyter.ui.record import Record, text_record
 from atomic_jupyter.ui.text import TextLine
 
 if TYPE_CHECKING:
@@ -48,7 +50,8 @@ class PrototypeView:
         self.errors = w.VBox([self._problem(p) for p in result.problems])
         self.errors.add_class("atomic-prototype-errors")
         buttons = []
-        for command in result.commands if result.ok else []:
+        self.commands = list(result.commands) if result.ok else []
+        for command in self.commands:
             button = w.Button(
                 description=f"/{command}",
                 tooltip=f"Send /{command} to the agent",
@@ -65,6 +68,16 @@ class PrototypeView:
         self.subscription = (
             session.prototypes.on_problem(result.name, self._later_problem) if result.ok else None
         )
+
+    def record(self) -> Record:
+        """The prototype's result as a static record (what it registered, its problems)."""
+        lines = [self.header.text]
+        lines += [line.text for line in self.not_run.children]
+        lines += [line.text for line in self.errors.children]
+        if self.commands:
+            lines.append("commands: " + " ".join(f"/{c}" for c in self.commands))
+        html = "".join(text_record(line).html for line in lines)
+        return Record(html, "\n".join(strip_ansi(line) for line in lines))
 
     @staticmethod
     def _not_run(text: str) -> TextLine:

@@ -12,6 +12,7 @@ current state, so a burst of changes costs one update of the widget.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ import ipywidgets as w
 
 from atomic_jupyter.errors import AtomicAgentError
 from atomic_jupyter.session.dialogs import Dialog
+from atomic_jupyter.session.observers import Listeners
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.ui.dialog_view import DialogView, retire_widgets
 from atomic_jupyter.ui.dispatch import UiDispatcher
@@ -70,6 +72,10 @@ class SessionView:
         self.dispatcher.capture_loop()  # made on the main thread, in a cell
         self._build_lock = threading.RLock()
         self.dialog_views: dict[str, DialogView] = {}
+        #: The runs sent from the panel's editor (shown in the panel), oldest first.
+        self.panel_runs: list[PromptRun] = []
+        #: Called on the main thread with each run whose final render is done.
+        self.runs_final: Listeners[Callable[[PromptRun], None]] = Listeners()
         self.run_views: dict[int, TranscriptView] = {}
         self.status_labels: dict[str, TextLine] = {}
         self.placed: set[int] = set()
@@ -96,7 +102,12 @@ class SessionView:
             description="Send", button_style="primary", tooltip="Send to the agent"
         )
         self.send.on_click(self._on_send)
-        self.dialogs = w.VBox([])
+        # What the panel shows itself (prompts sent from its editor, dialogs of no prompt): a
+        # bounded area whose newest entry stays in view. Its children are newest first, laid
+        # out from the bottom up, so the browser keeps the scroll at the newest without script.
+        self.dialogs = w.VBox(
+            [], layout=w.Layout(max_height="32em", overflow="auto", flex_flow="column-reverse")
+        )
         self.dialogs.add_class("atomic-panel-dialogs")
         self.rules = w.VBox([])
         self.rules.add_class("atomic-rules")
@@ -186,7 +197,7 @@ class SessionView:
         render = partial(self.render_run, run)
         key = ("transcript", id(run))
         if how == "final":
-            self.dispatcher.finish(render, key=key)
+            self.dispatcher.finish(partial(self._final_render, run), key=key)
         elif how == "now":
             self.dispatcher.call(render, key=("now", key))
         else:
@@ -291,7 +302,7 @@ class SessionView:
         if id(root) in self.placed:
             return
         self.placed.add(id(root))
-        self.dialogs.children = (*self.dialogs.children, root)
+        self.dialogs.children = (root, *self.dialogs.children)  # newest first: see __init__
 
     def dialog_widget(self, dialog: Dialog) -> w.Widget:
         """The widget of a dialog (built once, on first use)."""
@@ -356,6 +367,10 @@ class SessionView:
                 self.run_views[id(run)] = view
             return view.root
 
+    def _final_render(self, run: PromptRun) -> None:
+        self.render_run(run)
+        self.runs_final.emit(run)
+
     def render_run(self, run: PromptRun) -> None:
         """Re-render a run's transcript."""
         view = self.run_views.get(id(run))
@@ -381,7 +396,8 @@ class SessionView:
             self.session.extension_ui.diagnose(f"could not send the editor's text: {exc}")
             return
         if run is not None:
-            self.dialogs.children = (*self.dialogs.children, self.run_area(run))
+            self.panel_runs.append(run)
+            self.dialogs.children = (self.run_area(run), *self.dialogs.children)
 
 
 def _status_entry(key: str, text: str) -> TextLine:

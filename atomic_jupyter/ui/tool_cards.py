@@ -74,6 +74,7 @@ from pygments.util import ClassNotFound
 from atomic_jupyter.ui.ansi import ansi_to_html, strip_ansi
 
 __all__ = [
+    "token_style",
     "CODE_FOLD",
     "DIFF_FOLD",
     "FOLD_SLACK",
@@ -240,7 +241,8 @@ _TOKEN_STYLES: dict[_TokenType, str] = {
 
 
 @lru_cache(maxsize=512)
-def _token_style(ttype: _TokenType) -> str:
+def token_style(ttype: _TokenType) -> str:
+    """The inline style of a Pygments token type: the theme's editor colour for it."""
     kind: _TokenType | None = ttype
     while kind is not None:
         style = _TOKEN_STYLES.get(kind)
@@ -296,7 +298,7 @@ def _highlighted(code: str, lexer: Lexer | None) -> tuple[str, ...]:
                 run.clear()
 
         for ttype, value in lexer.get_tokens(code):
-            style = _token_style(ttype)
+            style = token_style(ttype)
             for index, part in enumerate(value.split("\n")):
                 if index:
                     flush()

@@ -26,8 +26,8 @@ from atomic_jupyter.session.transcript import (
     UserBlock,
 )
 from atomic_jupyter.ui.answer_view import AnswerView
+from atomic_jupyter.ui.record import footer_text, run_state, tool_heading
 from atomic_jupyter.ui.text import TextLine, pre_html
-from atomic_jupyter.ui.tool_cards import ToolCall, render_tool
 
 __all__ = ["TranscriptView"]
 
@@ -93,23 +93,7 @@ class _ToolView:
         self.root.add_class("atomic-tool")
 
     def update(self, block: ToolBlock) -> None:
-        state = "error" if block.is_error else "done" if block.done else "running…"
-        took = f" · {_duration(block.duration_ms)}" if block.duration_ms is not None else ""
-        within = f" (called by {block.parent.name})" if block.parent is not None else ""
-        card = render_tool(
-            ToolCall(
-                block.name,
-                block.args,
-                block.output,
-                block.result,
-                block.details,
-                block.images,
-                block.is_error,
-                block.done,
-            )
-        )
-        summary = f" · {card.summary}" if card.summary else ""
-        self.header.text = f"tool {block.name}{within}{summary} · {state}{took}"
+        self.header.text, card = tool_heading(block)
         for cls in ("atomic-tool-running", "atomic-tool-done", "atomic-tool-error"):
             self.root.remove_class(cls)
         self.root.add_class(
@@ -150,10 +134,6 @@ class _ToolView:
                 self._children[id(child)] = (current, view)
         if added:
             self.nested.children = (*self.nested.children, *added)
-
-
-def _duration(ms: float) -> str:
-    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
 
 
 class TranscriptView:
@@ -261,22 +241,9 @@ class TranscriptView:
         run = self.run
         transcript = run.transcript
         # The footer first: a frontend that sees "done" sees the footer too.
-        usage, elapsed = transcript.usage, transcript.elapsed
-        if finished and usage is not None and elapsed is not None:
-            parts = [f"{usage.turns} turn{'s' if usage.turns != 1 else ''}"]
-            parts.append(f"{usage.input:,} in / {usage.output:,} out tokens")
-            if usage.cache_read or usage.cache_write:
-                parts.append(f"cache {usage.cache_read:,} read / {usage.cache_write:,} written")
-            parts.append(f"${usage.cost:.4f}")
-            parts.append(f"{elapsed:.1f} s")
-            self.footer.text = " · ".join(parts)
-        if run.error and finished:
-            self.state.text = "failed"
-        elif finished:
-            self.state.text = "done"
-        elif transcript.started or run.answered:
-            self.state.text = "working…"
-        else:
-            self.state.text = "sent"
+        footer = footer_text(transcript, finished)
+        if footer:
+            self.footer.text = footer
+        self.state.text = run_state(run, finished)
         self.stop.disabled = finished
         self.stop.layout.display = "none" if finished else None

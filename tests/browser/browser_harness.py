@@ -151,12 +151,16 @@ def free_port() -> int:
 
 
 class LabServer:
-    """``jupyter lab`` in a scratch directory; :meth:`stop` ends it and its kernels.
+    """``jupyter lab`` (or, with ``app="notebook"``, Jupyter Notebook 7) in a scratch
+    directory; :meth:`stop` ends it and its kernels.
 
     ``kernel_env`` is added to the environment of the server, which its kernels inherit.
     """
 
-    def __init__(self, scratch: Path, python: str, kernel_env: dict[str, str]) -> None:
+    def __init__(
+        self, scratch: Path, python: str, kernel_env: dict[str, str], app: str = "lab"
+    ) -> None:
+        self.app = app
         self.scratch = scratch
         self.root = scratch / "notebooks"
         self.root.mkdir(parents=True, exist_ok=True)
@@ -185,9 +189,10 @@ class LabServer:
         env.update(kernel_env)
         env.update({"JUPYTER_PLATFORM_DIRS": "1", "PYTHONDONTWRITEBYTECODE": "1"})
         env.pop("JUPYTER_TOKEN", None)
+        settings_app = "LabApp" if app == "lab" else "JupyterNotebookApp"
         self.argv = [
             str(Path(python).parent / "jupyter"),
-            "lab",
+            app,
             "--ServerApp.ip=127.0.0.1",
             f"--ServerApp.port={self.port}",
             "--ServerApp.port_retries=0",
@@ -195,11 +200,11 @@ class LabServer:
             "--no-browser",
             "--allow-root",
             f"--ServerApp.root_dir={self.root}",
-            f"--LabApp.user_settings_dir={settings}",
-            f"--LabApp.workspaces_dir={scratch / 'lab-workspaces'}",
+            f"--{settings_app}.user_settings_dir={settings}",
+            f"--{settings_app}.workspaces_dir={scratch / 'lab-workspaces'}",
             # window.jupyterapp: the page's own kernel state, to wait on (as JupyterLab's
             # own browser tests do).
-            "--LabApp.expose_app_in_browser=True",
+            f"--{settings_app}.expose_app_in_browser=True",
         ]
         self.env = env
         self.proc: subprocess.Popen[bytes] | None = None
@@ -219,7 +224,7 @@ class LabServer:
         while True:
             if self.proc.poll() is not None:
                 raise RuntimeError(
-                    f"jupyter lab exited with code {self.proc.returncode}:\n{self.log_tail()}"
+                    f"jupyter {self.app} exited with code {self.proc.returncode}:\n{self.log_tail()}"
                 )
             try:
                 with urllib.request.urlopen(self.api_url("/api/status"), timeout=5) as r:
@@ -230,7 +235,7 @@ class LabServer:
             if time.monotonic() > deadline:
                 self.stop()
                 raise RuntimeError(
-                    f"jupyter lab did not answer in {SERVER_START_S} s:\n{self.log_tail()}"
+                    f"jupyter {self.app} did not answer in {SERVER_START_S} s:\n{self.log_tail()}"
                 )
             # Polling an HTTP endpoint: a short pause between attempts, not a wait for an effect.
             time.sleep(0.2)
@@ -239,6 +244,9 @@ class LabServer:
         return f"{self.base}{path}?token={self.token}"
 
     def lab_url(self, notebook: str) -> str:
+        """The page of ``notebook`` (JupyterLab's, or Notebook 7's)."""
+        if self.app == "notebook":
+            return f"{self.base}/notebooks/{notebook}?token={self.token}"
         return f"{self.base}/lab/tree/{notebook}?token={self.token}&reset"
 
     def lab_setting(self, plugin: str) -> dict[str, Any]:

@@ -71,10 +71,10 @@ def test_demo_panel_shows_status_and_widget_lines(nb: NotebookPage) -> None:
     panel = panel_of(nb)
     expect(panel.locator(".atomic-status-entry")).to_have_text(["turns: 0"])
     expect(panel.locator(".atomic-widgets-above .atomic-widget-block")).to_contain_text(
-        ["atomic-jupyter demo extension (a widget block above the editor)"]
+        ["The demo extension's commands: type one in the editor and Send"]
     )
     expect(panel.locator(".atomic-widgets-below .atomic-widget-block")).to_contain_text(
-        ["Demo model prompts (a widget block below the editor):"]
+        ["Prompts the offline demo model answers:"]
     )
     nb.screenshot(nb.cell("start"), "demo-panel")
 
@@ -143,7 +143,7 @@ def test_demo_guard_dialog(
     expect(notes).to_have_count(0)
     dialog.get_by_role("button", name=choice, exact=True).click()
     expect(nb.output(cell).locator(".atomic-dialog-outcome")).to_have_text(
-        f"{GUARD_TITLE} -> {choice}"
+        f"{GUARD_TITLE} → {choice} (clicked)"
     )
     expect(notes).to_have_count(1)
     transcript = expect_run_done(nb, cell)

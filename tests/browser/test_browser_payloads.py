@@ -45,15 +45,22 @@ CELLS = [
 
 OURS = ".atomic-panel, .atomic-dialog, .atomic-transcript"
 
-#: Every element inside our widgets that could run script, load a URL or typeset maths.
+#: Every element inside our widgets that could run script, load a URL or typeset maths. MathML
+#: is allowed where our Markdown renderer writes it (the answer's maths), and only bare: no
+#: style, no link, in any of its elements.
 DANGEROUS = """(roots) => {
   const found = [];
+  const MATHML = 'http://www.w3.org/1998/Math/MathML';
   for (const root of document.querySelectorAll(roots)) {
     for (const el of root.querySelectorAll('*')) {
       const tag = el.tagName.toLowerCase();
+      const ourMath = el.namespaceURI === MATHML && el.closest('.atomic-markdown');
       if (['img', 'script', 'iframe', 'svg', 'object', 'embed', 'frame', 'math', 'link',
            'style', 'base', 'form', 'video', 'audio', 'source', 'mjx-container'].includes(tag)
-          || el.classList.contains('MathJax')) {
+          && !ourMath || el.classList.contains('MathJax')) {
+        found.push(tag + ': ' + el.outerHTML.slice(0, 120));
+      }
+      if (el.namespaceURI === MATHML && (el.hasAttribute('style') || el.hasAttribute('href'))) {
         found.push(tag + ': ' + el.outerHTML.slice(0, 120));
       }
       for (const attr of el.attributes) {
@@ -157,7 +164,7 @@ def test_payloads_in_every_dialog_field_are_text(nb: NotebookPage) -> None:
     answered(
         "select",
         payload("option-1"),
-        f"{payload('select-title')} -> {one_line(payload('option-1'))}",
+        f"{payload('select-title')} → {one_line(payload('option-1'))}",
     )
 
     # select with many options: a dropdown
@@ -171,7 +178,7 @@ def test_payloads_in_every_dialog_field_are_text(nb: NotebookPage) -> None:
     answered(
         "select-many",
         payload("dropdown-option-3"),
-        f"{payload('dropdown-title')} -> {one_line(payload('dropdown-option-3'))}",
+        f"{payload('dropdown-title')} → {one_line(payload('dropdown-option-3'))}",
     )
 
     # confirm: title and message
@@ -181,7 +188,7 @@ def test_payloads_in_every_dialog_field_are_text(nb: NotebookPage) -> None:
     assert_safe(nb)
     nb.screenshot(dialog, "payload-confirm")
     dialog.locator("button.atomic-yes").click()
-    answered("confirm", True, f"{payload('confirm-title')} -> Yes")
+    answered("confirm", True, f"{payload('confirm-title')} → Yes")
 
     # input: title and placeholder; the typed answer is a payload too
     dialog = pending("input")
@@ -194,7 +201,7 @@ def test_payloads_in_every_dialog_field_are_text(nb: NotebookPage) -> None:
     answered(
         "input",
         payload("typed-answer"),
-        f"{payload('input-title')} -> {one_line(payload('typed-answer'))}",
+        f"{payload('input-title')} → {one_line(payload('typed-answer'))}",
     )
 
     # editor: title and prefill, submitted as it is
@@ -207,13 +214,19 @@ def test_payloads_in_every_dialog_field_are_text(nb: NotebookPage) -> None:
     answered(
         "editor",
         payload("editor-prefill"),
-        f"{payload('editor-title')} -> {one_line(payload('editor-prefill'))}",
+        f"{payload('editor-title')} → {one_line(payload('editor-prefill'))}",
     )
 
     text = out.inner_text()
     for marker in MARKERS:
         assert marker in text
     assert_safe(nb)
+    # Once the run is over its record stands in its place: the agent's text in it is not
+    # typeset by the page's MathJax either (a $\\style{...}$ title would be applied).
+    expect(out.locator(".atomic-record-run")).to_have_count(1)
+    expect(out.locator("mjx-container")).to_have_count(0)
+    for marker in MARKERS:
+        assert marker in out.inner_text()
     nb.screenshot(nb.cell("dialogs"), "payload-dialogs-answered")
     nb.screenshot(nb.output("start"), "payload-panel-after-dialogs")
 
@@ -234,11 +247,17 @@ def test_payloads_in_model_markdown_and_tool_output_are_text(nb: NotebookPage) -
         "<svg onload=\"window.__pwned='md-svg-block'\"></svg>",
         "[a javascript link](javascript:window.__pwned='md-link')",
         "<javascript:window.__pwned='md-autolink'>",
-        "$\\style{background:red}{md-tex}$",
-        "$$\\href{javascript:window.__pwned='md-tex-href'}{click}$$",
         "<img src=x onerror=\"window.__pwned='md-code'\">",
     ):
         assert piece in shown, (piece, shown)
+    # Maths is MathML, and the LaTeX payloads in it are inert: no style, no link, no red.
+    expect(first.locator("math")).not_to_have_count(0)
+    expect(first.locator("math [style], math [href], math a")).to_have_count(0)
+    red = first.evaluate(
+        "(e) => [...e.querySelectorAll('*')].some("
+        "n => getComputedStyle(n).backgroundColor === 'rgb(255, 0, 0)')"
+    )
+    assert red is False
     # A remote image is a link to it, never loaded.
     expect(first.locator("a", has_text="image: a remote image")).to_have_attribute(
         "href", "https://example.invalid/pixel.png"

@@ -7,7 +7,34 @@ from __future__ import annotations
 from .kernel_client import BrowserLikeKernel, WidgetRef
 from .widget_text import has_class, text
 
-__all__ = ["answer_html", "answers", "dialog_in", "notes", "outcome_of"]
+__all__ = [
+    "WIDGET_VIEW",
+    "answer_html",
+    "answers",
+    "dialog_in",
+    "displayed",
+    "notes",
+    "outcome_of",
+]
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def displayed(kernel: BrowserLikeKernel, output: dict) -> dict:
+    """What a browser shows now for a cell's ``display_data`` output: its bundle, as replaced
+    by the latest ``update_display_data`` of its display id (sent from any cell)."""
+    display_id = (output.get("transient") or {}).get("display_id")
+    data = output["data"]
+    if display_id is None:
+        return data
+    for record in kernel.displays:
+        if (
+            record.msg_type == "update_display_data"
+            and record.transient.get("display_id") == display_id
+        ):
+            data = record.data
+    return data
 
 
 def answers(kernel: BrowserLikeKernel, within: str) -> list[WidgetRef]:

@@ -11,7 +11,7 @@
  *   - a widget block below the editor  ctx.ui.setWidget(..., { placement: "belowEditor" })
  *
  * It guards dangerous bash calls (rm -rf, sudo, anything containing "dangerous") with
- *   ctx.ui.select(title, ["Allow", "Block"], { timeout: 30000 })
+ *   ctx.ui.select(title, ["Allow", "Block"], { timeout: 120000 })
  * and blocks the call unless "Allow" is chosen (no answer within 30 s blocks it too).
  *
  * Its commands show the other methods; each reports what it received with notify:
@@ -32,7 +32,7 @@ import type { ExtensionAPI, ExtensionContext } from "@earendil-works/pi-coding-a
 const TITLE = "atomic-jupyter demo";
 const TURNS_KEY = "demo-turns";
 const GUARD_OPTIONS = ["Allow", "Block"];
-const GUARD_TIMEOUT_MS = 30_000;
+const GUARD_TIMEOUT_MS = 120_000; // time to read the notebook and decide
 
 /** Why a bash command counts as dangerous, or undefined when it does not. */
 function danger(command: string): string | undefined {
@@ -64,14 +64,14 @@ export default function (pi: ExtensionAPI) {
 		ctx.ui.setTitle(TITLE);
 		ctx.ui.setStatus(TURNS_KEY, "turns: 0");
 		ctx.ui.setWidget("demo-above", [
-			"atomic-jupyter demo extension (a widget block above the editor)",
-			"Commands: /demo-confirm /demo-select /demo-input /demo-editor /demo-notify",
-			"          /demo-prefill /demo-status /demo-widget",
+			"The demo extension's commands: type one in the editor and Send",
+			"/demo-confirm /demo-select /demo-input /demo-editor /demo-notify",
+			"/demo-prefill /demo-status /demo-widget",
 		]);
 		ctx.ui.setWidget(
 			"demo-below",
 			[
-				"Demo model prompts (a widget block below the editor):",
+				"Prompts the offline demo model answers:",
 				"hello · think · list the files here · read a file · clean up the scratch files",
 			],
 			{ placement: "belowEditor" },

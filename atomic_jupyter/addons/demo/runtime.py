@@ -46,7 +46,7 @@ class DemoBackend:
         self.server = ScriptedModelServer(
             demo_script, provider="demo", model_id="offline-demo"
         ).start()
-        write_models_json(self.home, self.server)
+        write_models_json(self.home, self.server, free=True)  # the footer shows no cost
         # Fast retries, and no compaction surprises from a scripted model.
         (self.home / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 100}}))
         return self

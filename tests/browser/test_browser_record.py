@@ -1,0 +1,152 @@
+"""The saved notebook is the record: the quickstart, run, saved and reopened without its kernel.
+
+The quickstart is executed headless (nbclient, as "Run All" would) and saved the way
+JupyterLab saves by default: without widget state. It is then opened in JupyterLab after the
+kernel that ran it is gone, and the kernel JupyterLab starts for it is shut down too. A
+widget view whose model is gone shows "Error displaying widget: model not found"; every
+output of the product must instead show its record: the prompt, the answer, the tool call,
+the dialog's outcome. Photographed in the light and the dark theme
+(``artifacts/screenshots/record-*.png``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from playwright.sync_api import expect
+
+from tests.harness.plugin import agent_kernel_env
+from tests.harness.support import ROOT
+
+from .browser_harness import (
+    JP_DIALOG_LOG_SCRIPT,
+    PAGE_MS,
+    PWNED_INIT_SCRIPT,
+    VIEWPORT,
+    WAIT_MS,
+    LabServer,
+    NotebookPage,
+)
+from .conftest import OPEN_PAGES
+
+pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
+
+THEMES_PLUGIN = "@jupyterlab/apputils-extension:themes"
+LIGHT = "JupyterLab Light"
+DARK = "JupyterLab Dark"
+FILENAME = "record-quickstart.ipynb"
+
+
+@pytest.fixture(scope="module")
+def saved_quickstart(
+    lab_server: LabServer, agent_command: list[str], private_agent_home: Path
+) -> list[str]:
+    """The quickstart, executed and saved under the server's root without widget state (as
+    JupyterLab saves by default); returns its cells' names."""
+    work = lab_server.root
+    nb = nbformat.read(ROOT / "notebooks" / "quickstart.ipynb", as_version=4)
+    client = NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(work)}}
+    )
+    client.execute(env={**os.environ, **agent_kernel_env(agent_command, private_agent_home)})
+    nb.metadata.pop("widgets", None)
+    nbformat.write(nb, work / FILENAME)
+    return [f"cell-{i}" for i in range(len(nb.cells))]
+
+
+@pytest.fixture(scope="module")
+def reopened(
+    lab_server: LabServer, chromium: Any, saved_quickstart: list[str]
+) -> Iterator[NotebookPage]:
+    """The saved quickstart open in JupyterLab, its kernel shut down; the theme put back."""
+    theme = str(lab_server.lab_setting(THEMES_PLUGIN).get("raw") or "{}")
+    context = chromium.new_context(viewport=VIEWPORT)
+    context.add_init_script(PWNED_INIT_SCRIPT)
+    context.add_init_script(JP_DIALOG_LOG_SCRIPT)
+    page = context.new_page()
+    page.set_default_timeout(WAIT_MS)
+    page.set_default_navigation_timeout(PAGE_MS)
+    nb = NotebookPage(page, FILENAME, saved_quickstart)
+    OPEN_PAGES.append(nb)
+    try:
+        page.goto(lab_server.lab_url(FILENAME))
+        nb.wait_ready()
+        lab_server.shutdown_kernel_of(FILENAME)  # nothing left that knows any widget
+        yield nb
+    finally:
+        OPEN_PAGES.remove(nb)
+        context.close()
+        if lab_server.lab_setting(THEMES_PLUGIN).get("raw") != theme:
+            lab_server.put_lab_setting(THEMES_PLUGIN, theme)
+
+
+def cell_with(nb: NotebookPage, source: str) -> Any:
+    """The cell whose input holds ``source``."""
+    return nb.notebook.locator(".jp-Cell").filter(
+        has=nb.page.locator(".jp-InputArea", has_text=source)
+    )
+
+
+def test_the_reopened_quickstart_shows_the_conversation_not_broken_widgets(
+    reopened: NotebookPage,
+) -> None:
+    nb = reopened
+    runs = nb.notebook.locator(".atomic-record-run")
+    expect(runs).to_have_count(4)
+    hello = cell_with(nb, "hello! who are you?").locator(".atomic-record-run")
+    expect(hello.locator(".atomic-run-prompt")).to_have_text("> hello! who are you?")
+    expect(hello.locator(".atomic-run-state")).to_have_text("done")
+    expect(hello.locator(".atomic-assistant-text")).to_contain_text(
+        "Hello from the offline demo model"
+    )
+    # Rendered Markdown, not its source.
+    expect(
+        hello.locator(".atomic-assistant-text h1, .atomic-assistant-text h2").first
+    ).to_be_visible()
+    tools = cell_with(nb, "list the files here").locator(".atomic-tool")
+    expect(tools.locator(".atomic-tool-header")).to_contain_text("tool bash · $ ls -la · done")
+    guarded = cell_with(nb, "clean up the scratch files")
+    expect(guarded.locator(".atomic-tool .atomic-dialog-outcome")).to_have_text(
+        "Dangerous command (rm -rf): rm -rf ./demo-scratch → Block (answered by code)"
+    )
+    # The notice of the wait that stopped for that dialog says how it was settled.
+    expect(guarded).not_to_contain_text("needs your answer")
+    expect(guarded.locator(".atomic-record-notice .atomic-dialog-outcome")).to_have_text(
+        "Dangerous command (rm -rf): rm -rf ./demo-scratch → Block (answered by code)"
+    )
+    # The panel of the stopped session, as it was.
+    expect(nb.notebook.locator(".atomic-record-panel .atomic-state")).to_have_text("stopped")
+    # Nothing on the page is a widget that lost its model, and nothing ran.
+    expect(nb.notebook).not_to_contain_text("Error displaying widget")
+    expect(nb.notebook.locator(".jupyter-widgets")).to_have_count(0)
+    pwned = nb.pwned()
+    assert pwned["value"] is None and pwned["hits"] == [], pwned
+    assert nb.js_dialogs == [] and nb.page_errors == [], (nb.js_dialogs, nb.page_errors)
+
+
+def test_the_record_photographed_in_the_light_and_the_dark_theme(
+    reopened: NotebookPage,
+) -> None:
+    nb = reopened
+    guarded = cell_with(nb, "clean up the scratch files").locator(".jp-OutputArea")
+    hello = cell_with(nb, "hello! who are you?").locator(".jp-OutputArea")
+    assert nb.page.evaluate("() => document.body.dataset.jpThemeName") == LIGHT
+    nb.screenshot(hello, "record-answer-light")
+    nb.screenshot(guarded, "record-tool-dialog-light")
+    dark = nb.set_theme(DARK)
+    assert dark["light"] is False
+    nb.screenshot(hello, "record-answer-dark")
+    nb.screenshot(guarded, "record-tool-dialog-dark")
+    # In the dark theme the record's text is light (it follows the theme's variables).
+    color = guarded.locator(".atomic-tool-header").first.evaluate(
+        "(e) => getComputedStyle(e).color"
+    )
+    channels = [int(c) for c in color[color.index("(") + 1 : color.index(")")].split(",")[:3]]
+    assert sum(channels) / 3 > 128, color
+    assert nb.set_theme(LIGHT)["light"] is True

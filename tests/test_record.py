@@ -1,0 +1,237 @@
+"""The static record of an output: what it says, who decided each dialog, and that nothing the
+agent sends becomes markup in it (the same rules as the live view)."""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from typing import Any
+
+import pytest
+
+from atomic_jupyter.protocol.messages import AgentEvent, parse_message
+from atomic_jupyter.session.dialogs import Dialog
+from atomic_jupyter.session.runs import PromptRun
+from atomic_jupyter.session.transcript import Usage
+from atomic_jupyter.ui.record import dialog_notice, dialog_record, footer_text, run_record
+
+PAYLOADS = [
+    "<script>window.__pwned='record'</script>",
+    "<img src=x onerror=\"window.__pwned='img'\">",
+    '"><svg onload=alert(1)>',
+    "[click](javascript:alert(1))",
+    "\x1b[31mred\x1b[0m <b>bold?</b>",
+]
+EVIL = " ".join(PAYLOADS)
+
+#: Tags a record may hold, and the attributes each may carry (style values are ours).
+ALLOWED = {
+    "div": {"class", "style"},
+    "span": {"class", "style"},
+    "details": {"class", "open"},
+    "summary": {"style", "class"},
+    "pre": {"style", "class"},
+    "code": {"style", "class"},
+    "a": {"href", "rel", "target", "title"},
+    **{t: set() for t in ("p", "ul", "ol", "li", "strong", "em", "del", "s", "br", "hr")},
+    **{t: {"style"} for t in ("table", "thead", "tbody", "tr", "th", "td", "blockquote")},
+    **{f"h{i}": set() for i in range(1, 7)},
+}
+
+
+class Checker(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.problems: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag not in ALLOWED:
+            self.problems.append(f"<{tag}>")
+            return
+        for name, value in attrs:
+            if name not in ALLOWED[tag]:
+                self.problems.append(f"{name}= on <{tag}>")
+            if name == "href" and not re.match(r"https?://|mailto:", value or ""):
+                self.problems.append(f"href={value!r}")
+            if name == "style" and re.search(
+                r"url\(|expression|position|@import", value or "", re.I
+            ):
+                self.problems.append(f"style={value!r}")
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def check(html: str) -> str:
+    checker = Checker()
+    checker.feed(html)
+    assert checker.problems == [], checker.problems
+    return "".join(checker.text)
+
+
+def apply(run: PromptRun, kind: str, **fields: Any) -> None:
+    run.transcript.apply(AgentEvent(kind, fields))
+
+
+def confirm(rid: str, title: str, message: str = "") -> tuple[Dialog, list[Any]]:
+    raw = {"type": "extension_ui_request", "id": rid, "method": "confirm", "title": title}
+    if message:
+        raw["message"] = message
+    sent: list[Any] = []
+    return Dialog(parse_message(raw), raw, sent.append), sent  # type: ignore[arg-type]
+
+
+def hostile_run() -> tuple[PromptRun, Dialog]:
+    run = PromptRun("r1", f"prompt {EVIL}")
+    apply(run, "agent_start")
+    apply(run, "message_start", message={"role": "assistant", "content": []})
+    apply(
+        run,
+        "message_end",
+        message={
+            "role": "assistant",
+            "content": [
+                {"type": "thinking", "thinking": f"thinking {EVIL}"},
+                {"type": "text", "text": f"# Answer\n\n{EVIL}\n\n```python\nprint('hi')\n```\n"},
+            ],
+        },
+    )
+    apply(run, "tool_execution_start", toolCallId="c1", toolName="bash", args={"command": EVIL})
+    dialog, _ = confirm("d1", f"Allow {EVIL}?", message=EVIL)
+    run.transcript.add_dialog(dialog)
+    dialog.respond(False, by="clicked")
+    apply(
+        run,
+        "tool_execution_end",
+        toolCallId="c1",
+        toolName="bash",
+        result={"content": [{"type": "text", "text": f"out {EVIL}\n" * 3}]},
+        isError=False,
+    )
+    run.transcript.note(f"note {EVIL}", "warning")
+    return run, dialog
+
+
+def test_a_hostile_run_is_recorded_as_text() -> None:
+    run, _ = hostile_run()
+    record = run_record(run)
+    shown = check(record.html)
+    for payload in PAYLOADS[:3]:
+        assert payload in shown  # visible, as text
+    assert "Allow" in shown and "→ No (clicked)" in shown
+    lowered = record.html.lower()
+    assert "<script" not in lowered and "<img" not in lowered and "<svg" not in lowered
+    assert "javascript:" not in re.sub(r">[^<]*<", "><", lowered)  # only in text, never markup
+    assert "\x1b" not in record.plain
+    # Plain text: the same conversation, readable.
+    assert record.plain.startswith(f"> prompt {PAYLOADS[0]}")
+    assert "[confirm dialog] Allow" in record.plain and "→ No (clicked)" in record.plain
+
+
+def test_the_record_carries_the_live_views_class_names() -> None:
+    run, _ = hostile_run()
+    html = run_record(run).html
+    for cls in (
+        "atomic-transcript",
+        "atomic-run-state",
+        "atomic-assistant-text",
+        "atomic-tool atomic-tool-done",
+        "atomic-tool-dialogs",
+        "atomic-dialog-outcome",
+        "atomic-footer",
+    ):
+        assert cls in html, cls
+
+
+def test_long_tool_output_is_trimmed_in_plain_text_with_its_length() -> None:
+    run = PromptRun("r1", "count")
+    apply(
+        run, "tool_execution_start", toolCallId="c1", toolName="bash", args={"command": "seq 500"}
+    )
+    output = "\n".join(str(i) for i in range(1, 501))
+    apply(
+        run,
+        "tool_execution_end",
+        toolCallId="c1",
+        toolName="bash",
+        result={"content": [{"type": "text", "text": output}]},
+    )
+    plain = run_record(run).plain
+    assert "  20" in plain.split("\n") and "  21" not in plain.split("\n")
+    assert "… (500 lines in all)" in plain
+    html = run_record(run).html
+    assert "500" in check(html)  # the HTML keeps it all, folded
+
+
+@pytest.mark.parametrize(
+    "answer, how, said",
+    [
+        (lambda d: d.respond(True, by="clicked"), None, "Proceed? → Yes (clicked)"),
+        (lambda d: d.respond(True), None, "Proceed? → Yes (answered by code)"),
+        (
+            lambda d: d.respond(
+                False, by="policy", how="answer policy: confirm titled /P/ → False"
+            ),
+            None,
+            "Proceed? → No (answer policy: confirm titled /P/ → False)",
+        ),
+        (lambda d: d.respond(True, by="rule"), None, "Proceed? → Yes (rule)"),
+        (lambda d: d.cancel(by="stop"), None, "Proceed? → cancelled (the run was stopped)"),
+        (lambda d: d.expire(), None, "Proceed? → timed out: No (the agent's default)"),
+    ],
+)
+def test_a_dialog_says_who_decided_and_how(answer: Any, how: Any, said: str) -> None:
+    dialog, _ = confirm("d1", "Proceed?")
+    answer(dialog)
+    assert dialog.outcome == said
+    record = dialog_record(dialog)
+    assert said in check(record.html) and said in record.plain
+
+
+def test_a_notice_says_a_dialog_waits_then_how_it_was_settled() -> None:
+    dialog, _ = confirm("d1", "Proceed?")
+    waiting = dialog_notice(dialog)
+    assert "needs your answer" in waiting.plain
+    dialog.respond(False, by="clicked")
+    settled = dialog_notice(dialog)
+    assert "needs your answer" not in settled.plain + settled.html
+    assert settled.plain == "The confirm dialog 'Proceed?' was settled: Proceed? → No (clicked)"
+
+
+def test_the_footer_hides_a_free_models_cost_and_a_command_runs_nothing() -> None:
+    run = PromptRun("r1", "hi")
+    transcript = run.transcript
+    transcript.usage, transcript.elapsed = Usage(1, 10, 5, 0, 0, 0.0), 1.5
+    assert footer_text(transcript, True) == "1 turn · 10 in / 5 out tokens · 1.5 s"
+    transcript.usage = Usage(2, 10, 5, 0, 0, 0.25)
+    assert footer_text(transcript, True) == "2 turns · 10 in / 5 out tokens · $0.2500 · 1.5 s"
+    transcript.usage = Usage(0, 0, 0, 0, 0, 0.0)  # an extension command: no turn
+    assert footer_text(transcript, True) == ""
+    assert footer_text(transcript, False) == ""
+
+
+def test_the_panels_record_holds_its_state_runs_and_notes_but_no_local_details() -> None:
+    from types import SimpleNamespace
+
+    from atomic_jupyter.ui.record import panel_record
+
+    run, _ = hostile_run()
+    session = SimpleNamespace(
+        name="default",
+        state="stopped",
+        title=f"title {EVIL}",
+        agent=SimpleNamespace(name="pi", version="1.6.0", __str__=lambda self: "pi 1.6.0"),
+        status={"turns": "turns: 2"},
+        widgets={"demo": {"lines": [f"line {EVIL}"]}},
+        notifications=[{"type": "info", "message": f"note {EVIL}"}],
+        pid=4242,
+        command_line="/home/someone/secret/path/pi --mode rpc",
+    )
+    record = panel_record(session, [run])  # type: ignore[arg-type]
+    shown = check(record.html)
+    assert "stopped" in shown and PAYLOADS[0] in shown and "turns: 2" in shown
+    assert "> prompt" in shown and "→ No (clicked)" in shown  # the run sent from the panel
+    for local in ("4242", "/home/someone"):
+        assert local not in record.html and local not in record.plain
+    assert "mathjax_ignore" in record.html.split(">", 1)[0]  # the page's MathJax stays out
