@@ -116,3 +116,22 @@ def test_list_show_remove_from_the_line_magic(kernel: BrowserLikeKernel) -> None
     assert "Open the v2 gate?" in kernel.execute("%atomic_extension show gate").stdout
     kernel.execute("%atomic_extension remove gate")
     assert kernel.execute("%atomic_extension list").stdout.split() == ["exploder"]
+
+
+def test_a_prototypes_output_becomes_its_record_when_the_session_stops(
+    kernel: BrowserLikeKernel,
+) -> None:
+    from tests.harness.kernel_widgets import WIDGET_VIEW, displayed
+
+    result = kernel.execute(f"%%atomic_extension recorded\n{gate('v9')}")
+    (output,) = [o for o in result.outputs if o["output_type"] == "display_data"]
+    assert WIDGET_VIEW in output["data"]  # live while the session runs
+    assert output["data"]["text/plain"].startswith("extension recorded v1 loaded: /gate")
+    kernel.execute("%atomic_agent stop")
+    try:
+        final = displayed(kernel, output)
+        assert WIDGET_VIEW not in final
+        assert final["text/plain"] == "extension recorded v1 loaded: /gate\ncommands: /gate"
+        assert "extension recorded v1 loaded" in final["text/html"]
+    finally:
+        kernel.execute("%atomic_agent start")

@@ -181,3 +181,29 @@ def test_nbconvert_shows_the_conversation_and_no_widget_repr(saved: Path, to: st
     assert '<script type="application/vnd.jupyter.widget-view+json">' not in converted
     if to == "html":
         assert "atomic-record" in converted
+
+
+#: What GitHub's notebook view keeps of an output's HTML (its sanitiser's allow-list, roughly:
+#: structure and text; no style, no class, no script).
+GITHUB_TAGS = {
+    "div", "span", "p", "pre", "code", "details", "summary", "a", "ul", "ol", "li", "table",
+    "thead", "tbody", "tr", "th", "td", "strong", "em", "del", "blockquote", "br", "hr",
+    "h1", "h2", "h3", "h4", "h5", "h6", "img",
+}  # fmt: skip
+
+
+def test_a_github_style_sanitiser_keeps_the_conversation_readable(saved: Path) -> None:
+    import nh3
+
+    nb = nbformat.read(saved, as_version=4)
+    cleaner = nh3.Cleaner(tags=GITHUB_TAGS, attributes={"a": {"href"}}, link_rel=None)
+    outputs = agent_outputs(nb)
+    for prompt, expected in RECORDED.items():
+        (record,) = [
+            o["data"]["text/html"]
+            for source, o in outputs
+            if prompt in source and "atomic-record-run" in o["data"]["text/html"]
+        ]
+        shown = visible(cleaner.clean(record))
+        for text in expected:
+            assert text in shown, (prompt, text)

@@ -136,7 +136,8 @@ def test_a_run_that_ends_while_a_render_reads_it_is_not_shown_done_over_a_stale_
     assert text_of(view.state) == "sent"  # not "done": this render read the stale blocks
     view.render()  # the final render the end schedules
     assert text_of(view.state) == "done"
-    assert "partial, then whole" in text_of(view.blocks.children[0].children[1])
+    answer = view.blocks.children[0].children[1]  # the answer's chunks and its tail
+    assert "partial, then whole" in " ".join(text_of(piece) for piece in answer.children)
 
 
 # --------------------------------------------------------------------------- dialogs in cards

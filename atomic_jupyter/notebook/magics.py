@@ -12,7 +12,12 @@ from IPython.core.magic_arguments import argument, magic_arguments
 
 from atomic_jupyter.errors import AtomicAgentError, CommandTimeoutError
 from atomic_jupyter.notebook import api, registry
-from atomic_jupyter.notebook.presentation import LiveDisplay, show_panel, view_of
+from atomic_jupyter.notebook.presentation import (
+    LiveDisplay,
+    presentation_of,
+    show_panel,
+    view_of,
+)
 from atomic_jupyter.session.commands import bash_result_text, disposition_text
 from atomic_jupyter.session.policies import parse_answer
 from atomic_jupyter.ui.ansi import strip_ansi
@@ -389,7 +394,7 @@ class AtomicExtensionMagics(Magics):
                 raise MagicUsageError("usage: %%atomic_extension NAME [--name SESSION]")
             result = session.define_extension(args.words[0], cell)
             prototype = PrototypeView(view_of(session), result)
-            LiveDisplay(prototype.root, prototype.record).show()
+            presentation_of(session).display_live(prototype.root, prototype.record)
             return None
         action, *rest = args.words or ["list"]
         if action == "list":

@@ -32,6 +32,7 @@ __all__ = [
     "NotebookPresentation",
     "display",
     "in_ipython",
+    "presentation_of",
     "show_panel",
     "view_of",
 ]
@@ -103,6 +104,7 @@ class NotebookPresentation:
         self._runs: dict[int, LiveDisplay] = {}
         self._panels: list[LiveDisplay] = []
         self._notices: list[LiveDisplay] = []
+        self._others: list[LiveDisplay] = []
 
     @property
     def view(self) -> SessionView:
@@ -155,10 +157,18 @@ class NotebookPresentation:
         if not dialog.pending:
             notice.finish()
 
+    def display_live(self, widget: Any, record: Callable[[], Record]) -> LiveDisplay:
+        """Display any other live output of the session (a prototype's result) with its
+        record; it is replaced by its record when the session stops."""
+        shown = LiveDisplay(widget, record)
+        self._others.append(shown)
+        shown.show()
+        return shown
+
     def finish_displays(self, again: bool = True) -> None:
         """Replace every live output of the session by its record (the session stopped);
         ``again``: the records already sent are sent again, from the cell that runs now."""
-        for shown in [*self._runs.values(), *self._panels, *self._notices]:
+        for shown in [*self._runs.values(), *self._panels, *self._notices, *self._others]:
             shown.finish(again=again)
 
     def _run_final(self, run: PromptRun) -> None:
@@ -198,11 +208,16 @@ def show_panel(session: AgentSession) -> None:
         presentation.display_panel()
 
 
-def view_of(session: AgentSession) -> SessionView:
-    """The view that shows ``session`` (made on first use)."""
+def presentation_of(session: AgentSession) -> NotebookPresentation:
+    """The notebook presentation of ``session`` (made on first use)."""
     presentation = session.presentation
     assert isinstance(presentation, NotebookPresentation), "atomic_jupyter.wiring is not loaded"
-    return presentation.view
+    return presentation
+
+
+def view_of(session: AgentSession) -> SessionView:
+    """The view that shows ``session`` (made on first use)."""
+    return presentation_of(session).view
 
 
 class _Text:

@@ -16,7 +16,7 @@ from atomic_jupyter.session.plugins import Addon
 from atomic_jupyter.transport.agent_package import PreparedAgent, prepare_agent
 from atomic_jupyter.transport.launch import LaunchSpec
 
-__all__ = ["Launch", "known_crash", "how_it_ended", "plan_launch", "start_failure"]
+__all__ = ["Launch", "exit_reason", "how_it_ended", "known_crash", "plan_launch", "start_failure"]
 
 
 @dataclass(frozen=True)
@@ -96,6 +96,15 @@ def known_crash(stderr_tail: str) -> str | None:
         if marker in stderr_tail:
             return explanation
     return None
+
+
+def exit_reason(code: int, stopped: bool, stderr_tail: str) -> tuple[str, bool]:
+    """Why the agent is gone, as the end of a sentence, and whether its crash is a known one."""
+    if stopped:
+        return "session stopped", False
+    known = known_crash(stderr_tail)
+    reason = f"the agent exited with code {code}"
+    return (f"{reason}: {known}", True) if known else (reason, False)
 
 
 def start_failure(

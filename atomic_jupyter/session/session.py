@@ -40,12 +40,7 @@ from atomic_jupyter.session.dialog_registry import DialogRegistry
 from atomic_jupyter.session.event_log import EventLog
 from atomic_jupyter.session.extension_ui import ExtensionUiState
 from atomic_jupyter.session.inbox import Inbox
-from atomic_jupyter.session.launch_env import (
-    how_it_ended,
-    known_crash,
-    plan_launch,
-    start_failure,
-)
+from atomic_jupyter.session.launch_env import exit_reason, how_it_ended, plan_launch, start_failure
 from atomic_jupyter.session.observers import Listeners, WakeSignal
 from atomic_jupyter.session.plugins import Addon, Presentation
 from atomic_jupyter.session.policies import PolicyBook
@@ -273,13 +268,8 @@ class AgentSession(ConversationMethods, PrototypeMethods):
             self.request({"type": "get_state"}, timeout=timeout)
         except (AgentNotRunningError, CommandTimeoutError, CommandError) as exc:
             self._end_process(requested=False)
-            raise start_failure(
-                self.command_line,
-                self._exit_code,
-                exc,
-                self.stderr_tail,
-                isinstance(exc, CommandTimeoutError),
-            ) from None
+            tail, timed_out = self.stderr_tail, isinstance(exc, CommandTimeoutError)
+            raise start_failure(self.command_line, self._exit_code, exc, tail, timed_out) from None
         except BaseException:  # an interrupt during start-up must not leave an orphan agent
             self._end_process()
             raise
@@ -334,11 +324,9 @@ class AgentSession(ConversationMethods, PrototypeMethods):
             self._exit_code = code
             stopped = self._stop_requested
             self.state = "stopped" if stopped else "exited"
-        reason = "session stopped" if stopped else f"the agent exited with code {code}"
-        known = None if stopped else known_crash(self.stderr_tail)
-        if known:
-            reason += f": {known}"
-            self._diagnose(f"The agent exited with code {code}: {known}.")
+        reason, known = exit_reason(code, stopped, self.stderr_tail)
+        if known:  # a crash whose cause is known: say it in the panel too
+            self._diagnose(f"{reason[0].upper()}{reason[1:]}.")
         process = self.client.process
         if process is not None and process.closed_output:
             reason = "the agent closed its output while still running, so it was stopped"
