@@ -36,7 +36,7 @@ from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
 from tests.harness.widget_text import has_class, visible_text
 
 from .bench_decode import chunks_of, new_session
-from .bench_kernel import Rig, cpu_seconds, package_location, rig
+from .bench_kernel import Rig, cpu_seconds, dialog_button, package_location, rig
 from .common import Config, Results, fmt_s, median, quantile
 from .stream import StreamSpec, build_stream
 
@@ -167,19 +167,12 @@ class DialogRig:
             marker = f"Benchmark dialog {i}:"
 
             def shown(marker: str = marker) -> WidgetRef | None:
-                for box in k.widgets(
-                    "VBox", within=transcript.comm_id, _dom_classes=has_class("atomic-dialog")
-                ):
-                    if k.widgets(
-                        "HTML",
-                        within=box.comm_id,
-                        value=lambda v, m=marker: isinstance(v, str) and m in v,
-                    ):
-                        found = k.widgets("Button", within=box.comm_id, description="Alpha")
-                        if found:
-                            self.widgets["project"] = len(model_ids(k, box.comm_id))
-                            return found[0]
-                return None
+                found = dialog_button(k, transcript, marker)
+                if found is None:
+                    return None
+                box, button = found
+                self.widgets["project"] = len(model_ids(k, box.comm_id))
+                return button
 
             button = k.wait_for(shown, timeout=60, what=f"dialog {i}")
             t_seen = time.monotonic()

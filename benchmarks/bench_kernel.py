@@ -48,6 +48,22 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 GAP_MS = 200
 
 
+def dialog_button(
+    k: BrowserLikeKernel, transcript: WidgetRef, marker: str, label: str = "Alpha"
+) -> tuple[WidgetRef, WidgetRef] | None:
+    """The dialog in ``transcript`` whose text holds ``marker``, and its button ``label``,
+    once the frontend has both; None until then."""
+    for box in k.widgets(
+        "VBox", within=transcript.comm_id, _dom_classes=has_class("atomic-dialog")
+    ):
+        if k.widgets(
+            "HTML", within=box.comm_id, value=lambda v: isinstance(v, str) and marker in v
+        ):
+            found = k.widgets("Button", within=box.comm_id, description=label)
+            return (box, found[0]) if found else None
+    return None
+
+
 def cpu_seconds(pid: int, tid: int | None = None) -> float:
     """User + system CPU time of a process so far (all its threads), or of one thread."""
     path = f"/proc/{pid}/stat" if tid is None else f"/proc/{pid}/task/{tid}/stat"
@@ -434,17 +450,8 @@ def dialogs(cfg: Config, results: Results, workdir: Path) -> None:
                 marker = f"Benchmark dialog {i}:"
 
                 def shown(marker: str = marker) -> WidgetRef | None:
-                    for box in k.widgets(
-                        "VBox", within=transcript.comm_id, _dom_classes=has_class("atomic-dialog")
-                    ):
-                        if k.widgets(
-                            "HTML",
-                            within=box.comm_id,
-                            value=lambda v, m=marker: isinstance(v, str) and m in v,
-                        ):
-                            found = k.widgets("Button", within=box.comm_id, description="Alpha")
-                            return found[0] if found else None
-                    return None
+                    found = dialog_button(k, transcript, marker)
+                    return found[1] if found else None
 
                 button = k.wait_for(shown, timeout=60, what=f"dialog {i}")
                 t_seen = time.monotonic()

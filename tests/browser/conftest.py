@@ -84,6 +84,22 @@ def chromium() -> Iterator[object]:
 OpenNotebook = Callable[[str, Sequence[tuple[str, str]]], NotebookPage]
 
 
+def new_page(chromium: Any, filename: str, names: Sequence[str]) -> tuple[NotebookPage, Any]:
+    """A page for ``filename`` in a browser context of its own, with ``window.__pwned``
+    watched in every frame and JupyterLab's dialogs logged, listed for the evidence of a
+    failure (:data:`OPEN_PAGES`); returns it and its context (close it, and
+    ``OPEN_PAGES.remove`` the page, when done)."""
+    context = chromium.new_context(viewport=VIEWPORT)
+    context.add_init_script(PWNED_INIT_SCRIPT)
+    context.add_init_script(JP_DIALOG_LOG_SCRIPT)
+    page = context.new_page()
+    page.set_default_timeout(WAIT_MS)
+    page.set_default_navigation_timeout(PAGE_MS)
+    nb = NotebookPage(page, filename, list(names))
+    OPEN_PAGES.append(nb)
+    return nb, context
+
+
 @pytest.fixture(scope="module")
 def open_notebook(lab_server: LabServer, chromium: Any) -> Iterator[OpenNotebook]:
     """``open_notebook(filename, [(cell name, source), ...])``: write it, open it, wait for its kernel.
@@ -100,17 +116,10 @@ def open_notebook(lab_server: LabServer, chromium: Any) -> Iterator[OpenNotebook
         path = lab_server.root / filename
         assert not path.exists(), f"{filename} is opened twice in this run"
         write_notebook(path, [source for _, source in cells])
-        context = chromium.new_context(viewport=VIEWPORT)
+        nb, context = new_page(chromium, filename, [name for name, _ in cells])
         contexts.append(context)
-        context.add_init_script(PWNED_INIT_SCRIPT)
-        context.add_init_script(JP_DIALOG_LOG_SCRIPT)
-        page = context.new_page()
-        page.set_default_timeout(WAIT_MS)
-        page.set_default_navigation_timeout(PAGE_MS)
-        nb = NotebookPage(page, filename, [name for name, _ in cells])
         pages.append(nb)
-        OPEN_PAGES.append(nb)
-        page.goto(lab_server.lab_url(filename))
+        nb.page.goto(lab_server.lab_url(filename))
         nb.wait_ready()
         return nb
 

@@ -22,16 +22,11 @@ from tests.harness.plugin import agent_kernel_env
 from tests.harness.support import ROOT
 
 from .browser_harness import (
-    JP_DIALOG_LOG_SCRIPT,
-    PAGE_MS,
-    PWNED_INIT_SCRIPT,
-    VIEWPORT,
-    WAIT_MS,
     LabServer,
     NotebookPage,
     write_notebook,
 )
-from .conftest import OPEN_PAGES
+from .conftest import OPEN_PAGES, new_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
@@ -74,16 +69,9 @@ def notebook7(
 @pytest.fixture(scope="module")
 def nb(notebook7: LabServer, chromium: Any) -> Iterator[NotebookPage]:
     write_notebook(notebook7.root / FILENAME, [source for _, source in CELLS])
-    context = chromium.new_context(viewport=VIEWPORT)
-    context.add_init_script(PWNED_INIT_SCRIPT)
-    context.add_init_script(JP_DIALOG_LOG_SCRIPT)
-    page = context.new_page()
-    page.set_default_timeout(WAIT_MS)
-    page.set_default_navigation_timeout(PAGE_MS)
-    notebook = NotebookPage(page, FILENAME, [name for name, _ in CELLS])
-    OPEN_PAGES.append(notebook)
+    notebook, context = new_page(chromium, FILENAME, [name for name, _ in CELLS])
     try:
-        page.goto(notebook7.lab_url(FILENAME))
+        notebook.page.goto(notebook7.lab_url(FILENAME))
         notebook.wait_ready()
         yield notebook
     finally:

@@ -25,15 +25,10 @@ from tests.harness.plugin import agent_kernel_env
 from tests.harness.support import ROOT
 
 from .browser_harness import (
-    JP_DIALOG_LOG_SCRIPT,
-    PAGE_MS,
-    PWNED_INIT_SCRIPT,
-    VIEWPORT,
-    WAIT_MS,
     LabServer,
     NotebookPage,
 )
-from .conftest import OPEN_PAGES
+from .conftest import OPEN_PAGES, new_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
@@ -66,16 +61,9 @@ def reopened(
 ) -> Iterator[NotebookPage]:
     """The saved quickstart open in JupyterLab, its kernel shut down; the theme put back."""
     theme = str(lab_server.lab_setting(THEMES_PLUGIN).get("raw") or "{}")
-    context = chromium.new_context(viewport=VIEWPORT)
-    context.add_init_script(PWNED_INIT_SCRIPT)
-    context.add_init_script(JP_DIALOG_LOG_SCRIPT)
-    page = context.new_page()
-    page.set_default_timeout(WAIT_MS)
-    page.set_default_navigation_timeout(PAGE_MS)
-    nb = NotebookPage(page, FILENAME, saved_quickstart)
-    OPEN_PAGES.append(nb)
+    nb, context = new_page(chromium, FILENAME, saved_quickstart)
     try:
-        page.goto(lab_server.lab_url(FILENAME))
+        nb.page.goto(lab_server.lab_url(FILENAME))
         nb.wait_ready()
         lab_server.shutdown_kernel_of(FILENAME)  # nothing left that knows any widget
         yield nb
