@@ -24,6 +24,7 @@ from atomic_jupyter.ui.session_view import SessionView
 
 if TYPE_CHECKING:
     from atomic_jupyter.session.dialogs import Dialog
+    from atomic_jupyter.session.observers import Subscription
     from atomic_jupyter.session.runs import PromptRun
     from atomic_jupyter.session.session import AgentSession
 
@@ -69,8 +70,12 @@ class LiveDisplay:
         self.widget = widget
         self.record = record
         self.display_id = f"atomic-{uuid.uuid4().hex}"
-        #: Whether the display was replaced by its record.
-        self.final = False
+        self._final: dict[str, str] | None = None  # the record it was replaced by
+
+    @property
+    def final(self) -> bool:
+        """Whether the display was replaced by its record."""
+        return self._final is not None
 
     def show(self) -> None:
         """Display the widget and its record in the current cell (nothing outside IPython)."""
@@ -86,12 +91,13 @@ class LiveDisplay:
         """Replace the widget by its record where it is shown (once; ``again``: send it again,
         for a client that may have missed it, such as nbclient, which reads only the outputs
         of the cell it runs)."""
-        if (self.final and not again) or not in_ipython():
+        if (self._final is not None and not again) or not in_ipython():
             return
-        self.final = True
+        if self._final is None:  # made once: sent again as it was
+            self._final = self.record().bundle()
         from IPython.display import update_display
 
-        update_display(self.record().bundle(), raw=True, display_id=self.display_id)
+        update_display(self._final, raw=True, display_id=self.display_id)
 
 
 class NotebookPresentation:
@@ -105,6 +111,8 @@ class NotebookPresentation:
         self._panels: list[LiveDisplay] = []
         self._notices: list[LiveDisplay] = []
         self._others: list[LiveDisplay] = []
+        self._awaited: set[int] = set()  # runs whose open dialogs are observed (see _run_final)
+        self._subscription: Subscription | None = None
 
     @property
     def view(self) -> SessionView:
@@ -112,7 +120,7 @@ class NotebookPresentation:
         if self._view is None:
             self._view = SessionView(self._session)
             self._view.runs_final.add(self._run_final)
-            self._session.extension_ui.changed.add(self._part_changed)
+            self._subscription = self._session.extension_ui.changed.add(self._part_changed)
         return self._view
 
     @property
@@ -179,7 +187,11 @@ class NotebookPresentation:
         if not waiting:
             shown.finish()
             return
-        for dialog in waiting:  # try again once each is settled
+        if id(run) in self._awaited:
+            return
+        self._awaited.add(id(run))
+        # The run is over, so its dialogs are all there: try again once each is settled.
+        for dialog in waiting:
             dialog.observe(
                 lambda _d: self.view.dispatcher.call(
                     partial(self._run_final, run), key=("final", id(run))
@@ -199,6 +211,8 @@ class NotebookPresentation:
         """Stop observing the session."""
         if self._view is not None:
             self._view.close()
+        if self._subscription is not None:
+            self._subscription.remove()
 
 
 def show_panel(session: AgentSession) -> None:

@@ -2,8 +2,9 @@
 
 The pieces come on the reader thread while the cell waits for the command's answer; they are
 appended to an ``Output`` widget's ``outputs`` (a trait change, which is safe from another
-thread, unlike ``print`` or ``with output:``). Once the answer is in, the widget is closed and
-the magic prints the result as plain text, which is what the saved notebook keeps.
+thread, unlike ``print`` or ``with output:``). Once the answer is in, the magic replaces the
+live view by the result's record (plain text and escaped HTML), which is what the saved
+notebook keeps, and the widget is closed.
 """
 
 from __future__ import annotations
