@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -109,6 +110,12 @@ def test_postbuild_installs_the_package_and_the_pinned_agent(
     assert where.stdout.strip().startswith(
         str(prefix)
     )  # installed into the prefix, not the checkout
+    # The panel editor's front end (anywidget) is a prebuilt JupyterLab extension in the image.
+    extensions = run(
+        [str(prefix / "bin" / "jupyter"), "labextension", "list"], cwd=binder_prefix["home"]
+    )
+    listed = extensions.stdout + extensions.stderr
+    assert re.search(r"anywidget v\S+ .*enabled.*OK", listed), listed
 
 
 def test_postbuild_fails_loudly_when_npm_fails(

@@ -251,7 +251,7 @@ def test_fire_and_forget_methods_update_the_panel_and_send_prefills_the_editor(
         lambda: kernel.widgets("HTML", within=panel.comm_id, value=shows("Fired title")),
         what="the new title",
     )
-    editor = kernel.find("Textarea", within=panel.comm_id, _dom_classes=has_class("atomic-editor"))
+    editor = kernel.find("Any", within=panel.comm_id, _dom_classes=has_class("atomic-editor"))
     kernel.wait_for(
         lambda: editor.state["value"] == "prefilled by the extension", what="set_editor_text"
     )
@@ -289,6 +289,24 @@ def test_fire_and_forget_methods_update_the_panel_and_send_prefills_the_editor(
     kernel.wait_for(lambda: editor.state["value"] == "", what="the editor to clear after Send")
     kernel.click(button(kernel, dialog, "Alpha").comm_id)
     wait_note(kernel, panel, 'got select: "Alpha"')
+
+
+def test_shift_enter_in_the_panel_editor_sends_what_was_typed(kernel, panel) -> None:
+    """The editor's front end sends ``{"type": "submit"}`` on Shift+Enter or Ctrl+Enter,
+    after the typed value; the kernel sends that text as the Send button does."""
+    editor = kernel.find("Any", within=panel.comm_id, _dom_classes=has_class("atomic-editor"))
+    assert "Shift+Enter" in editor.state["placeholder"]
+    area = kernel.find("VBox", within=panel.comm_id, _dom_classes=has_class("atomic-panel-dialogs"))
+    before = len(area.children)
+    kernel.set_value(editor.comm_id, value="/ui-confirm")
+    kernel.send_custom(editor.comm_id, {"type": "other"})  # not a submit: nothing is sent
+    kernel.send_custom(editor.comm_id, {"type": "submit"})
+    dialog = dialog_in(kernel, panel.comm_id, "confirm")
+    kernel.wait_for(lambda: editor.state["value"] == "", what="the editor to clear after sending")
+    kernel.click(button(kernel, dialog, "Yes").comm_id)
+    wait_note(kernel, panel, "got confirm: true")
+    # One run was sent from the panel: the message that is not a submit sent nothing.
+    assert len(area.children) == before + 1
 
 
 def test_garbage_lines_are_counted_and_the_stream_goes_on(kernel, panel) -> None:

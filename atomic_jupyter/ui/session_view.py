@@ -24,6 +24,7 @@ from atomic_jupyter.session.observers import Listeners
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.ui.dialog_view import DialogView, retire_widgets
 from atomic_jupyter.ui.dispatch import UiDispatcher
+from atomic_jupyter.ui.prompt_editor import PromptEditor
 from atomic_jupyter.ui.text import TextLine, pre_block, pre_html
 from atomic_jupyter.ui.transcript_view import TranscriptView
 
@@ -93,15 +94,18 @@ class SessionView:
         self.above.add_class("atomic-widgets-above")
         self.below = w.VBox([])
         self.below.add_class("atomic-widgets-below")
-        self.editor = w.Textarea(
-            value="", placeholder="Message the agent…", rows=3, layout=w.Layout(width="100%")
+        self.editor = PromptEditor(
+            placeholder="Message the agent… (Shift+Enter sends)",
+            rows=3,
+            layout=w.Layout(width="100%"),
         )
         self.editor.add_class("atomic-editor")
         self.editor.observe(self._on_editor_change, names="value")
+        self.editor.submitted.add(self._send_editor)
         self.send = w.Button(
-            description="Send", button_style="primary", tooltip="Send to the agent"
+            description="Send", button_style="primary", tooltip="Send to the agent (Shift+Enter)"
         )
-        self.send.on_click(self._on_send)
+        self.send.on_click(lambda _button: self._send_editor())
         # What the panel shows itself (prompts sent from its editor, dialogs of no prompt): a
         # bounded area whose newest entry stays in view. Its children are newest first, laid
         # out from the bottom up, so the browser keeps the scroll at the newest without script.
@@ -389,7 +393,7 @@ class SessionView:
     def _on_editor_change(self, change: dict[str, Any]) -> None:
         self.session.set_editor_text(change["new"])
 
-    def _on_send(self, _button: w.Button) -> None:
+    def _send_editor(self) -> None:
         try:
             run = self.session.send_editor()
         except AtomicAgentError as exc:

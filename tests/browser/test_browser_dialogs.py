@@ -271,3 +271,42 @@ def test_fire_and_forget_fields_then_send_from_the_editor(nb: NotebookPage) -> N
     nb.screenshot(nb.cell("start"), "panel-send-dialog-after")
     assert nb.page_errors == [], nb.page_errors
     assert nb.js_dialogs == [], nb.js_dialogs
+
+
+def test_panel_editor_sends_on_shift_enter_and_ctrl_enter_and_enter_adds_a_line(
+    nb: NotebookPage,
+) -> None:
+    panel = panel_of(nb)
+    editor = panel.locator(".atomic-editor textarea")
+    expect(editor).to_have_attribute("placeholder", re.compile("Shift\\+Enter"))
+    commands_before = nb.page.evaluate("() => window.__jpCommands.length")
+    cells_before = nb.notebook.locator(".jp-Cell").count()
+
+    # Typing, Enter and letters that are notebook shortcuts in command mode ("a", "b", "dd",
+    # "x") all stay in the editor: Enter adds a line, no notebook command runs.
+    editor.fill("")
+    editor.click()
+    nb.page.keyboard.type("a b dd x")
+    nb.page.keyboard.press("Enter")
+    nb.page.keyboard.type("second line")
+    expect(editor).to_have_value("a b dd x\nsecond line")
+    nb.screenshot(nb.cell("start"), "panel-editor-two-lines")
+
+    for keys in ("Shift+Enter", "Control+Enter"):
+        editor.fill("/ui-confirm")
+        report = Reports(nb, reported("confirm", True))
+        outcomes = panel.locator(".atomic-dialog-outcome").count()
+        editor.press(keys)
+        expect(editor).to_have_value("")  # sent, then cleared
+        yes = panel.locator(".atomic-dialog.atomic-dialog-confirm").get_by_role(
+            "button", name="Yes"
+        )
+        expect(yes).to_be_visible()  # the one open dialog: answered ones have no buttons
+        yes.click()
+        report.expect_one_more()
+        expect(panel.locator(".atomic-dialog-outcome")).to_have_count(outcomes + 1)
+
+    ran = nb.page.evaluate("(n) => window.__jpCommands.slice(n)", commands_before)
+    assert not [c for c in ran if c.startswith("notebook:")], ran
+    expect(nb.notebook.locator(".jp-Cell")).to_have_count(cells_before)
+    assert nb.page_errors == [], nb.page_errors
