@@ -121,14 +121,15 @@ def test_list_show_remove_from_the_line_magic(kernel: BrowserLikeKernel) -> None
 def test_a_prototypes_output_becomes_its_record_when_the_session_stops(
     kernel: BrowserLikeKernel,
 ) -> None:
-    from tests.harness.kernel_widgets import WIDGET_VIEW, displayed
+    from tests.harness.kernel_widgets import WIDGET_VIEW, displayed, record_copy
 
     result = kernel.execute(f"%%atomic_extension recorded\n{gate('v9')}")
-    (output,) = [o for o in result.outputs if o["output_type"] == "display_data"]
-    assert WIDGET_VIEW in output["data"]  # live while the session runs
-    assert output["data"]["text/plain"].startswith("extension recorded v1 loaded: /gate")
+    (output,) = [o for o in result.outputs if WIDGET_VIEW in o.get("data", {})]
+    copy = record_copy(result.outputs)  # live while the session runs, its record beside it
+    assert copy["data"]["text/plain"].startswith("extension recorded v1 loaded: /gate")
     kernel.execute("%atomic_agent stop")
     try:
+        assert displayed(kernel, copy) == {}
         final = displayed(kernel, output)
         assert WIDGET_VIEW not in final
         assert final["text/plain"] == "extension recorded v1 loaded: /gate\ncommands: /gate"

@@ -11,7 +11,14 @@ from pathlib import Path
 import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
-from tests.harness.kernel_widgets import WIDGET_VIEW, answer_html, answers, displayed
+from tests.harness.kernel_widgets import (
+    WIDGET_VIEW,
+    answer_html,
+    answers,
+    displayed,
+    is_record_copy,
+    record_copy,
+)
 from tests.harness.support import CURRENT_LINE, EXTENSIONS, LONG_ANSWER, LONG_MARKDOWN
 from tests.harness.widget_text import has_class, text, visible_text
 
@@ -184,10 +191,22 @@ def test_wait_stops_early_for_a_dialog_then_finishes_after_the_click(
     (notice,) = [
         o
         for o in result.outputs
-        if o["output_type"] == "display_data" and WIDGET_VIEW not in o["data"]
+        if o["output_type"] == "display_data"
+        and WIDGET_VIEW not in o["data"]
+        and not is_record_copy(o)
     ]
     said = notice["data"]["text/plain"]
     assert "dialog needs your answer" in said and "Run a dangerous command?" in said
+    # The run's record copy is kept current: a notebook saved now holds the waiting dialog.
+    copy = record_copy(result.outputs)
+    waiting = kernel.wait_for(
+        lambda: (lambda d: d if "waiting for an answer" in d.get("text/plain", "") else None)(
+            displayed(kernel, copy)
+        ),
+        what="the record copy to show the waiting dialog",
+    )
+    assert "> run the dangerous command" in waiting["text/plain"]
+    assert "Run a dangerous command?" in visible_text(waiting["text/html"])
     (transcript_id,) = result.widget_ids
     dialog = kernel.wait_for(
         lambda: next(
@@ -217,6 +236,7 @@ def test_wait_stops_early_for_a_dialog_then_finishes_after_the_click(
         what="the run's output to become its record",
     )
     record = visible_text(final["text/html"])
+    assert displayed(kernel, copy) == {}  # the copy is emptied: one record per output
     assert "> run the dangerous command" in record
     assert "dangerous-but-fine" in record and "Run a dangerous command? → Yes (clicked)" in record
     card = kernel.find("VBox", within=transcript_id, _dom_classes=has_class("atomic-tool"))

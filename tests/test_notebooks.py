@@ -159,6 +159,8 @@ def test_every_agent_output_is_saved_with_its_record(saved: Path) -> None:
     # No widget repr, no stale "needs your answer", no local paths in what was saved.
     text = saved.read_text(encoding="utf-8")
     assert "VBox(children" not in text and "HTML(value" not in text
+    assert "atomic-record-copy" not in text  # every copy emptied: one record per output
+    nbformat.validate(nb)
     assert "needs your answer" not in text
     assert str(ROOT) not in text
 
@@ -207,3 +209,86 @@ def test_a_github_style_sanitiser_keeps_the_conversation_readable(saved: Path) -
         shown = visible(cleaner.clean(record))
         for text in expected:
             assert text in shown, (prompt, text)
+
+
+# --------------------------------------------------------------------------- saved mid-run
+
+#: A notebook saved while a run waits for its dialog (as JupyterLab's autosave may), then
+#: closed: the kernel and the agent end with the run still going.
+MID_RUN = [
+    "%load_ext atomic_jupyter\n%atomic_agent start --demo",
+    "%%atomic_agent --wait\nhello! who are you?",
+    "%%atomic_agent\n/demo-confirm",
+    "import atomic_jupyter as aj\n"
+    "from atomic_jupyter.notebook.presentation import presentation_of\n"
+    "session = aj.session()\n"
+    "session.wait(timeout=60)  # stops at the dialog\n"
+    "presentation_of(session).refresh_records()  # what the throttled refresh does meanwhile",
+]
+
+
+@pytest.fixture(scope="module")
+def saved_mid_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    work = tmp_path_factory.mktemp("mid-run")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in MID_RUN])
+    NotebookClient(
+        nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(work)}}
+    ).execute()
+    nb.metadata.pop("widgets", None)  # saved as JupyterLab saves by default
+    path = work / "mid-run.ipynb"
+    nbformat.write(nb, path)
+    return path
+
+
+def test_a_notebook_saved_while_a_run_waits_holds_the_record_so_far(saved_mid_run: Path) -> None:
+    from atomic_jupyter.notebook.presentation import LIVE_PLAIN
+
+    nb = nbformat.read(saved_mid_run, as_version=4)
+    nbformat.validate(nb)
+    hello, waiting = nb.cells[1].outputs, nb.cells[2].outputs
+    # The finished run: its record alone, and its copy emptied.
+    assert [o["data"] for o in hello if "text/html" not in o["data"]] == [{}]
+    (final,) = [o for o in hello if "text/html" in o["data"]]
+    assert "Hello from the offline demo model" in visible(final["data"]["text/html"])
+    assert WIDGET_VIEW not in final["data"]
+    # The run still waiting: its live view (which says where its record is) and the copy of
+    # its record as it was when saved, with the dialog waiting.
+    (live,) = [o for o in waiting if WIDGET_VIEW in o["data"]]
+    assert live["data"]["text/plain"] == LIVE_PLAIN and "text/html" not in live["data"]
+    (copy,) = [o for o in waiting if "atomic-record-copy" in o["data"].get("text/html", "")]
+    shown = visible(copy["data"]["text/html"])
+    for text in ("> /demo-confirm", "Do you like this demo?", "waiting for an answer"):
+        assert text in shown and text in copy["data"]["text/plain"], (text, shown)
+    # A sanitiser that drops styles (GitHub's, an untrusted notebook's) drops the style's rules
+    # with it: the copy reads as the record.
+    import nh3
+
+    cleaner = nh3.Cleaner(tags=GITHUB_TAGS, attributes={"a": {"href"}}, link_rel=None)
+    cleaned = visible(cleaner.clean(copy["data"]["text/html"]))
+    assert cleaned.startswith("> /demo-confirm") and "waiting for an answer" in cleaned
+    # The copy's parts are not the live view's (a page finds the live view's classes once).
+    assert 'class="atomic-dialog' not in copy["data"]["text/html"]
+    assert 'class="atomic-copy-dialog' in copy["data"]["text/html"]
+    # The panel, live too, with its copy.
+    (panel,) = [
+        o for o in nb.cells[0].outputs if "atomic-record-copy" in o["data"].get("text/html", "")
+    ]
+    assert "agent session 'default' · idle" in panel["data"]["text/plain"]
+
+
+@pytest.mark.parametrize("to", ["html", "markdown"])
+def test_nbconvert_of_a_notebook_saved_mid_run_shows_each_record_once(
+    saved_mid_run: Path, to: str
+) -> None:
+    out = saved_mid_run.with_suffix(".html" if to == "html" else ".md")
+    subprocess.run(
+        [sys.executable, "-m", "nbconvert", "--to", to, str(saved_mid_run), "--output", out.name],
+        check=True,
+        capture_output=True,
+    )
+    converted = out.read_text(encoding="utf-8")
+    shown = visible(converted)
+    assert shown.count("> /demo-confirm") == 1, shown
+    assert shown.count("waiting for an answer") == 1
+    assert shown.count("> hello! who are you?") == 1
+    assert "VBox(children" not in converted

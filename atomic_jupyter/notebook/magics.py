@@ -321,7 +321,7 @@ class AtomicAgentMagics(Magics):
             live = LiveOutput()
             # The live output, then in its place what is left of it: the result, or nothing
             # (the output so far is printed, or kept in the command's area for later).
-            shown = LiveDisplay(live.widget, lambda: text_record(""))
+            shown = LiveDisplay(live.widget, lambda: text_record(""), copy=False)
             shown.show()
             try:
                 run = session.bash(text, on_output=live.append, display=False, shown=True)

@@ -2,24 +2,33 @@
 and IPython's display. The session creates one when it is first shown (see
 :mod:`atomic_jupyter.session.plugins`).
 
-Every output is a :class:`LiveDisplay`: the live widget, with its static record
-(:mod:`atomic_jupyter.ui.record`) as ``text/html`` and ``text/plain`` beside it for viewers
-without the widget (nbconvert, nbviewer, GitHub). Once the output is final (a run over with
-no dialog left open, the panel of a stopped session), the display is updated to the record
-alone, so that a notebook saved and reopened without its kernel shows the conversation
-rather than "Error displaying widget: model not found". The record is not refreshed while
-the widget is live: updating a display re-creates the widget's view in JupyterLab, which
-would take the focus from a dialog's text box as it is typed in.
+Every output is a :class:`LiveDisplay`: the live widget, and beside it, in an output of its
+own, a copy of its static record (:mod:`atomic_jupyter.ui.record`) as ``text/html`` and
+``text/plain`` for viewers without the widget (a notebook reopened without its kernel,
+nbconvert, nbviewer, GitHub). The copy is kept current while the widget is live (throttled),
+and hidden on the page meanwhile; the widget's own output cannot be: updating it re-creates
+the widget's view in JupyterLab, which would take the focus from a dialog's text box as it
+is typed in. Once the output is final (a run over with no dialog left open, the panel of a
+stopped session), the widget's output is updated to the record alone and the copy is
+emptied, so the saved notebook holds one record per output.
 """
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from atomic_jupyter.ui.record import Record, dialog_notice, panel_record, run_record
+from atomic_jupyter.ui.record import (
+    Record,
+    dialog_notice,
+    live_class,
+    live_copy,
+    panel_record,
+    run_record,
+)
 from atomic_jupyter.ui.session_view import SessionView
 
 if TYPE_CHECKING:
@@ -54,22 +63,40 @@ def display(obj: Any) -> None:
         ipython_display(obj)
 
 
+#: What the live widget's output says in a viewer that shows no widget (its record follows).
+LIVE_PLAIN = "(the live view; its record, as it was when the notebook was saved, follows)"
+
+#: Seconds between two refreshes of the record copies, at least; and at most this share of
+#: the kernel's time goes to them (the interval grows with what a refresh costs).
+RECORD_INTERVAL = 2.0
+RECORD_SHARE = 0.04
+
+
 class LiveDisplay:
-    """One output: a live widget with its record beside it, then (:meth:`finish`) the record
-    alone.
+    """One output: a live widget with a copy of its record beside it, kept current
+    (:meth:`refresh`); then (:meth:`finish`) the record alone.
 
     Parameters
     ----------
     widget:
-        The live widget.
+        The live widget (or an object of no widget view: a notice, shown by its record).
     record:
         Makes the output's record as it is now.
+    copy:
+        Whether to keep a record copy beside the widget; without one, the record is in the
+        widget's own bundle until :meth:`finish` (for an output that lives only while its cell
+        runs, such as ``%atomic_agent bash``).
     """
 
-    def __init__(self, widget: Any, record: Callable[[], Record]) -> None:
+    def __init__(self, widget: Any, record: Callable[[], Record], copy: bool = True) -> None:
         self.widget = widget
         self.record = record
-        self.display_id = f"atomic-{uuid.uuid4().hex}"
+        self.keeps_copy = copy
+        key = uuid.uuid4().hex
+        self.key = key
+        self.display_id = f"atomic-{key}"
+        self.copy_id = f"atomic-{key}-record"
+        self._copy: dict[str, str] | None = None  # the copy's bundle last sent (None: no copy)
         self._final: dict[str, str] | None = None  # the record it was replaced by
 
     @property
@@ -77,26 +104,53 @@ class LiveDisplay:
         """Whether the display was replaced by its record."""
         return self._final is not None
 
+    @property
+    def live(self) -> bool:
+        """Whether a live widget is shown, with a record copy beside it."""
+        return self._copy is not None and self._final is None
+
     def show(self) -> None:
-        """Display the widget and its record in the current cell (nothing outside IPython)."""
+        """Display the widget and its record copy in the current cell (nothing outside
+        IPython); an object of no widget view is displayed as its record, and a display of
+        no copy with its record in the widget's bundle."""
         if not in_ipython():
             return
         from IPython.display import display as ipython_display
 
         data = dict(self.widget._repr_mimebundle_())
-        data.update(self.record().bundle())
+        if not self.keeps_copy or "application/vnd.jupyter.widget-view+json" not in data:
+            data.update(self.record().bundle())
+            ipython_display(data, raw=True, display_id=self.display_id)
+            return
+        self.widget.add_class(live_class(self.key))
+        data["text/plain"] = LIVE_PLAIN
         ipython_display(data, raw=True, display_id=self.display_id)
+        self._copy = live_copy(self.record(), self.key)
+        ipython_display(self._copy, raw=True, display_id=self.copy_id)
+
+    def refresh(self) -> None:
+        """Bring the record copy up to date (sent only when it changed)."""
+        if not self.live or not in_ipython():
+            return
+        copy = live_copy(self.record(), self.key)
+        if copy != self._copy:
+            from IPython.display import update_display
+
+            self._copy = copy
+            update_display(copy, raw=True, display_id=self.copy_id)
 
     def finish(self, again: bool = False) -> None:
-        """Replace the widget by its record where it is shown (once; ``again``: send it again,
-        for a client that may have missed it, such as nbclient, which reads only the outputs
-        of the cell it runs)."""
+        """Replace the widget by its record where it is shown, and empty the copy (once;
+        ``again``: send it again, for a client that may have missed it, such as nbclient,
+        which reads only the outputs of the cell it runs)."""
         if (self._final is not None and not again) or not in_ipython():
             return
         if self._final is None:  # made once: sent again as it was
             self._final = self.record().bundle()
         from IPython.display import update_display
 
+        if self._copy is not None:  # first, so the page never shows the record twice
+            update_display({}, raw=True, display_id=self.copy_id)
         update_display(self._final, raw=True, display_id=self.display_id)
 
 
@@ -112,15 +166,23 @@ class NotebookPresentation:
         self._notices: list[LiveDisplay] = []
         self._others: list[LiveDisplay] = []
         self._awaited: set[int] = set()  # runs whose open dialogs are observed (see _run_final)
-        self._subscription: Subscription | None = None
+        self._subscriptions: list[Subscription] = []
+        self._record_interval = RECORD_INTERVAL
 
     @property
     def view(self) -> SessionView:
         """The session's view (made on first use, on the main thread)."""
         if self._view is None:
-            self._view = SessionView(self._session)
+            session = self._session
+            self._view = SessionView(session)
             self._view.runs_final.add(self._run_final)
-            self._subscription = self._session.extension_ui.changed.add(self._part_changed)
+            self._subscriptions = [
+                session.extension_ui.changed.add(self._part_changed),
+                session.tracker.changed.add(self._records_changed),
+                session.dialog_registry.added.add(self._dialog_added),
+                session.dialog_registry.ticked.add(self._records_changed),
+                session.policy_changes.add(self._records_changed),
+            ]
         return self._view
 
     @property
@@ -201,6 +263,35 @@ class NotebookPresentation:
     def _part_changed(self, part: str) -> None:
         if part == "state" and self._session.state == "stopped":
             self.view.dispatcher.call(partial(self.finish_displays, False), key="finish-displays")
+        else:
+            self._records_changed()
+
+    def _dialog_added(self, dialog: Dialog) -> None:
+        dialog.observe(self._records_changed)  # its settling changes the records too
+        self._records_changed()
+
+    def _records_changed(self, *_what: Any) -> None:
+        """Something shown changed: the record copies are brought up to date, throttled (in a
+        kernel: elsewhere there is no page to save)."""
+        dispatcher = self.view.dispatcher
+        if not dispatcher.has_loop:
+            return
+        dispatcher.call_throttled(
+            self.refresh_records, key="record-copies", interval=self._record_interval
+        )
+
+    def refresh_records(self) -> None:
+        """Bring every live output's record copy up to date; the next refresh waits longer
+        when this one was costly (at most :data:`RECORD_SHARE` of the kernel's time)."""
+        started = time.perf_counter()
+        for shown in self._live_displays():
+            shown.refresh()
+        took = time.perf_counter() - started
+        self._record_interval = max(RECORD_INTERVAL, took / RECORD_SHARE)
+
+    def _live_displays(self) -> list[LiveDisplay]:
+        every = [*self._runs.values(), *self._panels, *self._others]
+        return [shown for shown in every if shown.live]
 
     def pump(self) -> None:
         """Do the view work that is due (a blocking wait calls this on the main thread)."""
@@ -211,8 +302,9 @@ class NotebookPresentation:
         """Stop observing the session."""
         if self._view is not None:
             self._view.close()
-        if self._subscription is not None:
-            self._subscription.remove()
+        for subscription in self._subscriptions:
+            subscription.remove()
+        self._subscriptions = []
 
 
 def show_panel(session: AgentSession) -> None:

@@ -18,6 +18,7 @@ sanitising tool renderers of :mod:`~atomic_jupyter.ui.tool_cards`.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -46,6 +47,8 @@ __all__ = [
     "dialog_notice",
     "dialog_record",
     "footer_text",
+    "live_class",
+    "live_copy",
     "panel_record",
     "run_record",
     "run_state",
@@ -103,6 +106,55 @@ def text_record(text: str, kind: str = "text") -> Record:
     if not text:
         return Record("", "")
     return Record(_root(kind, [_line(text, "atomic-record-line")]), strip_ansi(text))
+
+
+# --------------------------------------------------------------------------- the copy
+
+
+def live_class(key: str) -> str:
+    """The class a live widget carries while its output is shown (see :func:`live_copy`)."""
+    return f"atomic-live-{key}"
+
+
+#: A ``class`` attribute in a tag. Text never holds a raw ``<`` (it is escaped), and the
+#: sanitiser writes attribute values in double quotes with ``"`` escaped, so every match is
+#: a real tag's class attribute, never agent text.
+_CLASS_ATTRIBUTE = re.compile(r'(<[a-zA-Z][^<>]*?\sclass=")([^"]*)"')
+
+
+def _copy_classes(match: re.Match[str]) -> str:
+    names = " ".join(
+        "atomic-copy-" + name[len("atomic-") :] if name.startswith("atomic-") else name
+        for name in match.group(2).split()
+    )
+    return f'{match.group(1)}{names}"'
+
+
+def live_copy(record: Record, key: str) -> dict[str, str]:
+    """The bundle of an output's record copy: the record as it is now, in an output of its
+    own next to the live widget, kept current while the widget is live (a display update of
+    the widget's own output would rebuild its view in JupyterLab).
+
+    A notebook saved at any moment so holds the conversation so far. Its ``<style>`` hides
+    the copy while the widget carrying :func:`live_class` of ``key`` is on the page, and
+    hides the widget's output when it is not (a notebook reopened without its kernel shows
+    "Error displaying widget" there). JupyterLab keeps the style only in a trusted notebook:
+    an untrusted one shows the error line and the copy. Viewers that show no widget
+    (nbconvert, GitHub) show the copy. Its class names are the record's with ``atomic-copy-``
+    for ``atomic-``, so a page (or a test) never takes the hidden copy for the live view.
+    """
+    live, copy = live_class(key), f"atomic-record-copy-{key}"
+    style = (
+        f"<style>body:has(.{live}) .{copy},"
+        f"body:has(.{live}) .jp-OutputArea-child:has(.{copy}){{display:none}}"
+        f".jp-OutputArea-child:has(+ .jp-OutputArea-child .{copy}):not(:has(.{live}))"
+        "{display:none}</style>"
+    )
+    html = _CLASS_ATTRIBUTE.sub(_copy_classes, record.html)
+    return {
+        "text/html": f'{style}<div class="atomic-record-copy {copy}">{html}</div>',
+        "text/plain": record.plain,
+    }
 
 
 # --------------------------------------------------------------------------- runs

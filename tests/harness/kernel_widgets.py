@@ -13,6 +13,8 @@ __all__ = [
     "answers",
     "dialog_in",
     "displayed",
+    "is_record_copy",
+    "record_copy",
     "notes",
     "outcome_of",
 ]
@@ -35,6 +37,17 @@ def displayed(kernel: BrowserLikeKernel, output: dict) -> dict:
         ):
             data = record.data
     return data
+
+
+def is_record_copy(output: dict) -> bool:
+    """Whether a cell's output is the record copy kept beside a live widget (as first shown)."""
+    return "atomic-record-copy" in output.get("data", {}).get("text/html", "")
+
+
+def record_copy(outputs: list[dict]) -> dict:
+    """The one record copy among a cell's ``outputs``."""
+    (copy,) = [o for o in outputs if o["output_type"] == "display_data" and is_record_copy(o)]
+    return copy
 
 
 def answers(kernel: BrowserLikeKernel, within: str) -> list[WidgetRef]:
