@@ -11,7 +11,11 @@
    stand-in writes all of the answer but its last 8 KB at once, then paces the rest (about
    200 characters every 40 ms, ``paced PATH N_FAST GAP_MS PID``); for the paced part only,
    the kernel's time per ``TranscriptView.render`` (wrapped in the kernel) and the bytes of
-   the comm messages for widgets of that run's transcript, per render.
+   the comm messages for widgets of that run's transcript, per render. Then, with a paced
+   tail long enough for several refreshes (``copy_tail_chars``), what keeping the run's
+   record copy current costs over the paced part (issue 14): the kernel's time in
+   ``NotebookPresentation.refresh_records`` (wrapped too) as a share of the paced part, and
+   the bytes of the copy's display updates per second.
 8. **One huge line** (50 MB; 10 MB with ``--quick``), in this process: tracemalloc peak
    while a session that was never started takes it in 64 KiB chunks (as the reader thread
    does), and what it still holds after ``gc.collect()``, against ``json.loads`` of the line.
@@ -23,6 +27,7 @@ machine). Nothing here asserts a speed; each figure checks that what it measured
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import tempfile
@@ -332,6 +337,22 @@ if not getattr(_btv.TranscriptView.render, "_bench_probe", False):
 
     _bench_render._bench_probe = True
     _btv.TranscriptView.render = _bench_render
+
+from atomic_jupyter.notebook import presentation as _bpr
+_bench_copies = []
+if not getattr(_bpr.NotebookPresentation.refresh_records, "_bench_probe", False):
+    _bench_original_refresh = _bpr.NotebookPresentation.refresh_records
+
+    @_bft.wraps(_bench_original_refresh)
+    def _bench_refresh(self, *args, **kwargs):
+        start, cpu = _btime.monotonic(), _btime.thread_time()
+        try:
+            return _bench_original_refresh(self, *args, **kwargs)
+        finally:
+            _bench_copies.append((start, _btime.thread_time() - cpu))
+
+    _bench_refresh._bench_probe = True
+    _bpr.NotebookPresentation.refresh_records = _bench_refresh
 """
 
 
@@ -403,7 +424,7 @@ def _size_label(size: int) -> str:
 def paced_run(r: Rig, path: Path, n_fast: int, gap_ms: int, answer: str) -> dict[str, Any]:
     """One prompt of the stand-in's ``paced`` scenario; what the paced part cost."""
     k = r.k
-    k.execute("_bench_renders.clear()")
+    k.execute("_bench_renders.clear(); _bench_copies.clear()")
     n0 = len(k.messages)
     transcript = r.prompt(f"paced {path} {n_fast} {gap_ms} {r.pid}")
     r.wait_done(transcript, timeout=300)
@@ -413,6 +434,15 @@ def paced_run(r: Rig, path: Path, n_fast: int, gap_ms: int, answer: str) -> dict
     renders = json.loads(k.execute("import json as _bj; print(_bj.dumps(_bench_renders))").stdout)
     paced = [x for x in renders if x[0] >= record["t_paced"]]
     assert paced, "no render during the paced part"
+    copies = json.loads(k.execute("print(_bj.dumps(_bench_copies))").stdout)
+    paced_copies = [x for x in copies if record["t_paced"] <= x[0] <= record["t_paced_end"]]
+    copy_updates = [
+        m
+        for m in k.messages[n0:]
+        if m["header"]["msg_type"] == "update_display_data"
+        and str((m["content"].get("transient") or {}).get("display_id", "")).endswith("-record")
+        and _wall(m) >= record["wall_paced"]
+    ]
     # The frontend shows the whole answer, as a whole-document rendering of it reads.
     from atomic_jupyter.ui.markdown import render_markdown
 
@@ -457,6 +487,9 @@ def paced_run(r: Rig, path: Path, n_fast: int, gap_ms: int, answer: str) -> dict
         "opens": sum(1 for m in sent if m["header"]["msg_type"] == "comm_open"),
         "paced_lines": record["paced_lines"],
         "paced_s": record["t_paced_end"] - record["t_paced"],
+        "copy_refreshes": len(paced_copies),
+        "copy_cpu_s": sum(x[1] for x in paced_copies),
+        "copy_bytes": sum(_message_bytes(m) for m in copy_updates),
     }
     if record.get("kernel_main_cpu") is not None:
         out["proc_main_cpu_per_render_s"] = (main_after - record["kernel_main_cpu"]) / n
@@ -532,6 +565,42 @@ def streaming_updates(cfg: Config, results: Results, workdir: Path) -> None:
             f"{fmt_s(s['main'])}, whole kernel {fmt_s(s['proc'])} per render; "
             f"{s['messages']:.1f} comm messages per render, {s['opens']:.0f} widgets opened; "
             f"showing the fast part took {s['burst']:.0f} comm messages",
+        )
+    record_copies(cfg, results, workdir)
+
+
+def record_copies(cfg: Config, results: Results, workdir: Path) -> None:
+    """Figure 7, continued: what keeping a live run's record copy current costs, as its
+    answer grows (one run per size, its paced tail ``copy_tail_chars`` long)."""
+    long_tail = dataclasses.replace(cfg, paced_tail_chars=cfg.copy_tail_chars)
+    runs: dict[int, dict[str, Any]] = {}
+    with rig(workdir, "costs-copies") as r:
+        r.k.execute(RENDER_PROBE_CELL)
+        for size in cfg.paced_sizes:
+            stream = build_stream(paced_stream_spec(long_tail, size))
+            path = workdir / f"copies-{size}.jsonl"
+            path.write_bytes(stream.data)
+            runs[size] = paced_run(r, path, stream.marks["tail"], cfg.paced_gap_ms, stream.answer)
+    results.facts["costs_record_copies"] = runs
+    smallest = min(cfg.paced_sizes)
+
+    def share(x: dict[str, Any]) -> float:
+        return float(x["copy_cpu_s"] / x["paced_s"])
+
+    small = runs[smallest]
+    for size in cfg.paced_sizes:
+        x = runs[size]
+        results.add(
+            UPDATES,
+            f"keeping a live {_size_label(size)} answer's record copy current: share of kernel "
+            "time · bytes per second",
+            f"{100 * share(x):.1f}% · {x['copy_bytes'] / x['paced_s'] / 1024:.0f} KB/s",
+            f"{_size_label(smallest)} answer: {100 * share(small):.1f}% · "
+            f"{small['copy_bytes'] / small['paced_s'] / 1024:.0f} KB/s",
+            f"{share(x) / max(share(small), 1e-9):.1f}× share",
+            f"{x['copy_refreshes']} refreshes in a paced part of {x['paced_s']:.1f} s (at "
+            "least 2 s apart; farther when one costs more than 4% of the time between or "
+            "sends more than 64 KB a second of it)",
         )
 
 

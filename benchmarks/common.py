@@ -49,6 +49,9 @@ class Config:
     paced_tail_chars: int = 8 << 10
     paced_delta_chars: int = 200
     paced_gap_ms: int = 40
+    #: costs: the paced tail of the record-copy figure, long enough for several refreshes
+    #: (at least 2 s apart): 64 KB in 200-character deltas every 40 ms lasts about 13 s.
+    copy_tail_chars: int = 64 << 10
     #: costs: the size of the one huge line of the memory figure, and its repetitions.
     big_line_bytes: int = 50_000_000
     big_line_reps: int = 3
@@ -75,6 +78,7 @@ class Config:
                 click_batches=2,
                 click_batch=3,
                 paced_reps=1,
+                copy_tail_chars=24 << 10,
                 big_line_bytes=10_000_000,
                 big_line_reps=2,
             )

@@ -13,7 +13,15 @@ from atomic_jupyter.protocol.messages import AgentEvent, parse_message
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.transcript import Usage
-from atomic_jupyter.ui.record import dialog_notice, dialog_record, footer_text, run_record
+from atomic_jupyter.ui.record import (
+    Record,
+    dialog_notice,
+    dialog_record,
+    footer_text,
+    live_class,
+    live_copy,
+    run_record,
+)
 
 PAYLOADS = [
     "<script>window.__pwned='record'</script>",
@@ -142,6 +150,72 @@ def test_the_record_carries_the_live_views_class_names() -> None:
         "atomic-footer",
     ):
         assert cls in html, cls
+
+
+class Classes(HTMLParser):
+    """Every class name in an HTML fragment, and its text."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.classes: list[str] = []
+        self.text: list[str] = []
+        self.style = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.style = tag == "style"
+        self.classes.extend(n for name, v in attrs if name == "class" for n in (v or "").split())
+
+    def handle_endtag(self, tag: str) -> None:
+        self.style = False
+
+    def handle_data(self, data: str) -> None:
+        if not self.style:
+            self.text.append(data)
+
+
+def parsed(html: str) -> Classes:
+    parser = Classes()
+    parser.feed(html)
+    return parser
+
+
+def test_a_record_copy_renames_its_classes_and_never_its_text() -> None:
+    run = PromptRun("r2", 'why <div class="atomic-run">?')
+    apply(run, "agent_start")
+    apply(run, "message_start", message={"role": "assistant", "content": []})
+    said = 'Use `<div class="atomic-run">` and class="atomic-x" (_not_ <b class="atomic-y">)'
+    apply(
+        run,
+        "message_end",
+        message={"role": "assistant", "content": [{"type": "text", "text": said}]},
+    )
+    record = run_record(run)
+    copy = live_copy(record, "k1")
+    assert copy["text/plain"] == record.plain
+    original, copied = parsed(record.html), parsed(copy["text/html"])
+    # The same text, word for word (the agent's class="atomic-..." too); only the classes
+    # differ: each atomic- class of the record is an atomic-copy- class of the copy.
+    assert "".join(copied.text) == "".join(original.text)
+    assert 'class="atomic-x"' in "".join(copied.text)
+    renamed = [
+        "atomic-copy-" + c.removeprefix("atomic-") if c.startswith("atomic-") else c
+        for c in original.classes
+    ]
+    assert copied.classes == ["atomic-record-copy", "atomic-record-copy-k1", *renamed]
+    assert not any(c.startswith("atomic-") and "copy" not in c for c in copied.classes)
+    # Its style names this output's live widget and this copy only.
+    style = copy["text/html"][: copy["text/html"].index("</style>")]
+    assert f".{live_class('k1')}" in style and ".atomic-record-copy-k1" in style
+    assert set(re.findall(r"\.([\w-]+)", style)) == {
+        live_class("k1"),
+        "atomic-record-copy-k1",
+        "jp-OutputArea-child",
+    }
+
+
+def test_a_record_copy_of_a_fragment_with_attributes_before_the_class() -> None:
+    copy = live_copy(Record('<a href="https://x.test/" class="atomic-link">a</a>', "a"), "k2")
+    assert '<a href="https://x.test/" class="atomic-copy-link">a</a>' in copy["text/html"]
 
 
 def test_long_tool_output_is_trimmed_in_plain_text_with_its_length() -> None:

@@ -66,10 +66,12 @@ def display(obj: Any) -> None:
 #: What the live widget's output says in a viewer that shows no widget (its record follows).
 LIVE_PLAIN = "(the live view; its record, as it was when the notebook was saved, follows)"
 
-#: Seconds between two refreshes of the record copies, at least; and at most this share of
-#: the kernel's time goes to them (the interval grows with what a refresh costs).
+#: Seconds between two refreshes of the record copies, at least; at most this share of the
+#: kernel's time goes to them, and at most this many bytes a second on average (the interval
+#: grows with what a refresh costs and sends: a 512 KB answer's record weighs megabytes).
 RECORD_INTERVAL = 2.0
 RECORD_SHARE = 0.04
+RECORD_BYTES_PER_S = 64 * 1024
 
 
 class LiveDisplay:
@@ -128,16 +130,19 @@ class LiveDisplay:
         self._copy = live_copy(self.record(), self.key)
         ipython_display(self._copy, raw=True, display_id=self.copy_id)
 
-    def refresh(self) -> None:
-        """Bring the record copy up to date (sent only when it changed)."""
+    def refresh(self) -> int:
+        """Bring the record copy up to date (sent only when it changed); return the
+        characters sent."""
         if not self.live or not in_ipython():
-            return
+            return 0
         copy = live_copy(self.record(), self.key)
-        if copy != self._copy:
-            from IPython.display import update_display
+        if copy == self._copy:
+            return 0
+        from IPython.display import update_display
 
-            self._copy = copy
-            update_display(copy, raw=True, display_id=self.copy_id)
+        self._copy = copy
+        update_display(copy, raw=True, display_id=self.copy_id)
+        return sum(len(value) for value in copy.values())
 
     def finish(self, again: bool = False) -> None:
         """Replace the widget by its record where it is shown, and empty the copy (once;
@@ -282,12 +287,12 @@ class NotebookPresentation:
 
     def refresh_records(self) -> None:
         """Bring every live output's record copy up to date; the next refresh waits longer
-        when this one was costly (at most :data:`RECORD_SHARE` of the kernel's time)."""
+        when this one was costly (at most :data:`RECORD_SHARE` of the kernel's time and
+        :data:`RECORD_BYTES_PER_S` on average)."""
         started = time.perf_counter()
-        for shown in self._live_displays():
-            shown.refresh()
+        sent = sum(shown.refresh() for shown in self._live_displays())
         took = time.perf_counter() - started
-        self._record_interval = max(RECORD_INTERVAL, took / RECORD_SHARE)
+        self._record_interval = max(RECORD_INTERVAL, took / RECORD_SHARE, sent / RECORD_BYTES_PER_S)
 
     def _live_displays(self) -> list[LiveDisplay]:
         every = [*self._runs.values(), *self._panels, *self._others]

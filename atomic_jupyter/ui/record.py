@@ -18,7 +18,6 @@ sanitising tool renderers of :mod:`~atomic_jupyter.ui.tool_cards`.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -116,18 +115,31 @@ def live_class(key: str) -> str:
     return f"atomic-live-{key}"
 
 
-#: A ``class`` attribute in a tag. Text never holds a raw ``<`` (it is escaped), and the
-#: sanitiser writes attribute values in double quotes with ``"`` escaped, so every match is
-#: a real tag's class attribute, never agent text.
-_CLASS_ATTRIBUTE = re.compile(r'(<[a-zA-Z][^<>]*?\sclass=")([^"]*)"')
+def _copy_classes(html: str) -> str:
+    """``html`` with each ``atomic-`` class of its tags renamed ``atomic-copy-``.
 
-
-def _copy_classes(match: re.Match[str]) -> str:
-    names = " ".join(
-        "atomic-copy-" + name[len("atomic-") :] if name.startswith("atomic-") else name
-        for name in match.group(2).split()
-    )
-    return f'{match.group(1)}{names}"'
+    Only real tags are touched: text never holds a raw ``<`` or ``>`` (the sanitiser escapes
+    them), and attribute values are written in double quotes with ``"`` escaped, so a
+    ``class="`` whose nearest ``<`` or ``>`` before it is a ``<`` is in a tag.
+    """
+    out: list[str] = []
+    done = 0
+    at = html.find(' class="')
+    while at >= 0:
+        start = at + len(' class="')
+        end = html.find('"', start)
+        if end < 0:
+            break
+        if html.rfind("<", 0, at) > html.rfind(">", 0, at):
+            names = " ".join(
+                "atomic-copy-" + name[len("atomic-") :] if name.startswith("atomic-") else name
+                for name in html[start:end].split()
+            )
+            out += [html[done:start], names]
+            done = end
+        at = html.find(' class="', end)
+    out.append(html[done:])
+    return "".join(out)
 
 
 def live_copy(record: Record, key: str) -> dict[str, str]:
@@ -150,7 +162,7 @@ def live_copy(record: Record, key: str) -> dict[str, str]:
         f".jp-OutputArea-child:has(+ .jp-OutputArea-child .{copy}):not(:has(.{live}))"
         "{display:none}</style>"
     )
-    html = _CLASS_ATTRIBUTE.sub(_copy_classes, record.html)
+    html = _copy_classes(record.html)
     return {
         "text/html": f'{style}<div class="atomic-record-copy {copy}">{html}</div>',
         "text/plain": record.plain,

@@ -291,6 +291,15 @@ def test_panel_editor_sends_on_shift_enter_and_ctrl_enter_and_enter_adds_a_line(
     nb.page.keyboard.type("second line")
     expect(editor).to_have_value("a b dd x\nsecond line")
     nb.screenshot(nb.cell("start"), "panel-editor-two-lines")
+    # It follows the theme, as ipywidgets' own text areas do.
+    assert nb.set_theme("JupyterLab Dark")["light"] is False
+    try:
+        nb.screenshot(nb.cell("start"), "panel-editor-two-lines-dark")
+        background = editor.evaluate("(e) => getComputedStyle(e).backgroundColor")
+        channels = [int(c) for c in re.findall(r"\d+", background)[:3]]
+        assert sum(channels) / 3 < 100, background
+    finally:
+        assert nb.set_theme("JupyterLab Light")["light"] is True
 
     for keys in ("Shift+Enter", "Control+Enter"):
         editor.fill("/ui-confirm")
