@@ -165,15 +165,20 @@ def test_every_agent_output_is_saved_with_its_record(saved: Path) -> None:
     assert str(ROOT) not in text
 
 
-@pytest.mark.parametrize("to", ["html", "markdown"])
-def test_nbconvert_shows_the_conversation_and_no_widget_repr(saved: Path, to: str) -> None:
-    out = saved.with_suffix(".html" if to == "html" else ".md")
+def nbconvert(path: Path, to: str) -> str:
+    """``jupyter nbconvert --to TO`` of ``path``: the text it wrote."""
+    out = path.with_suffix(".html" if to == "html" else ".md")
     subprocess.run(
-        [sys.executable, "-m", "nbconvert", "--to", to, str(saved), "--output", out.name],
+        [sys.executable, "-m", "nbconvert", "--to", to, str(path), "--output", out.name],
         check=True,
         capture_output=True,
     )
-    converted = out.read_text(encoding="utf-8")
+    return out.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("to", ["html", "markdown"])
+def test_nbconvert_shows_the_conversation_and_no_widget_repr(saved: Path, to: str) -> None:
+    converted = nbconvert(saved, to)
     shown = visible(converted)
     for expected in RECORDED.values():
         for text in expected:
@@ -280,13 +285,7 @@ def test_a_notebook_saved_while_a_run_waits_holds_the_record_so_far(saved_mid_ru
 def test_nbconvert_of_a_notebook_saved_mid_run_shows_each_record_once(
     saved_mid_run: Path, to: str
 ) -> None:
-    out = saved_mid_run.with_suffix(".html" if to == "html" else ".md")
-    subprocess.run(
-        [sys.executable, "-m", "nbconvert", "--to", to, str(saved_mid_run), "--output", out.name],
-        check=True,
-        capture_output=True,
-    )
-    converted = out.read_text(encoding="utf-8")
+    converted = nbconvert(saved_mid_run, to)
     shown = visible(converted)
     assert shown.count("> /demo-confirm") == 1, shown
     assert shown.count("waiting for an answer") == 1

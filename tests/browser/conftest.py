@@ -13,6 +13,7 @@ Select the suite alone with ``pytest -m browser`` (or ``pytest tests/browser``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -98,6 +99,29 @@ def new_page(chromium: Any, filename: str, names: Sequence[str]) -> tuple[Notebo
     nb = NotebookPage(page, filename, list(names))
     OPEN_PAGES.append(nb)
     return nb, context
+
+
+THEMES_PLUGIN = "@jupyterlab/apputils-extension:themes"
+
+
+@contextlib.contextmanager
+def reopened_without_kernel(
+    lab_server: LabServer, chromium: Any, filename: str, names: Sequence[str]
+) -> Iterator[NotebookPage]:
+    """A saved notebook open in JupyterLab, the kernel JupyterLab started for it shut down
+    (nothing left that knows any widget); the theme is put back afterwards."""
+    theme = str(lab_server.lab_setting(THEMES_PLUGIN).get("raw") or "{}")
+    nb, context = new_page(chromium, filename, names)
+    try:
+        nb.page.goto(lab_server.lab_url(filename))
+        nb.wait_ready()
+        lab_server.shutdown_kernel_of(filename)
+        yield nb
+    finally:
+        OPEN_PAGES.remove(nb)
+        context.close()
+        if lab_server.lab_setting(THEMES_PLUGIN).get("raw") != theme:
+            lab_server.put_lab_setting(THEMES_PLUGIN, theme)
 
 
 @pytest.fixture(scope="module")

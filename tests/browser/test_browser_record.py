@@ -28,11 +28,10 @@ from .browser_harness import (
     LabServer,
     NotebookPage,
 )
-from .conftest import OPEN_PAGES, new_page
+from .conftest import reopened_without_kernel
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
-THEMES_PLUGIN = "@jupyterlab/apputils-extension:themes"
 LIGHT = "JupyterLab Light"
 DARK = "JupyterLab Dark"
 FILENAME = "record-quickstart.ipynb"
@@ -60,18 +59,8 @@ def reopened(
     lab_server: LabServer, chromium: Any, saved_quickstart: list[str]
 ) -> Iterator[NotebookPage]:
     """The saved quickstart open in JupyterLab, its kernel shut down; the theme put back."""
-    theme = str(lab_server.lab_setting(THEMES_PLUGIN).get("raw") or "{}")
-    nb, context = new_page(chromium, FILENAME, saved_quickstart)
-    try:
-        nb.page.goto(lab_server.lab_url(FILENAME))
-        nb.wait_ready()
-        lab_server.shutdown_kernel_of(FILENAME)  # nothing left that knows any widget
+    with reopened_without_kernel(lab_server, chromium, FILENAME, saved_quickstart) as nb:
         yield nb
-    finally:
-        OPEN_PAGES.remove(nb)
-        context.close()
-        if lab_server.lab_setting(THEMES_PLUGIN).get("raw") != theme:
-            lab_server.put_lab_setting(THEMES_PLUGIN, theme)
 
 
 def cell_with(nb: NotebookPage, source: str) -> Any:

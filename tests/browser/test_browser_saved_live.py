@@ -21,7 +21,7 @@ from playwright.sync_api import expect
 from tests.harness.support import EXTENSIONS
 
 from .browser_harness import LabServer, NotebookPage
-from .conftest import OPEN_PAGES, new_page
+from .conftest import reopened_without_kernel
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
@@ -32,7 +32,6 @@ CELLS = [
     ("start", f"%load_ext atomic_jupyter\n%atomic_agent start -e {UI_EXTENSION}"),
     ("ask", "%%atomic_agent\n/ui-confirm"),
 ]
-THEMES_PLUGIN = "@jupyterlab/apputils-extension:themes"
 
 
 def widget_output(nb: NotebookPage, cell: str) -> Any:
@@ -114,18 +113,9 @@ def test_a_copy_refresh_leaves_the_live_widgets_alone(
 def reopened(lab_server: LabServer, chromium: Any, live: NotebookPage) -> Iterator[NotebookPage]:
     """The copy saved mid-run, open in JupyterLab with its kernel shut down."""
     assert (lab_server.root / REOPENED).exists(), "test_a_copy_refresh... saves it first"
-    theme = str(lab_server.lab_setting(THEMES_PLUGIN).get("raw") or "{}")
-    nb, context = new_page(chromium, REOPENED, [name for name, _ in CELLS])
-    try:
-        nb.page.goto(lab_server.lab_url(REOPENED))
-        nb.wait_ready()
-        lab_server.shutdown_kernel_of(REOPENED)
+    names = [name for name, _ in CELLS]
+    with reopened_without_kernel(lab_server, chromium, REOPENED, names) as nb:
         yield nb
-    finally:
-        OPEN_PAGES.remove(nb)
-        context.close()
-        if lab_server.lab_setting(THEMES_PLUGIN).get("raw") != theme:
-            lab_server.put_lab_setting(THEMES_PLUGIN, theme)
 
 
 def test_reopened_without_its_kernel_it_shows_the_records_as_saved(
