@@ -5,6 +5,7 @@ written by the agent's authors, not by us.
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
@@ -189,6 +190,48 @@ def test_rpc_demo_input_editor_and_prefill(kernel, panel) -> None:
 
 
 # --------------------------------------------------------------------------- timed-confirm.ts
+
+
+def panel_copy(kernel: BrowserLikeKernel) -> str:
+    """The visible text of the panel's record copy as the browser has it now."""
+    shown: dict[str, str] = {}
+    for record in kernel.displays:
+        display_id = str(record.transient.get("display_id", ""))
+        if display_id.endswith("-record"):
+            shown[display_id] = str(record.data.get("text/html", ""))
+    panels = [value for value in shown.values() if "atomic-copy-record-panel" in value]
+    assert len(panels) == 1, list(shown)
+    body = panels[0].split("</style>", 1)[-1]
+    return html.unescape(re.sub(r"<[^>]*>", "", body))
+
+
+def test_timed_sent_with_shift_enter_is_kept_in_the_panels_record_until_it_times_out(
+    kernel, panel
+) -> None:
+    """``/timed`` (a confirm with a 5 s timeout), typed into the panel's editor and sent with
+    Shift+Enter: the panel's record copy, kept current with no call from here, shows its
+    dialog waiting, then how it ended."""
+    editor = kernel.find("Any", within=panel.comm_id, _dom_classes=has_class("atomic-editor"))
+    kernel.set_value(editor.comm_id, value="/timed")
+    kernel.send_custom(editor.comm_id, {"type": "submit"})  # what Shift+Enter sends
+    kernel.wait_for(
+        lambda: (
+            "Timed Confirmation" in panel_copy(kernel)
+            and "waiting for an answer" in panel_copy(kernel)
+        ),
+        timeout=15,
+        what="the panel's record copy to show the waiting dialog",
+    )
+    wait_note(kernel, panel, "Cancelled or timed out", timeout=20)
+    kernel.wait_for(
+        lambda: (
+            "Timed Confirmation" in panel_copy(kernel)
+            and "Timed Confirmation → timed out: No (the agent's default)" in panel_copy(kernel)
+        ),
+        timeout=15,
+        what="the panel's record copy to say how the dialog ended",
+    )
+    assert "waiting for an answer" not in panel_copy(kernel), panel_copy(kernel)
 
 
 def test_a_dialog_its_extension_gave_up_on_is_closed_and_stops_no_wait(kernel, panel) -> None:
