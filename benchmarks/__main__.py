@@ -15,10 +15,10 @@ import time
 
 import atomic_jupyter
 
-from . import bench_costs, bench_decode, bench_kernel, bench_startup
+from . import bench_costs, bench_decode, bench_kernel, bench_lifecycle, bench_startup
 from .common import Config, Results, machine, markdown_table, text_table
 
-SECTIONS = ("decode", "kernel", "startup", "costs")
+SECTIONS = ("decode", "kernel", "startup", "costs", "lifecycle")
 
 
 def _load() -> str:
@@ -72,6 +72,8 @@ def main(argv: list[str] | None = None) -> int:
         bench_startup.run(cfg, results)
     if "costs" in sections:
         bench_costs.run(cfg, results)
+    if "lifecycle" in sections:
+        bench_lifecycle.run(cfg, results)
 
     elapsed = time.monotonic() - started
     load_after = _load()
@@ -87,6 +89,8 @@ def main(argv: list[str] | None = None) -> int:
                 bench_costs.CLICKS,
                 bench_costs.UPDATES,
                 bench_costs.HUGE,
+                "6 lifecycle",
+                "7 record size",
             ]
         )
     }

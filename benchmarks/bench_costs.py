@@ -365,16 +365,21 @@ def shown_answer(k: BrowserLikeKernel, transcript: WidgetRef) -> str:
     every HTML widget of the (last) assistant block's ``atomic-assistant-text`` widgets, in
     order: one HTML widget today, or a box of HTML widgets (one per finished chunk and a tail)
     whose container carries the class."""
-    blocks = k.widgets(None, within=transcript.comm_id, _dom_classes=has_class("atomic-assistant"))
+    blocks = k.widgets(
+        None, within=transcript.comm_id, last_shown=True, _dom_classes=has_class("atomic-assistant")
+    )
     assert blocks, "no assistant block in the transcript"
     taken: set[str] = set()
     parts: list[str] = []
     for ref in k.widgets(
-        None, within=blocks[-1].comm_id, _dom_classes=has_class("atomic-assistant-text")
+        None,
+        within=blocks[-1].comm_id,
+        last_shown=True,
+        _dom_classes=has_class("atomic-assistant-text"),
     ):
         if ref.comm_id in taken:
             continue
-        for part in [ref, *k.descendants(ref.comm_id)]:
+        for part in [ref, *k.descendants(ref.comm_id, last_shown=True)]:
             if part.comm_id in taken:
                 continue
             taken.add(part.comm_id)

@@ -136,7 +136,10 @@ class Rig:
 
     def state_of(self, transcript: WidgetRef) -> WidgetRef:
         return self.k.find(
-            "HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-run-state")
+            "HTML",
+            within=transcript.comm_id,
+            last_shown=True,
+            _dom_classes=has_class("atomic-run-state"),
         )
 
     def wait_done(self, transcript: WidgetRef, timeout: float = 300) -> float:
@@ -298,7 +301,10 @@ def end_to_end(cfg: Config, results: Results, workdir: Path, stream: Stream) -> 
             # holding one HTML widget per finished chunk and one for the tail (issue 15).
             texts = set()
             for w in k.widgets(
-                None, within=transcript.comm_id, _dom_classes=has_class("atomic-assistant-text")
+                None,
+                within=transcript.comm_id,
+                last_shown=True,
+                _dom_classes=has_class("atomic-assistant-text"),
             ):
                 texts.add(w.comm_id)
                 texts.update(d.comm_id for d in k.descendants(w.comm_id))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
-from tests.harness.kernel_widgets import dialog_in, notes, outcome_of
+from tests.harness.kernel_widgets import WIDGET_VIEW, dialog_in, displayed, notes, outcome_of
 from tests.harness.support import CURRENT_LINE, EXTENSIONS, agent_example
 from tests.harness.widget_text import has_class, text
 
@@ -55,7 +55,10 @@ def wait_note(kernel: BrowserLikeKernel, panel: WidgetRef, wanted: str, timeout:
 
 
 def run_state(kernel: BrowserLikeKernel, area_id: str) -> WidgetRef:
-    return kernel.find("HTML", within=area_id, _dom_classes=has_class("atomic-run-state"))
+    # As the page last showed it: a finished run's widgets close once its record is shown.
+    return kernel.find(
+        "HTML", within=area_id, last_shown=True, _dom_classes=has_class("atomic-run-state")
+    )
 
 
 def wait_done(kernel: BrowserLikeKernel, area_id: str, timeout: float = 30) -> None:
@@ -111,7 +114,9 @@ def test_a_command_whose_extension_asks_first_does_not_block_the_kernel(kernel, 
     kernel.wait_for(
         lambda: any(
             "New session started." in text(w)
-            for w in kernel.widgets("HTML", within=area, _dom_classes=has_class("atomic-note"))
+            for w in kernel.widgets(
+                "HTML", within=area, last_shown=True, _dom_classes=has_class("atomic-note")
+            )
         ),
         what="the command's result under the cell",
     )
@@ -132,7 +137,9 @@ def test_a_command_cancelled_by_its_extension_says_so(kernel, panel) -> None:
     kernel.wait_for(
         lambda: any(
             "cancelled by an extension" in text(w)
-            for w in kernel.widgets("HTML", within=area, _dom_classes=has_class("atomic-note"))
+            for w in kernel.widgets(
+                "HTML", within=area, last_shown=True, _dom_classes=has_class("atomic-note")
+            )
         ),
         what="the cancelled result",
     )
@@ -166,7 +173,9 @@ def test_a_steer_whose_input_hook_asks_first_does_not_block_the_kernel(kernel, p
     kernel.wait_for(
         lambda: any(
             "handled by an extension" in text(w)
-            for w in kernel.widgets("HTML", within=area, _dom_classes=has_class("atomic-note"))
+            for w in kernel.widgets(
+                "HTML", within=area, last_shown=True, _dom_classes=has_class("atomic-note")
+            )
         ),
         what="the steer's result under the cell",
     )
@@ -289,3 +298,24 @@ def test_a_compaction_started_by_a_command_ends_its_run(kernel, panel) -> None:
     wait_done(kernel, area)
     out = kernel.execute("%atomic_agent wait --timeout 10")
     assert out.status == "ok" and "still working" not in out.stdout + out.stderr
+
+
+# --------------------------------------------------------------------------- entry-renderer.ts
+
+
+@pytest.mark.skipif(not CURRENT_LINE, reason="the 0.73 line has no entry_appended event")
+def test_entry_renderers_custom_entry_is_a_card_in_its_run_and_its_record(kernel) -> None:
+    """``/status-card`` appends a custom session entry (``pi.appendEntry``), which the
+    terminal shows through the example's entry renderer: here, a card in the run."""
+    example = agent_example("entry-renderer.ts")
+    kernel.execute(f"%atomic_agent start --name entries -e {example}")
+    cell = kernel.execute("%%atomic_agent --wait --name entries\n/status-card <b>deploy</b> done")
+    (area,) = [o for o in cell.outputs if WIDGET_VIEW in o.get("data", {})]
+    record = kernel.wait_for(
+        lambda: (lambda d: d if WIDGET_VIEW not in d else None)(displayed(kernel, area)),
+        what="the run's record",
+    )
+    assert "[entry status-card]" in record["text/plain"]
+    assert "<b>deploy</b> done" in record["text/plain"]  # the data, as text
+    assert "<b>deploy" not in record["text/html"] and "&lt;b&gt;deploy" in record["text/html"]
+    kernel.execute("%atomic_agent stop --name entries")

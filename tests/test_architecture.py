@@ -1,6 +1,8 @@
 """The package's layers, checked on its source: every import, including those under
 ``TYPE_CHECKING`` and inside functions, goes down the layers, never up; nothing below the
 ui layer imports a widget library or IPython; and no import cycle exists between modules.
+Also: no module is over :data:`MAX_MODULE_LINES` lines, and only :data:`DATA_URL_BUILDER`
+builds a ``data:`` URL.
 
 Layers, top to bottom (each may import only the ones below it, and ``errors``/``_version``):
 ``wiring`` > ``notebook`` > ``ui`` > ``addons`` > ``session`` > ``transport`` > ``protocol``.
@@ -9,6 +11,7 @@ Layers, top to bottom (each may import only the ones below it, and ``errors``/``
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -20,6 +23,14 @@ SHARED = {"errors", "_version"}  # leaf modules every layer may use
 WIDGET_OR_IPYTHON = {"ipywidgets", "IPython", "ipykernel", "traitlets", "comm"}
 #: Modules the sans-IO protocol layer must not use.
 IO_MODULES = {"subprocess", "threading", "socket", "asyncio", "os", "select", "signal"}
+#: The most lines a module may have: a longer one does more than one job.
+MAX_MODULE_LINES = 700
+#: The one module that builds ``data:`` URLs, after checking the image's type and bytes.
+DATA_URL_BUILDER = "atomic_jupyter.ui.images"
+#: ``data:`` and a MIME type (``data:image/png``), or ``data:`` ending a piece of a string being
+#: built (``"data:" + kind``, ``f"data:{kind};base64,..."``). Not an event-stream line
+#: (``data: [DONE]``), a Sphinx role (``:data:`NAME```) or a word that ends in "data:".
+DATA_URL = re.compile(r"(?<![\w:-])data:(?:[a-z]+/[a-z0-9.+-]+|$)", re.IGNORECASE)
 
 
 def module_name(path: Path) -> str:
@@ -140,3 +151,106 @@ def test_no_import_cycle() -> None:
 def test_the_session_facade_stays_small() -> None:
     lines = MODULES["atomic_jupyter.session.session"].read_text().count("\n")
     assert lines <= 460, f"session.py has {lines} lines; move the work into a part"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_no_module_is_too_long(module: str) -> None:
+    lines = len(MODULES[module].read_text().splitlines())
+    assert lines <= MAX_MODULE_LINES, f"{module} has {lines} lines; split it along its sections"
+
+
+def data_url_strings(path: Path) -> list[str]:
+    """The string constants of ``path`` that build a ``data:`` URL (docstrings left out;
+    the literal pieces of an f-string are constants too)."""
+    tree = ast.parse(path.read_text(), str(path))
+    documented = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, documented)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Constant) or id(node) in docstrings:
+            continue
+        value = node.value
+        text = value.decode("latin-1") if isinstance(value, bytes) else value
+        if isinstance(text, str) and DATA_URL.search(text):
+            found.append(text)
+    return found
+
+
+def test_the_data_url_pattern_tells_urls_from_other_text() -> None:
+    for url in (
+        "data:image/png;base64,AAAA",
+        "data:",
+        "src='data:text/html,x'",
+        "DATA:Image/SVG+xml",
+    ):
+        assert DATA_URL.search(url), url
+    for other in ("data: [DONE]", ":data:`MAX_LINES`", "metadata:", "data: {data}", "the data"):
+        assert not DATA_URL.search(other), other
+
+
+def test_only_the_image_checks_build_a_data_url() -> None:
+    assert data_url_strings(MODULES[DATA_URL_BUILDER]), "the scan no longer sees the builder"
+    builders = sorted(
+        module
+        for module, path in MODULES.items()
+        if module != DATA_URL_BUILDER and data_url_strings(path)
+    )
+    assert builders == [], f"only {DATA_URL_BUILDER} may build a data: URL"
+
+
+def test_no_class_has_not_implemented_stubs_standing_in_for_another_class() -> None:
+    """A mixin held together by ``raise NotImplementedError`` stubs for what another class
+    provides hides how the two depend on each other; a part takes what it needs in its
+    constructor instead. A method is a stub when its body is a docstring and/or ``raise
+    NotImplementedError``; a ``Protocol`` (an interface) and an ``abstractmethod`` are not."""
+
+    def stubs(source: str) -> list[str]:
+        found = []
+        for cls in ast.walk(ast.parse(source)):
+            if not isinstance(cls, ast.ClassDef) or any(
+                ast.unparse(base).split("[")[0].endswith("Protocol") for base in cls.bases
+            ):
+                continue
+            for method in cls.body:
+                if not isinstance(method, (ast.FunctionDef, ast.AsyncFunctionDef)) or any(
+                    "abstractmethod" in ast.unparse(d) for d in method.decorator_list
+                ):
+                    continue
+                body = method.body
+                if isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                    body = body[1:]  # the docstring
+                if (
+                    len(body) == 1
+                    and isinstance(body[0], ast.Raise)
+                    and body[0].exc is not None
+                    and ast.unparse(body[0].exc).split("(")[0] == "NotImplementedError"
+                ):
+                    found.append(f"{cls.name}.{method.name}")
+        return found
+
+    mixin = (
+        "class Methods:\n"
+        "    @property\n"
+        "    def alive(self) -> bool:\n"
+        "        raise NotImplementedError  # provided by the session\n"
+        "    def request(self, command):\n"
+        '        """Provided by the session."""\n'
+        '        raise NotImplementedError("the session has it")\n'
+        "    def prompt(self, text):\n"
+        "        return self.request(text)\n"
+        "class Interface(Protocol):\n"
+        "    def request(self, command):\n"
+        "        raise NotImplementedError\n"
+    )
+    assert stubs(mixin) == ["Methods.alive", "Methods.request"], "the scan no longer sees stubs"
+    found = sorted(
+        f"{module}: {stub}" for module, path in MODULES.items() for stub in stubs(path.read_text())
+    )
+    assert found == [], "methods stand in for another class's (take the part instead)"

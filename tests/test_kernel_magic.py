@@ -13,7 +13,7 @@ import html
 import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
-from tests.harness.kernel_widgets import dialog_in, notes, outcome_of
+from tests.harness.kernel_widgets import WIDGET_VIEW, dialog_in, displayed, notes, outcome_of
 from tests.harness.plugin import agent_kernel_env
 from tests.harness.support import alive, gone
 from tests.harness.widget_text import has_class, shows, text
@@ -376,9 +376,17 @@ def test_agent_dying_at_startup_shows_its_stderr(kernel) -> None:
 def test_crash_mid_dialog_closes_the_dialog_and_says_to_restart(kernel, ui_extension) -> None:
     start = kernel.execute(f"%atomic_agent start --name crashy -e {ui_extension}")
     (panel_id,) = start.widget_ids
-    area = kernel.execute("%%atomic_agent --name crashy\n/ui-crash").widget_ids[0]
-    dialog = dialog_in(kernel, area, "select")
-    assert "closed" in outcome_of(kernel, dialog)
+    cell = kernel.execute("%%atomic_agent --name crashy\n/ui-crash")
+    dialog_in(kernel, cell.widget_ids[0], "select")
+    # The run ends with the agent: its output becomes its record, which says the dialog was
+    # closed (the live dialog is gone with the run's other widgets).
+    (area,) = [o for o in cell.outputs if WIDGET_VIEW in o.get("data", {})]
+    record = kernel.wait_for(
+        lambda: (lambda d: d if WIDGET_VIEW not in d else None)(displayed(kernel, area)),
+        what="the run's output to become its record",
+    )
+    assert "Doomed dialog" in record["text/plain"]
+    assert "closed" in record["text/plain"].split("Doomed dialog", 1)[1]
     state = kernel.find("HTML", within=panel_id, _dom_classes=has_class("atomic-state"))
     kernel.wait_for(lambda: text(state) == "exited with code 3", what="the exit code")
     exit_info = kernel.find("HTML", within=panel_id, _dom_classes=has_class("atomic-exit"))

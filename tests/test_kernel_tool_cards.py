@@ -59,14 +59,22 @@ def card_of(kernel: BrowserLikeKernel, prompt: str, flags: str = "--wait") -> Wi
     (area,) = kernel.execute(f"%%atomic_agent {flags}\n{prompt}").widget_ids
     return kernel.wait_for(
         lambda: next(
-            iter(kernel.widgets("VBox", within=area, _dom_classes=has_class("atomic-tool"))), None
+            iter(
+                kernel.widgets(
+                    "VBox", within=area, last_shown=True, _dom_classes=has_class("atomic-tool")
+                )
+            ),
+            None,
         ),
         what="the tool card",
     )
 
 
 def part(kernel: BrowserLikeKernel, card: WidgetRef, name: str) -> WidgetRef:
-    return kernel.find("HTML", within=card.comm_id, _dom_classes=has_class(f"atomic-tool-{name}"))
+    # As the page last showed it: a finished run's widgets are closed once its record is shown.
+    return kernel.find(
+        "HTML", within=card.comm_id, last_shown=True, _dom_classes=has_class(f"atomic-tool-{name}")
+    )
 
 
 def test_an_edit_shows_a_coloured_diff_that_matches_the_file_change(kernel) -> None:
@@ -110,7 +118,7 @@ def test_a_guarded_commands_dialog_sits_in_its_card_and_a_rule_decides_the_next(
     panel = kernel.find("VBox", _dom_classes=has_class("atomic-panel"))
     card = card_of(kernel, "run something dangerous", flags="")
     dialogs = kernel.find(
-        "VBox", within=card.comm_id, _dom_classes=has_class("atomic-tool-dialogs")
+        "VBox", within=card.comm_id, last_shown=True, _dom_classes=has_class("atomic-tool-dialogs")
     )
     dialog = dialog_in(kernel, dialogs.comm_id, "confirm")  # inside the card of the command
     assert "echo dangerous-but-fine" in text(part(kernel, card, "header"))
@@ -124,7 +132,10 @@ def test_a_guarded_commands_dialog_sits_in_its_card_and_a_rule_decides_the_next(
         lambda: any(
             text(w) == "Run a dangerous command? → Yes (clicked) · made the rule for this session"
             for w in kernel.widgets(
-                "HTML", within=dialog.comm_id, _dom_classes=has_class("atomic-dialog-outcome")
+                "HTML",
+                within=dialog.comm_id,
+                last_shown=True,
+                _dom_classes=has_class("atomic-dialog-outcome"),
             )
         ),
         what="the collapsed line to say a rule was made",
@@ -144,9 +155,11 @@ def test_a_guarded_commands_dialog_sits_in_its_card_and_a_rule_decides_the_next(
     assert waited.stdout == "" and waited.stderr == ""
     again = card_of(kernel, "run something dangerous again")  # --wait: no click needed
     dialogs = kernel.find(
-        "VBox", within=again.comm_id, _dom_classes=has_class("atomic-tool-dialogs")
+        "VBox", within=again.comm_id, last_shown=True, _dom_classes=has_class("atomic-tool-dialogs")
     )
-    answered = kernel.find("VBox", within=dialogs.comm_id, _dom_classes=has_class("atomic-dialog"))
+    answered = kernel.find(
+        "VBox", within=dialogs.comm_id, last_shown=True, _dom_classes=has_class("atomic-dialog")
+    )
     assert outcome_of(kernel, answered) == "Run a dangerous command? → Yes (rule)"
     assert (
         "allowed"

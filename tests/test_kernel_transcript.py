@@ -50,7 +50,10 @@ def run_cell(kernel: BrowserLikeKernel, prompt: str, flags: str = "") -> WidgetR
 
 def run_state(kernel: BrowserLikeKernel, transcript: WidgetRef) -> WidgetRef:
     return kernel.find(
-        "HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-run-state")
+        "HTML",
+        last_shown=True,
+        within=transcript.comm_id,
+        _dom_classes=has_class("atomic-run-state"),
     )
 
 
@@ -80,13 +83,19 @@ def test_long_answer_streams_with_bounded_updates_and_exact_final_text(
     assert "Line 599: the quick brown fox jumps over the lazy dog." in shown
     assert "Line 0: the quick brown fox" in shown
     deltas = len(LONG_ANSWER) // 8
-    updates = [m for w in kernel.descendants(answer.comm_id) for m in updates_of(kernel, w.comm_id)]
+    updates = [
+        m
+        for w in kernel.descendants(answer.comm_id, last_shown=True)
+        for m in updates_of(kernel, w.comm_id)
+    ]
     assert len(updates) < deltas / 10, f"{len(updates)} frontend updates for {deltas} deltas"
     # And at most about 20 a second (the kernel's own message times), plus the final one.
     times = sorted(m["header"]["date"] for m in updates)  # jupyter_client parses them
     span = (times[-1] - times[0]).total_seconds()
     assert len(updates) <= 20 * span + 3, f"{len(updates)} updates in {span:.2f} s"
-    footer = kernel.find("HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-footer"))
+    footer = kernel.find(
+        "HTML", last_shown=True, within=transcript.comm_id, _dom_classes=has_class("atomic-footer")
+    )
     assert "1 turn" in text(footer) and "1,200 in / 9,000 out tokens" in text(footer)
     # The Python side has the exact text.
     result = kernel.execute(
@@ -108,7 +117,7 @@ def test_a_long_markdown_answer_sends_each_finished_chunk_once_and_only_the_tail
     wait_done(kernel, transcript)
     (answer,) = answers(kernel, transcript.comm_id)
     assert visible_text(answer_html(kernel, answer)) == visible_text(render_markdown(LONG_MARKDOWN))
-    pieces = kernel.descendants(answer.comm_id)
+    pieces = kernel.descendants(answer.comm_id, last_shown=True)
     chunks = [p for p in pieces if "atomic-assistant-chunk" in p.state["_dom_classes"]]
     (tail,) = [p for p in pieces if "atomic-assistant-tail" in p.state["_dom_classes"]]
     assert len(chunks) >= 3, f"{len(chunks)} chunks for an answer of {len(LONG_MARKDOWN):,} chars"
@@ -123,17 +132,27 @@ def test_a_long_markdown_answer_sends_each_finished_chunk_once_and_only_the_tail
 def test_tool_call_shows_a_card_with_arguments_and_result(kernel: BrowserLikeKernel) -> None:
     transcript = run_cell(kernel, "please use a tool")
     wait_done(kernel, transcript)
-    card = kernel.find("VBox", within=transcript.comm_id, _dom_classes=has_class("atomic-tool"))
+    card = kernel.find(
+        "VBox", last_shown=True, within=transcript.comm_id, _dom_classes=has_class("atomic-tool")
+    )
     assert "atomic-tool-done" in card.state["_dom_classes"]
-    header = kernel.find("HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-header"))
+    header = kernel.find(
+        "HTML", last_shown=True, within=card.comm_id, _dom_classes=has_class("atomic-tool-header")
+    )
     if CURRENT_LINE:  # the current line says how long the call took
         assert re.fullmatch(r"tool bash · \$ echo hello-from-tool · done · \d+ ms", text(header)), (
             text(header)
         )
     else:
         assert text(header) == "tool bash · $ echo hello-from-tool · done"
-    output = kernel.find("HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-output"))
-    assert text(output) == "$ echo hello-from-tool" + "hello-from-tool" + "exit code 0"
+    command = kernel.find(
+        "HTML", last_shown=True, within=card.comm_id, _dom_classes=has_class("atomic-tool-command")
+    )
+    output = kernel.find(
+        "HTML", last_shown=True, within=card.comm_id, _dom_classes=has_class("atomic-tool-output")
+    )
+    assert text(command) == "$ echo hello-from-tool"  # what it was about to run, then
+    assert text(output) == "hello-from-tool" + "exit code 0"  # its output and result
     texts = [visible_text(answer_html(kernel, a)) for a in answers(kernel, transcript.comm_id)]
     assert "Let me check." in texts[0] and "The tool said hello." in texts[-1]
 
@@ -143,8 +162,12 @@ def test_coloured_tool_output_is_shown_in_colour_not_as_escape_codes(
 ) -> None:
     transcript = run_cell(kernel, "show me coloured output")
     wait_done(kernel, transcript)
-    card = kernel.find("VBox", within=transcript.comm_id, _dom_classes=has_class("atomic-tool"))
-    output = kernel.find("HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-output"))
+    card = kernel.find(
+        "VBox", last_shown=True, within=transcript.comm_id, _dom_classes=has_class("atomic-tool")
+    )
+    output = kernel.find(
+        "HTML", last_shown=True, within=card.comm_id, _dom_classes=has_class("atomic-tool-output")
+    )
     value = output.state["value"]
     assert text(output).endswith("FAILED 1 testexit code 0")  # the command, the output, the end
     assert "\x1b" not in value  # the escape codes of the output became styles
@@ -158,10 +181,13 @@ def test_thinking_is_folded_away(kernel: BrowserLikeKernel) -> None:
     transcript = run_cell(kernel, "think about it")
     wait_done(kernel, transcript)
     fold = kernel.find(
-        "Accordion", within=transcript.comm_id, _dom_classes=has_class("atomic-thinking")
+        "Accordion",
+        last_shown=True,
+        within=transcript.comm_id,
+        _dom_classes=has_class("atomic-thinking"),
     )
     assert fold.state["selected_index"] is None  # closed
-    (inner,) = kernel.widgets("HTML", within=fold.comm_id)
+    (inner,) = kernel.widgets("HTML", last_shown=True, within=fold.comm_id)
     assert "Let me think step by step." in (text(inner))
 
 
@@ -212,23 +238,27 @@ def test_wait_stops_early_for_a_dialog_then_finishes_after_the_click(
         lambda: next(
             iter(
                 kernel.widgets(
-                    "VBox", within=transcript_id, _dom_classes=has_class("atomic-dialog-confirm")
+                    "VBox",
+                    last_shown=True,
+                    within=transcript_id,
+                    _dom_classes=has_class("atomic-dialog-confirm"),
                 )
             ),
             None,
         ),
         what="the guard's dialog in the transcript",
     )
-    yes = kernel.find("Button", within=dialog.comm_id, description="Yes")
+    yes = kernel.find("Button", last_shown=True, within=dialog.comm_id, description="Yes")
     kernel.click(yes.comm_id)
     waited = kernel.execute("%atomic_agent wait --timeout 60")
     assert waited.stdout == "" and waited.stderr == ""
     transcript = kernel.widget(transcript_id)
     assert text(run_state(kernel, transcript)) == "done"
-    # The notice no longer says the dialog waits: it says how it was settled.
-    now = displayed(kernel, notice)["text/plain"]
-    assert "needs your answer" not in now
-    assert now.endswith("was settled: Run a dangerous command? → Yes (clicked)"), now
+    # The notice no longer says the dialog waits, nor repeats its outcome: the run's record
+    # below holds it, once.
+    now = displayed(kernel, notice)
+    assert "needs your answer" not in now.get("text/plain", "")
+    assert "Yes (clicked)" not in now.get("text/plain", "") + now.get("text/html", "")
     # The run is over: its output is now its record alone, with the dialog's outcome in it.
     (area,) = [o for o in result.outputs if WIDGET_VIEW in o["data"]]
     final = kernel.wait_for(
@@ -239,15 +269,33 @@ def test_wait_stops_early_for_a_dialog_then_finishes_after_the_click(
     assert displayed(kernel, copy) == {}  # the copy is emptied: one record per output
     assert "> run the dangerous command" in record
     assert "dangerous-but-fine" in record and "Run a dangerous command? → Yes (clicked)" in record
-    card = kernel.find("VBox", within=transcript_id, _dom_classes=has_class("atomic-tool"))
+    assert record.count("Yes (clicked)") == 1, record  # in the card, and nowhere else
+    # The live card, as the page last showed it before its record replaced it (its widgets
+    # are closed now).
+    assert kernel.widget(transcript_id).comm_id not in kernel.models
+    card = kernel.find(
+        "VBox",
+        last_shown=True,
+        within=transcript_id,
+        last_shown=True,
+        _dom_classes=has_class("atomic-tool"),
+    )
     assert "dangerous-but-fine" in visible_text(
         kernel.find(
-            "HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-output")
+            "HTML",
+            last_shown=True,
+            within=card.comm_id,
+            last_shown=True,
+            _dom_classes=has_class("atomic-tool-output"),
         ).state["value"]
     )
     # The dialog sits in the card of the command it asks about, above its output.
     in_card = kernel.find(
-        "VBox", within=card.comm_id, _dom_classes=has_class("atomic-tool-dialogs")
+        "VBox",
+        last_shown=True,
+        within=card.comm_id,
+        last_shown=True,
+        _dom_classes=has_class("atomic-tool-dialogs"),
     )
     assert dialog.comm_id in [c.removeprefix("IPY_MODEL_") for c in in_card.state["children"]]
 
@@ -262,7 +310,10 @@ def test_policy_from_the_magic_answers_and_is_shown_like_a_click(kernel: Browser
         assert result.stderr == ""
         (transcript_id,) = result.widget_ids
         outcome = kernel.find(
-            "HTML", within=transcript_id, _dom_classes=has_class("atomic-dialog-outcome")
+            "HTML",
+            last_shown=True,
+            within=transcript_id,
+            _dom_classes=has_class("atomic-dialog-outcome"),
         )
         assert (
             text(outcome)
@@ -285,10 +336,17 @@ def test_stop_button_aborts_the_run(kernel: BrowserLikeKernel) -> None:
         ),
         what="the first streamed words",
     )
-    kernel.click(kernel.find("Button", within=transcript.comm_id, description="Stop").comm_id)
+    kernel.click(
+        kernel.find(
+            "Button", last_shown=True, within=transcript.comm_id, description="Stop"
+        ).comm_id
+    )
     wait_done(kernel, transcript, timeout=15)
     error = kernel.find(
-        "HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-assistant-error")
+        "HTML",
+        last_shown=True,
+        within=transcript.comm_id,
+        _dom_classes=has_class("atomic-assistant-error"),
     )
     assert "aborted" in text(error).lower()
     assert len(visible_text(answer_html(kernel, streamed))) < len("slow " * 400)
@@ -321,7 +379,10 @@ def test_steer_from_the_magic_reaches_the_running_agent(kernel: BrowserLikeKerne
     )
     wait_done(kernel, transcript, timeout=30)
     users = kernel.widgets(
-        "HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-user-message")
+        "HTML",
+        last_shown=True,
+        within=transcript.comm_id,
+        _dom_classes=has_class("atomic-user-message"),
     )
     assert [text(u) for u in users] == ["you: and now, change course"]
 
@@ -332,7 +393,10 @@ def test_long_answer_after_a_tool_call_shows_the_right_transcript_with_bounded_u
     transcript = run_cell(kernel, "a long tool answer please")
     wait_done(kernel, transcript)
     blocks = kernel.find(
-        "VBox", within=transcript.comm_id, _dom_classes=has_class("atomic-transcript-blocks")
+        "VBox",
+        last_shown=True,
+        within=transcript.comm_id,
+        _dom_classes=has_class("atomic-transcript-blocks"),
     )
     order = [kernel.widget(c.removeprefix("IPY_MODEL_")) for c in blocks.state["children"]]
     kinds = [
@@ -341,15 +405,25 @@ def test_long_answer_after_a_tool_call_shows_the_right_transcript_with_bounded_u
     ]
     assert kinds == ["atomic-assistant", "atomic-tool", "atomic-assistant"]
     card = order[1]
-    output = kernel.find("HTML", within=card.comm_id, _dom_classes=has_class("atomic-tool-output"))
-    assert text(output) == "$ seq 1 3" + "1\n2\n3" + "exit code 0"
+    command = kernel.find(
+        "HTML", last_shown=True, within=card.comm_id, _dom_classes=has_class("atomic-tool-command")
+    )
+    output = kernel.find(
+        "HTML", last_shown=True, within=card.comm_id, _dom_classes=has_class("atomic-tool-output")
+    )
+    assert text(command) == "$ seq 1 3"
+    assert text(output) == "1\n2\n3" + "exit code 0"
     (final,) = answers(kernel, order[2].comm_id)
     assert "Line 599: the quick brown fox" in visible_text(answer_html(kernel, final))
     # Every widget of the transcript together got a bounded number of updates.
-    ids = {w.comm_id for w in kernel.descendants(transcript.comm_id)} | {transcript.comm_id}
+    ids = {w.comm_id for w in kernel.descendants(transcript.comm_id, last_shown=True)} | {
+        transcript.comm_id
+    }
     updates = [m for m in kernel.iter_messages("comm_msg") if m["content"]["comm_id"] in ids]
     assert len(updates) < len(LONG_ANSWER) // 8 // 10
-    footer = kernel.find("HTML", within=transcript.comm_id, _dom_classes=has_class("atomic-footer"))
+    footer = kernel.find(
+        "HTML", last_shown=True, within=transcript.comm_id, _dom_classes=has_class("atomic-footer")
+    )
     assert text(footer).startswith("2 turns · 400 in / 9,020 out tokens")
 
 
@@ -361,7 +435,7 @@ def test_wait_keeps_the_transcript_updating_while_the_cell_blocks(
     (transcript_id,) = result.widget_ids
     (answer,) = answers(kernel, transcript_id)
     assert visible_text(answer_html(kernel, answer)).strip() == ("slow " * 400).strip()
-    pieces = {w.comm_id for w in kernel.descendants(answer.comm_id)}
+    pieces = {w.comm_id for w in kernel.descendants(answer.comm_id, last_shown=True)}
     during = [
         m
         for m in kernel.iter_messages("comm_msg")

@@ -11,6 +11,8 @@ import pytest
 
 from atomic_jupyter.ui import markdown as md
 from atomic_jupyter.ui.markdown import render_markdown
+from atomic_jupyter.ui.tool_cards import highlight_html
+from tests.test_tool_cards import SAMPLE_PYTHON
 
 ALLOWED_TAGS = {
     "div", "a", "blockquote", "br", "code", "del", "em", "h1", "h2", "h3", "h4", "h5",
@@ -209,6 +211,19 @@ def test_fenced_python_block_is_highlighted_with_inline_colour_styles() -> None:
     assert 'def greet(name):\n    return f"hi {name}"' in c.visible
     [pre] = tags_of(c, "pre")
     assert pre["style"] == md._PRE_STYLE and "background-color" in pre["style"]
+
+
+def test_a_fence_is_highlighted_as_a_tool_card_highlights_code() -> None:
+    def code_of(markup: str) -> str:
+        match = re.search(r"<pre[^>]*>(.*)</pre>", markup, re.DOTALL)
+        assert match is not None
+        return match.group(1)
+
+    fence = render_markdown(f"```python\n{SAMPLE_PYTHON}```\n")
+    assert code_of(fence) == code_of(highlight_html(SAMPLE_PYTHON, language="python")) + "\n"
+    code = SAMPLE_PYTHON * (30_000 // len(SAMPLE_PYTHON) + 1)  # about 30 KB
+    ratio = len(render_markdown(f"```python\n{code}```\n")) / len(code)
+    assert ratio <= 7.7, f"{ratio:.2f} times the visible text"  # over 10: a span a token
 
 
 def test_fence_with_unknown_language_is_escaped_plain_text() -> None:

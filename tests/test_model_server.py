@@ -75,6 +75,21 @@ def chat(messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
 USER = [{"role": "user", "content": "hello"}]
 
 
+# --------------------------------------------------------------------------- the package
+
+
+def test_every_name_of_the_package_is_importable_from_it() -> None:
+    import atomic_jupyter.addons.model_server as package
+
+    names = {
+        "ChatRequest", "DUMMY_API_KEY", "FREE", "Fail", "PRICED", "Part", "REQUESTS_KEPT",
+        "Script", "ScriptedModelServer", "Text", "Thinking", "ToolCall", "Turn", "Usage",
+        "agent_args", "content_text", "model_entry", "write_models_json",
+    }  # fmt: skip
+    assert names <= set(package.__all__)
+    assert all(hasattr(package, name) for name in package.__all__)
+
+
 # --------------------------------------------------------------------------- the wire
 
 

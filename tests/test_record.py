@@ -299,6 +299,7 @@ def test_the_panels_record_holds_its_state_runs_and_notes_but_no_local_details()
         status={"turns": "turns: 2"},
         widgets={"demo": {"lines": [f"line {EVIL}"]}},
         notifications=[{"type": "info", "message": f"note {EVIL}"}],
+        entries=[("audit", f"entry {EVIL}")],
         pid=4242,
         command_line="/home/someone/secret/path/pi --mode rpc",
     )
@@ -306,6 +307,7 @@ def test_the_panels_record_holds_its_state_runs_and_notes_but_no_local_details()
     shown = check(record.html)
     assert "stopped" in shown and PAYLOADS[0] in shown and "turns: 2" in shown
     assert "> prompt" in shown and "→ No (clicked)" in shown  # the run sent from the panel
+    assert f"entry {PAYLOADS[0]}" in shown  # an extension's custom entry of no run, as text
     for local in ("4242", "/home/someone"):
         assert local not in record.html and local not in record.plain
     assert "mathjax_ignore" in record.html.split(">", 1)[0]  # the page's MathJax stays out

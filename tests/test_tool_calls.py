@@ -69,20 +69,28 @@ def test_a_child_changing_marks_its_parent_changed() -> None:
     assert parent.rev > before and parent.duration_ms == 1500.0
 
 
+def child(box: Any, cls: str) -> Any:
+    """The one direct child of ``box`` carrying class ``cls``."""
+    (found,) = [c for c in box.children if cls in c._dom_classes]
+    return found
+
+
 def test_the_card_shows_durations_and_the_nested_call_inside_it_as_text() -> None:
     run = nested_run()
     apply(run, "tool_execution_end", toolCallId="c1", toolName="codemode", durationMs=1500)
     view = TranscriptView(run, on_stop=lambda: None, dialog_widget=lambda d: None)
     (card,) = view.blocks.children
-    header, _args, _dialogs, _output, nested = card.children
+    header, nested = child(card, "atomic-tool-header"), child(card, "atomic-tool-nested")
     assert text_of(header) == "tool codemode · x · done · 1.5 s"
     (inner,) = nested.children
-    inner_header, inner_args, _, inner_output, _ = inner.children
+    inner_header = child(inner, "atomic-tool-header")
+    inner_args = [c.children[0] for c in inner.children if "atomic-tool-args" in c._dom_classes]
+    inner_output = child(inner, "atomic-tool-output")
     assert text_of(inner_header) == (
         "tool read (called by codemode) · <b>a.txt</b>  lines 1–1 · done · 12 ms"
     )
     assert "<script>" not in inner_output.value and "&lt;script&gt;" in inner_output.value
-    assert "<b>" not in inner_args.value and "<b>" not in inner_header.value
+    assert all("<b>" not in a.value for a in inner_args) and "<b>" not in inner_header.value
     # A later change to the child reaches its card through the parent.
     apply(
         run,
@@ -136,7 +144,7 @@ def test_a_run_that_ends_while_a_render_reads_it_is_not_shown_done_over_a_stale_
     assert text_of(view.state) == "sent"  # not "done": this render read the stale blocks
     view.render()  # the final render the end schedules
     assert text_of(view.state) == "done"
-    answer = view.blocks.children[0].children[1]  # the answer's chunks and its tail
+    answer = child(view.blocks.children[0], "atomic-assistant-text")  # its chunks and tail
     assert "partial, then whole" in " ".join(text_of(piece) for piece in answer.children)
 
 
@@ -173,8 +181,11 @@ def test_a_dialog_raised_while_a_tool_runs_sits_in_its_card() -> None:
     shown = w.HTML(value="the dialog")
     view = TranscriptView(run, on_stop=lambda: None, dialog_widget=lambda d: shown)
     cards = [c for c in view.blocks.children if "atomic-tool" in c._dom_classes]
-    assert shown in cards[1].children[2].children  # header, args, dialogs, ...
-    assert shown not in cards[0].children[2].children
+    assert shown in child(cards[1], "atomic-tool-dialogs").children
+    assert not [c for c in cards[0].children if "atomic-tool-dialogs" in c._dom_classes]
+    # In the card: what the tool is about to do, then the dialog deciding it, then output.
+    order = [c._dom_classes[0] for c in cards[1].children]
+    assert order.index("atomic-tool-dialogs") < order.index("atomic-tool-output"), order
 
     apply(run, "tool_execution_end", toolCallId="c2", toolName="bash", result={"content": []})
     later, _ = _confirm("d2", "Anything else?")

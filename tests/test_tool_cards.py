@@ -9,6 +9,7 @@ hostile text in every field must come out as text, and malformed input must neve
 from __future__ import annotations
 
 import base64
+import html
 import re
 import struct
 import time
@@ -21,6 +22,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from atomic_jupyter.ui import tool_cards
+from atomic_jupyter.ui.highlight import record_token_styles
+from atomic_jupyter.ui.images import CheckedImage, RefusedImage, check_image
+from atomic_jupyter.ui.markdown import record_markup
 from atomic_jupyter.ui.tool_cards import (
     CODE_FOLD,
     LIST_FOLD,
@@ -28,8 +32,13 @@ from atomic_jupyter.ui.tool_cards import (
     ToolCall,
     ToolCard,
     highlight_html,
+    limits,
+    registry,
     render_tool,
 )
+from atomic_jupyter.ui.tool_cards import styles as styles_module
+from atomic_jupyter.ui.tool_cards.generic import render_generic
+from atomic_jupyter.ui.tool_cards.styles import record_styles
 
 # --- the checker ---------------------------------------------------------------------------------
 
@@ -139,6 +148,7 @@ def text_of(markup: str) -> str:
 
 def check_card(card: ToolCard) -> ToolCard:
     assert isinstance(card, ToolCard)
+    check(card.command_html)
     check(card.body_html)
     check(card.args_html)
     assert "\n" not in card.summary
@@ -198,7 +208,7 @@ EDIT_ARGS = {"path": "f.txt", "edits": [{"oldText": "gamma", "newText": "GAMMA"}
 def test_edit_shows_the_diff_with_coloured_lines(details: dict[str, Any]) -> None:
     card = render("edit", EDIT_ARGS, "Successfully replaced 1 block(s) in f.txt.", details=details)
     assert card.summary == "f.txt  +1 −1"
-    checker = check(card.body_html)
+    checker = check(card.command_html)
     spans = [attrs for tag, attrs in checker.tags if tag == "span"]
     added = [a for a in spans if a.get("class") == "aj-diff-add"]
     removed = [a for a in spans if a.get("class") == "aj-diff-del"]
@@ -208,7 +218,9 @@ def test_edit_shows_the_diff_with_coloured_lines(details: dict[str, Any]) -> Non
     text = "".join(checker.text)
     assert "f.txt" in text and "GAMMA" in text and "gamma" in text and "epsilon" in text
     # the line numbers, in their own muted column
-    assert gutter(card.body_html) == [1, 2, 3, 3, 4, 5]
+    assert gutter(card.command_html) == [1, 2, 3, 3, 4, 5]
+    # the tool's closing message is what came of it
+    assert text_of(card.body_html) == "Successfully replaced 1 block(s) in f.txt."
     # the texts the model sent are behind the toggle
     args_text = text_of(card.args_html)
     assert "gamma" in args_text and "GAMMA" in args_text
@@ -226,18 +238,18 @@ def test_edit_diff_with_skipped_runs_and_multi_line_replacement() -> None:
         details={"diff": diff, "firstChangedLine": 6},
     )
     assert card.summary == "a.txt  +3 −2"
-    assert card.body_html.count('class="aj-diff-skip"') == 1
-    assert gutter(card.body_html) == [2, 3, 4, 5, 6, 6, 7, 7, 8, 9, 10, 11, 12, 13]
-    assert ">twelve<" in card.body_html
+    assert card.command_html.count('class="aj-diff-skip"') == 1
+    assert gutter(card.command_html) == [2, 3, 4, 5, 6, 6, 7, 7, 8, 9, 10, 11, 12, 13]
+    assert ">twelve\n<" in card.command_html
 
 
 def test_edit_diff_is_highlighted_for_the_file_language() -> None:
     diff = " 1 import os\n-2 x = 'a'  # old\n+2 x = 42  # new"
     card = render("edit", {"path": "m.py", "edits": []}, "ok", details={"diff": diff})
-    assert "var(--jp-mirror-editor-keyword-color" in card.body_html
-    assert "var(--jp-mirror-editor-string-color" in card.body_html
-    assert "var(--jp-mirror-editor-comment-color" in card.body_html
-    assert "var(--jp-mirror-editor-number-color" in card.body_html
+    assert "var(--jp-mirror-editor-keyword-color" in card.command_html
+    assert "var(--jp-mirror-editor-string-color" in card.command_html
+    assert "var(--jp-mirror-editor-comment-color" in card.command_html
+    assert "var(--jp-mirror-editor-number-color" in card.command_html
 
 
 @pytest.mark.parametrize(
@@ -251,18 +263,20 @@ def test_edit_diff_is_highlighted_for_the_file_language() -> None:
 def test_edit_without_a_diff_shows_old_and_new_text(args: dict[str, Any]) -> None:
     running = render("edit", args)  # while running there is no diff yet
     assert running.summary == "f.txt  +1 −1"
-    assert 'class="aj-diff-del"' in running.body_html and 'class="aj-diff-add"' in running.body_html
-    text = text_of(running.body_html)
+    assert 'class="aj-diff-del"' in running.command_html
+    assert 'class="aj-diff-add"' in running.command_html
+    text = text_of(running.command_html)
     assert "gamma" in text and "GAMMA" in text
+    assert running.body_html == ""  # nothing came of it yet
 
 
 def test_edit_pair_fallback_is_a_line_diff() -> None:
     old, new = "a\nb\nc\n", "a\nB\nc\n"
     card = render("edit", {"path": "x.txt", "edits": [{"oldText": old, "newText": new}]})
     assert card.summary == "x.txt  +1 −1"
-    assert card.body_html.count('class="aj-diff-add"') == 1
-    assert "  a\n" in card.body_html and "  c\n" in card.body_html
-    assert gutter(card.body_html) == []  # no line numbers are known
+    assert card.command_html.count('class="aj-diff-add"') == 1
+    assert "  a\n" in card.command_html and "  c\n" in card.command_html
+    assert gutter(card.command_html) == []  # no line numbers are known
 
 
 def test_edit_error_is_shown_prominently() -> None:
@@ -272,10 +286,12 @@ def test_edit_error_is_shown_prominently() -> None:
     )
     card = render("edit", EDIT_ARGS, message, details={}, is_error=True)
     assert card.summary == "f.txt"
-    assert card.body_html.index('class="aj-tool-error"') < card.body_html.index("aj-tool-path")
+    # What it tried to do comes first, then the error that came of it.
+    assert "aj-tool-path" in card.command_html and "aj-tool-error" not in card.command_html
+    assert "GAMMA" in text_of(card.command_html)
+    assert card.body_html.count('class="aj-tool-error"') == 1
     assert "var(--jp-error-color1" in card.body_html
-    assert message in text_of(card.body_html)
-    assert "GAMMA" in text_of(card.body_html)  # what it tried to do
+    assert text_of(card.body_html) == message
 
 
 # --- write -----------------------------------------------------------------------------------------
@@ -289,31 +305,32 @@ def test_write_highlights_the_content(result: str) -> None:
     card = render("write", {"path": "new/dir/w.py", "content": content}, result)
     assert card.summary == "new/dir/w.py  2 lines"
     assert card.args_html == ""
-    assert "var(--jp-mirror-editor-def-color" in card.body_html
-    assert "var(--jp-mirror-editor-keyword-color" in card.body_html
-    text = text_of(card.body_html)
-    assert "def main():" in text and result in text
+    assert "var(--jp-mirror-editor-def-color" in card.command_html
+    assert "var(--jp-mirror-editor-keyword-color" in card.command_html
+    assert "def main():" in text_of(card.command_html)
+    assert text_of(card.body_html) == result
     # no fixed light background (the dark-theme bug of the Markdown code blocks)
-    assert "#f6f8fa" not in card.body_html and "background-color:#" not in card.body_html
-    assert "background:var(--jp-cell-editor-background" in card.body_html
+    for markup in (card.command_html, card.body_html):
+        assert "#f6f8fa" not in markup and "background-color:#" not in markup
+    assert "background:var(--jp-cell-editor-background" in card.command_html
 
 
 def test_write_folds_long_files() -> None:
     content = "".join(f"line {i}\n" for i in range(1, 101))
     card = render("write", {"path": "big.txt", "content": content})
     assert card.summary == "big.txt  100 lines"
-    head, _, rest = card.body_html.partition("<details")
+    head, _, rest = card.command_html.partition("<details")
     assert "line 40<" in head and "line 41<" not in head
     assert "Show all 100 lines</summary>" in rest and "line 100<" in rest
     # a few lines over the threshold are not folded
     short = render("write", {"path": "s.txt", "content": "x\n" * (CODE_FOLD + 3)})
-    assert "<details" not in short.body_html
+    assert "<details" not in short.command_html
 
 
 def test_write_of_an_unknown_file_type_is_plain() -> None:
     card = render("write", {"path": "notes.unknownext", "content": "if x: return"})
-    assert "mirror-editor" not in card.body_html
-    assert "if x: return" in text_of(card.body_html)
+    assert "mirror-editor" not in card.command_html
+    assert "if x: return" in text_of(card.command_html)
 
 
 # --- read ------------------------------------------------------------------------------------------
@@ -388,7 +405,7 @@ def test_bad_images_are_not_shown(mime: Any, data: Any) -> None:
 
 
 def test_large_images_are_not_shown(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(tool_cards, "IMAGE_MAX_BASE64", len(PNG) - 4)
+    monkeypatch.setattr(limits, "IMAGE_MAX_BASE64", len(PNG) - 4)
     card = render(
         "read", {"path": "x.png"}, "Read image file [image/png]", images=(("image/png", PNG),)
     )
@@ -424,9 +441,10 @@ def test_bash_success() -> None:
     card = render("bash", {"command": "echo hi; echo err >&2"}, "hi\nerr\n")
     assert card.summary == "$ echo hi; echo err >&2"
     assert card.args_html == ""
+    assert text_of(card.command_html) == "$ echo hi; echo err >&2"
     text = text_of(card.body_html)
-    assert "$ echo hi; echo err >&2" in text and "hi\nerr" in text and "exit code 0" in text
-    assert "var(--jp-mirror-editor-builtin-color" in card.body_html  # echo
+    assert "hi\nerr" in text and "exit code 0" in text
+    assert "var(--jp-mirror-editor-builtin-color" in card.command_html  # echo
 
 
 @pytest.mark.parametrize("is_error", [True, False])  # 1.6 sets isError, 0.73 throws (also isError)
@@ -453,8 +471,8 @@ def test_bash_without_output_and_with_a_timeout() -> None:
         "Command timed out after 1 seconds",
         is_error=True,
     )
-    text = text_of(card.body_html)
-    assert "Command timed out after 1 seconds" in text and "timeout 1 s" in text
+    assert "Command timed out after 1 seconds" in text_of(card.body_html)
+    assert "timeout 1 s" in text_of(card.command_html)
     card = render("bash", {"command": "true"}, "(no output)")
     assert "(no output)" in text_of(card.body_html)
 
@@ -494,10 +512,11 @@ def test_bash_long_output_is_tail_folded_with_the_notice(text: str, notice: str)
 
 def test_bash_running_shows_the_streamed_output() -> None:
     card = render("bash", {"command": "make"}, None, output="hi\nerr\n")
+    assert text_of(card.command_html) == "$ make"
     text = text_of(card.body_html)
-    assert "$ make" in text and "hi\nerr" in text and "exit code" not in text
+    assert "hi\nerr" in text and "exit code" not in text
     empty = render("bash", {"command": "make"}, None)
-    assert "$ make" in text_of(empty.body_html)
+    assert text_of(empty.command_html) == "$ make" and empty.body_html == ""
 
 
 def test_bash_multi_line_command_summary() -> None:
@@ -517,10 +536,9 @@ def test_a_renderer_bug_falls_back_to_the_generic_view(monkeypatch: pytest.Monke
     def broken(call: ToolCall) -> ToolCard:
         raise RuntimeError("bug")
 
-    monkeypatch.setitem(tool_cards._RENDERERS, "read", broken)
+    monkeypatch.setitem(registry.RENDERERS, "read", broken)
     card = render("read", {"path": "f.txt"}, "alpha")
-    text = text_of(card.body_html)
-    assert "f.txt" in text and "alpha" in text
+    assert "f.txt" in text_of(card.command_html) and "alpha" in text_of(card.body_html)
 
 
 def test_bash_aborted_by_the_agent_is_an_error() -> None:
@@ -627,9 +645,10 @@ def test_generic_tool_shows_arguments_and_result() -> None:
     card = render("web_search", args, "\x1b[32mSunny\x1b[0m, 21°C")
     assert card.summary == "weather in Paris"
     assert card.args_html == ""
+    command = text_of(card.command_html)
+    assert "query" in command and "weather in Paris" in command
+    assert '{"units":"metric","days":[1,2]}' in command
     text = text_of(card.body_html)
-    assert "query" in text and "weather in Paris" in text
-    assert '{"units":"metric","days":[1,2]}' in text
     assert "Sunny, 21°C" in text and "ansi-green-fg" in card.body_html
     running = render("web_search", args, None, output="partial…")
     assert "partial…" in text_of(running.body_html)
@@ -654,7 +673,7 @@ def test_generic_error() -> None:
 def test_builtin_tools_with_unexpected_arguments_fall_back_to_generic() -> None:
     for name in ("read", "write", "bash", "grep", "find"):
         card = render(name, {"weird": [1, 2]}, "text")
-        assert "weird" in text_of(card.body_html)
+        assert "weird" in text_of(card.command_html)
     card = render("bash", {"command": "ls", "cwd": "/tmp"}, "x")
     assert "cwd" in text_of(card.args_html)
 
@@ -682,6 +701,114 @@ def test_highlight_html() -> None:
 def test_leading_newline_survives_the_pre() -> None:
     card = render("bash", {"command": "printf '\\nx'"}, "\nx")
     assert "\nx" in text_of(card.body_html)
+
+
+#: Python as an agent writes it in an answer: typed, short lines, few docstrings (a coloured
+#: token every dozen characters: denser than the standard library, whose long docstrings are
+#: one span each).
+SAMPLE_PYTHON = '''\
+"""Inventory of a small shop: stock levels, orders and a daily report."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import defaultdict
+from typing import Iterable
+
+log = logging.getLogger(__name__)
+
+LOW_STOCK = 5  # reorder below this many items
+
+
+@dataclasses.dataclass
+class Item:
+    """One product on the shelf."""
+
+    sku: str
+    name: str
+    price: float
+    count: int = 0
+
+    def value(self) -> float:
+        return round(self.price * self.count, 2)
+
+
+class Inventory:
+    def __init__(self, items: Iterable[Item] = ()) -> None:
+        self.items = {item.sku: item for item in items}
+        self.sold: dict[str, int] = defaultdict(int)
+
+    def sell(self, sku: str, count: int = 1) -> bool:
+        item = self.items.get(sku)
+        if item is None or item.count < count:
+            log.warning("cannot sell %d of %s", count, sku)
+            return False
+        item.count -= count
+        self.sold[sku] += count
+        return True
+
+    def low(self) -> list[Item]:
+        return sorted(
+            (item for item in self.items.values() if item.count < LOW_STOCK),
+            key=lambda item: (item.count, item.name),
+        )
+
+    def report(self) -> str:
+        lines = [f"{len(self.items)} products, worth {self.total():.2f}"]
+        for item in self.low():
+            lines.append(f"  reorder {item.name!r}: {item.count} left")
+        if not self.sold:
+            lines.append("nothing sold today")
+        return "\\n".join(lines)
+
+    def total(self) -> float:
+        return sum(item.value() for item in self.items.values())
+'''
+
+
+def test_highlighted_code_is_compact() -> None:
+    code = SAMPLE_PYTHON * (30_000 // len(SAMPLE_PYTHON) + 1)  # about 30 KB
+    markup = highlight_html(code, "inventory.py")
+    assert text_of(markup) == code.removesuffix("\n")
+    # One span per token, with the long fallbacks, made this 9.9 times the text.
+    ratio = len(markup) / len(code)
+    assert ratio <= 7.7, f"{ratio:.2f} times the visible text"
+
+
+def test_highlighting_marks_up_colour_only() -> None:
+    markup = highlight_html("result = items.get(key)\nif a is not b:\n    pass\n", "m.py")
+    code = markup.split("<pre", 1)[1]
+    # The dot of a.b is plain, as in JupyterLab; names and punctuation carry no span.
+    assert "items.get(key)" in code
+    # Whitespace between two tokens of one colour does not split their span.
+    assert re.search(
+        r'<span style="color:var\(--jp-mirror-editor-keyword-color,[^"]*">is not</span>', code
+    )
+    docstring = highlight_html('"""One.\n\n    Two.\n    """\n', "m.py")
+    assert docstring.count("mirror-editor-string-color") == 1  # one span over its lines
+    assert "<span" not in highlight_html("a = b", language="text").split("<pre", 1)[1]
+
+
+def test_image_checks() -> None:
+    image = check_image(
+        " IMAGE/JPG ", base64.b64encode(b"\xff\xd8\xff" + b"\0" * 9).decode(), max_base64=99
+    )
+    assert isinstance(image, CheckedImage) and image.data_url.startswith(
+        "data:image/jpeg;base64,/9j/"
+    )
+    hostile_type = "\x1b[31mimage/x\nevil" + "x" * 99  # shown as one line of 60 characters
+    refusals = {
+        ("image/svg+xml", PNG, 10**6): "unsupported type image/svg+xml",
+        (hostile_type, PNG, 10**6): "unsupported type image/x evil" + "x" * 47 + "…",
+        (None, PNG, 10**6): "unsupported type NoneType",
+        ("image/png", "", 10**6): "no data",
+        ("image/png", PNG, 8): "too large (0.0 MB)",
+        ("image/png", PNG[:-1] + "!", 10**6): "the data is not valid base64",
+        ("image/gif", PNG, 10**6): "the data is not a image/gif image",
+    }
+    for (mime, data, limit), reason in refusals.items():
+        assert check_image(mime, data, max_base64=limit) == RefusedImage(reason)
 
 
 # --- hostile text in every field ------------------------------------------------------------------------
@@ -747,25 +874,26 @@ def hostile_calls() -> list[ToolCall]:
 def test_hostile_text_stays_text(tool: ToolCall) -> None:
     card = render_tool(tool)
     check_card(card)
-    for markup in (card.body_html, card.args_html):
+    for markup in (card.command_html, card.body_html, card.args_html):
         checker = check(markup)
         for _tag, attrs in checker.tags:
             for value in attrs.values():
                 assert "alert" not in str(value) and "javascript" not in str(value)
-    text = text_of(card.body_html) + text_of(card.args_html)
+        assert "<script>" not in markup and "<img src=x" not in markup
+    text = text_of(card.command_html) + text_of(card.body_html) + text_of(card.args_html)
     # readable: the payload's text is there
     if tool.done or PAYLOAD in str(tool.args) or tool.name == "bash":
         assert PAYLOAD in text
-    assert "<script>" not in card.body_html and "<img src=x" not in card.body_html
     assert "\n" not in card.summary
 
 
 def test_hostile_text_is_whole_where_it_is_shown() -> None:
     card = render_tool(hostile_calls()[0])  # read, done
-    text = text_of(card.body_html)
-    assert text.count(PAYLOAD) >= 3  # path, two content lines, notice
+    assert text_of(card.command_html).count(PAYLOAD) == 1  # the path
+    assert text_of(card.body_html).count(PAYLOAD) >= 3  # two content lines, notice
     card = render_tool(ToolCall("bash", {"command": P}, "", f"{P}\n", done=True))
-    assert text_of(card.body_html).count(PAYLOAD) == 2
+    assert text_of(card.command_html).count(PAYLOAD) == 1
+    assert text_of(card.body_html).count(PAYLOAD) == 1
     assert card.summary == "$ " + PAYLOAD
 
 
@@ -800,7 +928,7 @@ JSON = st.recursive(
     ),
     max_leaves=12,
 )
-NAMES = st.sampled_from([*tool_cards._RENDERERS, "other"])
+NAMES = st.sampled_from([*registry.RENDERERS, "other"])
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -832,7 +960,7 @@ def test_malformed_input_never_raises(
     done: bool,
 ) -> None:
     tool = ToolCall(name, args, output, result, details, tuple(images), is_error, done)
-    renderer = tool_cards._RENDERERS.get(name, tool_cards._render_generic)
+    renderer = registry.RENDERERS.get(name, render_generic)
     check_card(renderer(tool))  # the view itself, not render_tool's safety net
 
 
@@ -843,9 +971,9 @@ def test_malformed_field_types_never_raise() -> None:
     five: Any = 5
     seven: Any = 7
     short: Any = (("image/png",),)
-    for name in tool_cards._RENDERERS:
+    for name in registry.RENDERERS:
         tool = ToolCall(name, [1, {"a": None}], five, seven, "diff", short, done=True)
-        check_card(tool_cards._RENDERERS[name](tool))
+        check_card(registry.RENDERERS[name](tool))
     deep: Any = []
     for _ in range(100_000):
         deep = [deep]
@@ -861,19 +989,19 @@ def test_huge_inputs_are_capped() -> None:
     assert len(card.body_html) < 400_000
     content = "x = 1\n" * 30_000
     card = render("write", {"path": "a.py", "content": content})
-    assert "more lines not shown" in text_of(card.body_html)
+    assert "more lines not shown" in text_of(card.command_html)
     card = render("read", {"path": "a.txt"}, "y" * 1_000_000)
     assert "the rest of line 1 is not shown" in text_of(card.body_html)
     assert len(card.body_html) < 300_000
     diff = "\n".join(f"+{i} added" for i in range(10_000))
     card = render("edit", {"path": "a.txt", "edits": []}, "ok", details={"diff": diff})
-    assert len(card.body_html) < 1_500_000
+    assert len(card.command_html) < 1_500_000
     big_args = {"k": "v" * 1_000_000}
-    assert len(render("custom", big_args, "ok").body_html) < 100_000
+    assert len(render("custom", big_args, "ok").command_html) < 100_000
     assert time.monotonic() - started < 30
 
 
-@pytest.mark.parametrize("name", [*tool_cards._RENDERERS, "other"])
+@pytest.mark.parametrize("name", [*registry.RENDERERS, "other"])
 def test_summaries_stay_short(name: str) -> None:
     long = "word " * 200
     args = {key: long for key in ("path", "content", "command", "pattern", "query")}
@@ -897,14 +1025,307 @@ def test_review_findings_slow_notice_carriage_returns_and_huge_line_numbers() ->
     diff = " 1 a\n-2 old\rX\n+2 new\n 3 b"
     body = render_tool(
         ToolCall("edit", {"path": "f.txt"}, "", "ok", {"diff": diff}, (), False, True)
-    ).body_html
-    deleted = re.findall(r'class="aj-diff-del"[^>]*>(.*?</span>.*?)</span>', body)
-    added = re.findall(r'class="aj-diff-add"[^>]*>(.*?</span>.*?)</span>', body)
+    ).command_html
+    deleted = re.findall(r'class="aj-diff-del"[^>]*>(.*?</span>.*?)\n</span>', body)
+    added = re.findall(r'class="aj-diff-add"[^>]*>(.*?</span>.*?)\n</span>', body)
     assert [re.sub(r"<[^>]+>", "", d) for d in deleted] == ["− old␍X"]
     assert [re.sub(r"<[^>]+>", "", a) for a in added] == ["+ new"]
 
     huge = "\n".join(f"+{'9' * 3000} line {i}" for i in range(200))
     body = render_tool(
         ToolCall("edit", {"path": "f.txt"}, "", "ok", {"diff": huge}, (), False, True)
-    ).body_html
+    ).command_html
     assert len(body) < 100_000
+
+
+# --- what a call is about to do, then what came of it ------------------------------------------
+
+#: Each kind of tool: (name, arguments, result, details, what only the command section shows,
+#: what only the body shows, whether the command section is the same while the call runs).
+SECTIONS = [
+    ("bash", {"command": "echo about-to-run"}, "the-output\n", None, "$ echo about-to-run", "the-output", True),
+    ("powershell", {"command": "Write-Output x"}, "the-output", None, "PS> Write-Output x", "the-output", True),
+    ("edit", EDIT_ARGS, "Successfully replaced 1 block(s) in f.txt.", {"diff": DIFF}, "GAMMA", "Successfully replaced", False),
+    ("write", {"path": "w.py", "content": "print('written')\n"}, "Successfully wrote 17 bytes to w.py", None, "print('written')", "Successfully wrote", True),
+    ("read", {"path": "f.txt"}, FILE, None, "f.txt  lines 1–5", "epsilon", False),
+    ("grep", {"pattern": "gamma", "path": "src", "glob": "*.py", "ignoreCase": True}, "src/g.py:3: x = gamma", None, "gamma  in src  (*.py)  ignore case", "x = gamma", True),
+    ("find", {"pattern": "*.txt", "path": "src"}, "src/a.txt\nsrc/b.txt", None, "*.txt  in src", "src/b.txt", True),
+    ("ls", {"path": "srcdir"}, "a.txt\nsub/", None, "srcdir", "sub/", True),
+    ("web_search", {"query": "weather in Paris"}, "Sunny", None, "weather in Paris", "Sunny", True),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "result", "details", "command", "output", "stable"),
+    SECTIONS,
+    ids=[case[0] for case in SECTIONS],
+)
+def test_each_kind_shows_what_it_is_about_to_do_apart_from_what_came_of_it(
+    name: str,
+    args: Any,
+    result: str,
+    details: Any,
+    command: str,
+    output: str,
+    stable: bool,
+) -> None:
+    card = render(name, args, result, details=details)
+    before, after = text_of(card.command_html), text_of(card.body_html)
+    assert command in before and command not in after
+    assert output in after and output not in before
+    for cls in ("aj-tool-command", "aj-tool-diff", "aj-tool-path", "aj-tool-args"):
+        assert cls not in card.body_html  # the command, diff, path, arguments: never after
+    running = render(name, args, None, output="so-far")
+    assert command.split("  ")[0] in text_of(running.command_html)
+    if stable:  # what it is about to do does not change once it ran
+        assert running.command_html == card.command_html
+    if name in ("bash", "powershell", "web_search"):  # the output streamed so far
+        assert text_of(running.body_html) == "so-far"
+
+
+def test_a_diff_is_never_in_the_output_section() -> None:
+    for details in ({"diff": DIFF}, {}):
+        card = render(
+            "edit", EDIT_ARGS, "Successfully replaced 1 block(s) in f.txt.", details=details
+        )
+        assert (
+            'class="aj-diff-add"' in card.command_html
+            and 'class="aj-diff-del"' in card.command_html
+        )
+        assert "aj-diff" not in card.body_html and "GAMMA" not in text_of(card.body_html)
+
+
+def test_a_blocked_command_shows_its_command_then_the_dialog_then_the_error() -> None:
+    """A command a guard blocked fails with no exit status: its result is the error text. The
+    card shows the command first, then the dialog that decided it, then the error."""
+    from atomic_jupyter.protocol.messages import parse_message
+    from atomic_jupyter.session.dialogs import Dialog
+    from atomic_jupyter.session.transcript import ToolBlock
+    from atomic_jupyter.ui.record import part_html, part_plain
+    from atomic_jupyter.ui.run_parts import Markup, describe_tool
+
+    raw = {"type": "extension_ui_request", "id": "d1", "method": "confirm", "title": "Run it?"}
+    dialog = Dialog(parse_message(raw), raw, lambda response: None)
+    dialog.respond(False)
+    error = "Blocked: the user declined rm -rf build"
+    block = ToolBlock(
+        call_id="c1",
+        name="bash",
+        args={"command": "rm -rf build"},
+        result=error,
+        is_error=True,
+        done=True,
+    )
+    block.dialogs.append(dialog)
+    card = render("bash", block.args, error, is_error=True)
+    assert text_of(card.command_html) == "$ rm -rf build"
+    assert text_of(card.body_html) == error
+    assert "aj-tool-error" in card.body_html and "aj-tool-error" not in card.command_html
+
+    tool = describe_tool(block)
+    classes = [getattr(part, "cls", "") for part in tool.children]
+    assert classes == [
+        "atomic-tool-header",
+        "atomic-tool-command",
+        "atomic-tool-dialogs",
+        "atomic-tool-output",
+    ]
+    command, output = tool.children[1], tool.children[3]
+    assert isinstance(command, Markup) and command.html == card.command_html
+    assert isinstance(output, Markup) and output.html == card.body_html
+    # The record says it in the same order: command, dialog and its outcome, the error.
+    shown = html.unescape(re.sub(r"<[^>]*>", "", part_html(tool)))
+    said = [shown.index(text) for text in ("$ rm -rf build", "Run it?", "→ No", error)]
+    assert said == sorted(said), shown
+    plain = part_plain(tool)
+    assert plain.index("Run it?") < plain.index(error), plain
+
+
+def test_what_came_of_a_call_is_its_output_then_its_result() -> None:
+    # bash: the output, the truncation notice, the exit code
+    result = (
+        "".join(f"out-{i}\n" for i in range(1, 6))
+        + "\n[Showing lines 1-5 of 9. Full output: /tmp/x.log]\n\nCommand exited with code 2"
+    )
+    body = text_of(render("bash", {"command": "seq 9"}, result, is_error=True).body_html)
+    at = [body.index(text) for text in ("out-1", "out-5", "[Showing lines 1-5", "exit code 2")]
+    assert at == sorted(at), body
+    timed_out = render("bash", {"command": "sleep 9"}, "part\n\nCommand timed out after 1 seconds")
+    assert text_of(timed_out.body_html).index("part") < text_of(timed_out.body_html).index(
+        "Command timed out"
+    )
+    # read: the lines, then the agent's notice
+    text = "beta\ngamma\n\n[3 more lines in file. Use offset=4 to continue.]"
+    body = text_of(render("read", {"path": "f.py", "offset": 2, "limit": 2}, text).body_html)
+    assert body.index("gamma") < body.index("[3 more lines")
+    # grep: the matches, then the notice
+    text = "a.txt:1: hit\nb.txt:2: hit\n\n[2 matches limit reached. Use limit=4 for more]"
+    body = text_of(render("grep", {"pattern": "hit", "limit": 2}, text).body_html)
+    assert body.index("b.txt") < body.index("[2 matches limit reached")
+    # any other tool: the result, then its images
+    card = render("shot", {}, "the-result", images=(("image/png", PNG),))
+    assert card.body_html.index("the-result") < card.body_html.index("<img")
+
+
+# --- the record form -------------------------------------------------------------------------------
+
+#: Python as an agent writes a small script (30 lines).
+SCRIPT = '''\
+"""Count the words of text files, most frequent first."""
+
+import argparse
+import collections
+import pathlib
+import re
+
+WORD = re.compile(r"[a-z']+")
+
+
+def count_words(paths, minimum=1):
+    counts = collections.Counter()
+    for path in paths:
+        text = pathlib.Path(path).read_text(encoding="utf-8")
+        counts.update(WORD.findall(text.lower()))
+    return [(word, n) for word, n in counts.most_common() if n >= minimum]
+
+
+def main():
+    """Print the most frequent words of the files given."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("paths", nargs="+", help="the files to read")
+    parser.add_argument("--min", type=int, default=2, help="the fewest uses shown")
+    args = parser.parse_args()
+    for word, n in count_words(args.paths, args.min)[:20]:
+        print(f"{n:6}  {word}")
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+
+def script_edit() -> ToolCall:
+    """An edit of :data:`SCRIPT` as the agent reports it: the change and 4 lines around."""
+    old = '        text = pathlib.Path(path).read_text(encoding="utf-8")\n'
+    new = (
+        "        try:\n"
+        '            text = pathlib.Path(path).read_text(encoding="utf-8")\n'
+        "        except (OSError, UnicodeDecodeError) as error:\n"
+        '            print(f"skipped {path}: {error}")\n'
+        "            continue\n"
+    )
+    lines = SCRIPT.split("\n")
+    changed = next(i for i, line in enumerate(lines) if "read_text" in line)
+    rows = [f" {n + 1:2} {lines[n]}" for n in range(changed - 4, changed)]
+    rows.append(f"-{changed + 1:2} {lines[changed]}")
+    rows += [f"+{changed + 1 + k:2} {line}" for k, line in enumerate(new.rstrip("\n").split("\n"))]
+    rows += [f" {n + 5:2} {lines[n]}" for n in range(changed + 1, changed + 5)]
+    args = {"path": "words.py", "edits": [{"oldText": old, "newText": new}]}
+    done = "Successfully replaced 1 block(s) in words.py."
+    return ToolCall("edit", args, "", done, {"diff": "\n".join(rows)}, done=True)
+
+
+def record_cards() -> dict[str, ToolCard]:
+    output = "".join(
+        f"tests/test_words.py::test_case_{i} PASSED  [{i * 5:3}%]\n" for i in range(1, 21)
+    )
+    write_done = f"Successfully wrote {len(SCRIPT)} bytes to words.py"
+    return {
+        "bash": render("bash", {"command": "pytest -v tests/test_words.py"}, output),
+        "edit": check_card(render_tool(script_edit())),
+        "write": render("write", {"path": "words.py", "content": SCRIPT}, write_done),
+    }
+
+
+def visible(markup: str) -> str:
+    """The text a page shows of ``markup``: tags dropped, entities decoded."""
+    return html.unescape(re.sub(r"<[^>]*>", "", markup))
+
+
+@pytest.mark.parametrize("kind", ["bash", "edit", "write"])
+def test_the_record_form_of_a_card_is_at_most_three_times_its_text(kind: str) -> None:
+    card = record_cards()[kind]
+    whole = card.command_html + card.body_html + card.args_html
+    record = record_markup(whole)
+    shown = visible(record)
+    assert shown == visible(whole)  # nothing visible is lost
+    assert len(SCRIPT.splitlines()) == 30 and shown.count("PASSED") in (0, 20)
+    ratio = len(record) / len(shown)
+    # The live form with its theme variables was 3 (bash) to 9 (edit) times its text.
+    assert ratio <= 3, f"{kind}: {ratio:.2f} times the visible text"
+    # Every style left is a short record form, in literal colours.
+    forms = set(record_styles().values()) | set(record_token_styles().values())
+    styles = re.findall(r' style="([^"]*)"', record)
+    assert styles and all(style in forms for style in styles), set(styles) - forms
+    assert "var(" not in record
+
+
+def test_a_diff_keeps_its_colours_in_the_record() -> None:
+    record = record_markup(check_card(render_tool(script_edit())).command_html)
+    checker = check(record)
+    lines = {
+        kind: [attrs for tag, attrs in checker.tags if attrs.get("class") == f"aj-diff-{kind}"]
+        for kind in ("add", "del")
+    }
+    assert [len(lines["add"]), len(lines["del"])] == [5, 1]
+    for kind, colour in (("add", "#2a7"), ("del", "#d44")):
+        for attrs in lines[kind]:
+            assert f"background:{colour}" in str(attrs["style"])
+    # each changed line is a line of its own, its mark and text together
+    shown = visible(record)
+    assert "\n+             continue\n" in shown and "\n+         try:\n" in shown
+    assert '\n−         text = pathlib.Path(path).read_text(encoding="utf-8")\n' in shown
+    # the numbers stay beside their lines: code beside numbers does not wrap
+    assert 'style="white-space:pre;' in record and 'style="display:flex"' in record
+    # an error stays red, a note muted
+    failed = render("bash", {"command": "x"}, "Blocked by a guard", is_error=True)
+    assert 'class="aj-tool-error" style="color:#d44' in record_markup(failed.body_html)
+    assert 'class="aj-tool-note" style="color:#888' in record_markup(
+        render("bash", {"command": "true"}, "").body_html
+    )
+
+
+#: Properties JupyterLab's sanitiser keeps in an untrusted notebook (of those the record uses).
+SANITISER_PROPERTIES = {
+    "background", "border", "color", "display", "font-weight", "max-width", "min-width",
+    "overflow-x", "padding-right", "table-layout", "text-align", "vertical-align", "white-space",
+}  # fmt: skip
+
+
+def test_record_styles_are_short_literal_and_kept_by_the_sanitiser() -> None:
+    forms = record_styles()
+    constants = {
+        name: value
+        for name, value in vars(styles_module).items()
+        if name.isupper() and not name.startswith("_") and isinstance(value, str) and ":" in value
+    }
+    assert len(constants) >= 30
+    missing = [name for name, value in constants.items() if value not in forms]
+    assert not missing  # every style the cards write has a record form
+    assert all(styles_module.gutter_style(digits) in forms for digits in range(1, 13))
+    for value in forms.values():
+        assert len(value) <= 45 and "var(" not in value
+        for declaration in filter(None, value.split(";")):
+            name, _, val = declaration.partition(":")
+            assert name in SANITISER_PROPERTIES, declaration
+            # literal values in units the sanitiser reads (no ``ch``)
+            assert re.fullmatch(r"[#a-z0-9.%\- ]+", val), declaration
+            assert not re.search(r"\dch\b", val), declaration
+    # what carries meaning is kept
+    assert "background:#" in forms[styles_module.ADDED_LINE]
+    assert "background:#" in forms[styles_module.REMOVED_LINE]
+    assert forms[styles_module.ERROR_STYLE].startswith("color:#d44")
+    assert "white-space:pre-wrap" in forms[styles_module.NOTE_STYLE]
+    # the page styles ``pre`` itself
+    assert forms[styles_module.PRE_STYLE] == "" and forms[styles_module.ROOT_STYLE] == ""
+
+
+def test_grep_lines_read_as_lines_in_the_record() -> None:
+    card = render("grep", {"pattern": "hit"}, "a.py:9: one hit\na.py:10: two hits\na.py-11- after")
+    live = card.body_html
+    assert live.count('style="display:flex"') == 3  # live: rows, wrapped beside their number
+    record = record_markup(live)
+    assert "display:flex" not in record and record.count('class="aj-grep-hit"') == 2
+    shown = visible(record)
+    assert shown == visible(live)
+    assert shown.endswith("a.py  (2 matches) 9 one hit\n10 two hits\n11 after\n"), shown

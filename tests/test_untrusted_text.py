@@ -85,6 +85,20 @@ def assistant(place: str) -> bytes:
 REGISTRY: list[tuple[str, Callable[[], bytes], list[str]]] = [
     ("panel title (setTitle)", lambda: ui("setTitle", title=payload("title")), ["title"]),
     (
+        "custom entry (pi.appendEntry)",
+        lambda: line(
+            {
+                "type": "entry_appended",
+                "entry": {
+                    "type": "custom",
+                    "customType": payload("entrytype"),
+                    "data": payload("entrydata"),
+                },
+            }
+        ),
+        ["entrytype", "entrydata"],
+    ),
+    (
         "status bar (setStatus)",
         lambda: ui("setStatus", statusKey="k", statusText=payload("status")),
         ["status"],
@@ -236,3 +250,18 @@ def test_agent_text_is_shown_as_text(
     for record in (run_record(run), panel_record(session, [run])):
         assert dangerous_markup(record.html) == [], (name, record.html[:300])
         assert "style=" not in "".join(re.findall(r"<math.*?</math>", record.html, re.S))
+
+
+def test_a_custom_entry_of_no_run_is_shown_in_the_panel_and_its_record() -> None:
+    session = AgentSession("entries", LaunchSpec(command=["true"]))
+    session.state = "starting"  # never started: bytes go straight to the client
+    view = view_of(session)
+    entry = {"type": "custom", "customType": "status-card", "data": {"message": "<i>ok</i>"}}
+    session.client.receive_data(line({"type": "entry_appended", "entry": entry}))
+    session.client.receive_data(line({"type": "entry_appended", "entry": {"type": "usage"}}))
+    assert session.extension_ui.entries == [("status-card", {"message": "<i>ok</i>"})]
+    view.pump()
+    cards = [x for x in walk(view.entries) if "atomic-entry" in x._dom_classes]
+    assert len(cards) == 1 and "<i>ok</i>" in " ".join(visible(x) for x in walk(cards[0]))
+    record = panel_record(session)
+    assert "[entry status-card]" in record.plain and "&lt;i&gt;ok&lt;/i&gt;" in record.html

@@ -91,8 +91,8 @@ class LiveDisplay:
     """
 
     def __init__(self, widget: Any, record: Callable[[], Record], copy: bool = True) -> None:
-        self.widget = widget
-        self.record = record
+        self.widget: Any = widget
+        self.record: Callable[[], Record] | None = record
         self.keeps_copy = copy
         key = uuid.uuid4().hex
         self.key = key
@@ -115,7 +115,7 @@ class LiveDisplay:
         """Display the widget and its record copy in the current cell (nothing outside
         IPython); an object of no widget view is displayed as its record, and a display of
         no copy with its record in the widget's bundle."""
-        if not in_ipython():
+        if not in_ipython() or self.record is None:
             return
         from IPython.display import display as ipython_display
 
@@ -133,7 +133,7 @@ class LiveDisplay:
     def refresh(self) -> int:
         """Bring the record copy up to date (sent only when it changed); return the
         characters sent."""
-        if not self.live or not in_ipython():
+        if not self.live or not in_ipython() or self.record is None:
             return 0
         copy = live_copy(self.record(), self.key)
         if copy == self._copy:
@@ -151,7 +151,10 @@ class LiveDisplay:
         if (self._final is not None and not again) or not in_ipython():
             return
         if self._final is None:  # made once: sent again as it was
+            assert self.record is not None
             self._final = self.record().bundle()
+            # What made the output is let go: its widgets are closed by their owner.
+            self.widget = self.record = None
         from IPython.display import update_display
 
         if self._copy is not None:  # first, so the page never shows the record twice
@@ -161,7 +164,9 @@ class LiveDisplay:
 
 class NotebookPresentation:
     """Shows one session: the panel and prompt areas of a :class:`SessionView`, displayed by
-    IPython in the cell that asks. The view (and so every widget) is made on first use."""
+    IPython in the cell that asks. The view (and so every widget) is made on first use; once
+    an output is final its widgets are closed, and once the session is stopped the whole view
+    is closed (a later start makes a new one)."""
 
     def __init__(self, session: AgentSession) -> None:
         self._session = session
@@ -170,7 +175,7 @@ class NotebookPresentation:
         self._panels: list[LiveDisplay] = []
         self._notices: list[LiveDisplay] = []
         self._others: list[LiveDisplay] = []
-        self._awaited: set[int] = set()  # runs whose open dialogs are observed (see _run_final)
+        self._awaited: dict[int, list[Subscription]] = {}  # runs over but for open dialogs
         self._subscriptions: list[Subscription] = []
         self._record_interval = RECORD_INTERVAL
 
@@ -178,15 +183,11 @@ class NotebookPresentation:
     def view(self) -> SessionView:
         """The session's view (made on first use, on the main thread)."""
         if self._view is None:
-            session = self._session
-            self._view = SessionView(session)
-            self._view.runs_final.add(self._run_final)
+            view = self._view = SessionView(self._session)
             self._subscriptions = [
-                session.extension_ui.changed.add(self._part_changed),
-                session.tracker.changed.add(self._records_changed),
-                session.dialog_registry.added.add(self._dialog_added),
-                session.dialog_registry.ticked.add(self._records_changed),
-                session.policy_changes.add(self._records_changed),
+                view.runs_final.add(self._run_final),
+                view.shown_changed.add(self._records_changed),
+                view.stopped.add(self._stopped),
             ]
         return self._view
 
@@ -202,7 +203,7 @@ class NotebookPresentation:
 
     def prepare_run(self, run: PromptRun) -> None:
         """Build the run's area before its prompt goes out, so no event can miss it."""
-        self.view.dispatcher.capture_loop()
+        self.view.capture_loop()
         self.view.run_area(run)
 
     def display_run(self, run: PromptRun) -> None:
@@ -224,13 +225,21 @@ class NotebookPresentation:
 
     def notice_dialog(self, dialog: Dialog) -> None:
         """Say in the current cell that ``dialog`` waits for a person; once it is settled, the
-        notice says how."""
+        notice says so (or nothing, when the dialog's run shows its outcome)."""
         notice = LiveDisplay(_Text(), partial(dialog_notice, dialog))
         self._notices.append(notice)
         notice.show()
-        dialog.observe(lambda _d: self.view.dispatcher.call(notice.finish))
         if not dialog.pending:
             notice.finish()
+            return
+        view = self.view
+
+        def settled(d: Dialog) -> None:
+            if not d.pending:
+                subscription.remove()
+                view.later(notice.finish)
+
+        subscription = dialog.observe(settled)
 
     def display_live(self, widget: Any, record: Callable[[], Record]) -> LiveDisplay:
         """Display any other live output of the session (a prototype's result) with its
@@ -241,49 +250,43 @@ class NotebookPresentation:
         return shown
 
     def finish_displays(self, again: bool = True) -> None:
-        """Replace every live output of the session by its record (the session stopped);
-        ``again``: the records already sent are sent again, from the cell that runs now."""
+        """Replace every live output of the session by its record (the session stopped) and
+        close every widget; ``again``: the records already sent are sent again, from the
+        cell that runs now."""
         for shown in [*self._runs.values(), *self._panels, *self._notices, *self._others]:
             shown.finish(again=again)
+        self.close()
+
+    def _stopped(self) -> None:
+        view = self._view
+        if view is not None:
+            view.later(partial(self.finish_displays, False), key="finish-displays")
 
     def _run_final(self, run: PromptRun) -> None:
-        shown = self._runs.get(id(run))
-        if shown is None or shown.final:
+        view = self._view
+        if view is None:
             return
         waiting = run.transcript.pending_dialogs()
-        if not waiting:
+        if waiting:
+            if id(run) not in self._awaited:
+                # The run is over, so its dialogs are all there: try again once each is settled.
+                again = partial(view.later, partial(self._run_final, run), ("final", id(run)))
+                self._awaited[id(run)] = [d.observe(lambda _d: again()) for d in waiting]
+            return
+        for subscription in self._awaited.pop(id(run), []):
+            subscription.remove()
+        shown = self._runs.get(id(run))
+        if shown is not None:
             shown.finish()
-            return
-        if id(run) in self._awaited:
-            return
-        self._awaited.add(id(run))
-        # The run is over, so its dialogs are all there: try again once each is settled.
-        for dialog in waiting:
-            dialog.observe(
-                lambda _d: self.view.dispatcher.call(
-                    partial(self._run_final, run), key=("final", id(run))
-                )
-            )
+        view.drop_run(run)  # its output is its record now: its widgets are closed
 
-    def _part_changed(self, part: str) -> None:
-        if part == "state" and self._session.state == "stopped":
-            self.view.dispatcher.call(partial(self.finish_displays, False), key="finish-displays")
-        else:
-            self._records_changed()
-
-    def _dialog_added(self, dialog: Dialog) -> None:
-        dialog.observe(self._records_changed)  # its settling changes the records too
-        self._records_changed()
-
-    def _records_changed(self, *_what: Any) -> None:
+    def _records_changed(self) -> None:
         """Something shown changed: the record copies are brought up to date, throttled (in a
         kernel: elsewhere there is no page to save)."""
-        dispatcher = self.view.dispatcher
-        if not dispatcher.has_loop:
+        view = self._view
+        if view is None or not view.has_loop:
             return
-        dispatcher.call_throttled(
-            self.refresh_records, key="record-copies", interval=self._record_interval
-        )
+        view.later(self.refresh_records, key="record-copies", interval=self._record_interval)
 
     def refresh_records(self) -> None:
         """Bring every live output's record copy up to date; the next refresh waits longer
@@ -304,12 +307,14 @@ class NotebookPresentation:
             self._view.pump()
 
     def close(self) -> None:
-        """Stop observing the session."""
-        if self._view is not None:
-            self._view.close()
-        for subscription in self._subscriptions:
+        """Stop observing the session and close the view's widgets (a later use makes a new
+        view)."""
+        for subscription in [*self._subscriptions, *(s for a in self._awaited.values() for s in a)]:
             subscription.remove()
-        self._subscriptions = []
+        self._subscriptions, self._awaited = [], {}
+        view, self._view = self._view, None
+        if view is not None:
+            view.close()
 
 
 def show_panel(session: AgentSession) -> None:

@@ -1,4 +1,4 @@
-"""The agent's RPC commands as Python methods (a mixin of AgentSession).
+"""The agent's RPC commands as Python methods: :class:`AgentCommands`, a part of a session.
 
 Each method sends one command, waits for its response, and returns the response's ``data``
 as a Python value (None when the agent sends none), or raises
@@ -8,10 +8,11 @@ as a Python value (None when the agent sends none), or raises
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 from atomic_jupyter.protocol.agent_line import THINKING_LEVELS, AgentLine
+from atomic_jupyter.session.channel import as_command
 from atomic_jupyter.session.images import image_contents
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AgentCommands",
+    "CommandSender",
     "PAUSABLE_COMMANDS",
     "THINKING_LEVELS",
     "bash_result_text",
@@ -89,26 +91,55 @@ def command_result_text(kind: str, data: Any) -> str:
     return ""
 
 
-class AgentCommands:
-    """Typed wrappers of the agent's commands, on top of ``request``."""
+class CommandSender(Protocol):
+    """What :class:`AgentCommands` sends through (a session)."""
 
-    agent: AgentLine  # provided by AgentSession
+    @property
+    def agent(self) -> AgentLine:
+        """Which agent runs (what commands its line knows)."""
+        ...
 
-    def request(self, command: Any, timeout: float | None = None, **fields: Any) -> Response:
-        raise NotImplementedError  # provided by AgentSession
-
-    def on_event(self, callback: Callable[[AgentEvent], None]) -> Subscription:
-        raise NotImplementedError  # provided by AgentSession
+    def request(
+        self, command: Mapping[str, Any] | str, timeout: float | None = None, **fields: Any
+    ) -> Response:
+        """Send a command and wait for its answer."""
+        ...
 
     def command(
-        self, command: Any, *, display: bool = True, shown: bool | None = None, **fields: Any
+        self,
+        command: Mapping[str, Any] | str,
+        *,
+        display: bool = True,
+        shown: bool | None = None,
+        label: str | None = None,
+        **fields: Any,
     ) -> CommandRun:
-        raise NotImplementedError  # provided by ConversationMethods
+        """Send a command that may pause on a dialog, as a run; return at once."""
+        ...
+
+    def on_event(self, callback: Callable[[AgentEvent], None]) -> Subscription:
+        """Call ``callback`` with every agent event until the subscription is removed."""
+        ...
+
+
+class AgentCommands:
+    """Typed wrappers of the agent's commands.
+
+    Parameters
+    ----------
+    sender:
+        Sends them: its ``request`` (waits for the answer), ``command`` (a pausable command,
+        as a run), ``on_event``, and ``agent`` (the agent's line, which says which commands
+        and thinking levels it knows).
+    """
+
+    def __init__(self, sender: CommandSender) -> None:
+        self._sender = sender
 
     def _data(self, kind: str, timeout: float | None = None, **fields: Any) -> Any:
-        self.agent.require_command(kind)
-        command = {"type": kind, **{k: v for k, v in fields.items() if v is not None}}
-        return self.request(command, timeout=timeout).data
+        self._sender.agent.require_command(kind)
+        command = as_command(kind, fields, given=True)
+        return self._sender.request(command, timeout=timeout).data
 
     # ------------------------------------------------------------------ during a run
 
@@ -136,8 +167,8 @@ class AgentCommands:
     # ------------------------------------------------------------------ session
 
     def _pausable(self, kind: str, display: bool, shown: bool | None, **fields: Any) -> CommandRun:
-        command = {"type": kind, **{k: v for k, v in fields.items() if v is not None}}
-        return self.command(command, display=display, shown=shown)
+        command = as_command(kind, fields, given=True)
+        return self._sender.command(command, display=display, shown=shown)
 
     def new_session(
         self,
@@ -239,7 +270,7 @@ class AgentCommands:
                 if isinstance(delta, str) and delta:
                     on_output(delta)
 
-        subscription = self.on_event(forward)
+        subscription = self._sender.on_event(forward)
         try:
             run = self._pausable("bash", display, shown, command=command, id=cid)
         except BaseException:
@@ -265,11 +296,15 @@ class AgentCommands:
     def set_thinking_level(self, level: str, timeout: float | None = None) -> Any:
         """Set the reasoning level: off, minimal, low, medium, high, xhigh, or max (current
         agent line); which of them the model offers is :meth:`thinking_levels`."""
-        known = self.agent.thinking_levels
+        known = self._sender.agent.thinking_levels
         if level not in known:
             raise ValueError(
                 f"the thinking level is one of {', '.join(known)}, not {level!r}"
-                + ("" if level not in THINKING_LEVELS else f" ({self.agent.label} lacks it)")
+                + (
+                    ""
+                    if level not in THINKING_LEVELS
+                    else f" ({self._sender.agent.label} lacks it)"
+                )
             )
         return self._data("set_thinking_level", timeout, level=level)
 
@@ -277,8 +312,9 @@ class AgentCommands:
         """The thinking levels the current model offers, as the agent says
         (``get_available_thinking_levels``); on an agent without that command, every level
         its line knows."""
-        if not self.agent.knows_command("get_available_thinking_levels"):
-            return list(self.agent.thinking_levels)
+        agent = self._sender.agent
+        if not agent.knows_command("get_available_thinking_levels"):
+            return list(agent.thinking_levels)
         data = self._data("get_available_thinking_levels", timeout)
         levels = data.get("levels") if isinstance(data, dict) else None
         return [str(level) for level in levels] if isinstance(levels, list) else []

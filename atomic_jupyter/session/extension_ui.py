@@ -27,6 +27,8 @@ from atomic_jupyter.session.observers import Listeners
 
 __all__ = ["DIAGNOSTICS_KEPT", "NOTIFICATIONS_KEPT", "ExtensionUiState"]
 
+#: How many custom entries of no run are kept for the panel (the newest).
+ENTRIES_KEPT = 20
 #: How many notifications and diagnostics are kept (the newest).
 NOTIFICATIONS_KEPT = 500
 DIAGNOSTICS_KEPT = 100
@@ -41,11 +43,11 @@ class ExtensionUiState:
     ----------
     redact:
         Applied to notifications and diagnostics (they may quote secrets); the session
-        replaces it at each launch.
+        gives a new one at each launch (:meth:`use_redactor`).
     """
 
     def __init__(self, redact: Callable[[str], str] = lambda text: text) -> None:
-        self.redact = redact
+        self._redactor = redact
         self._lock = threading.Lock()
         #: Listeners called with the name of each part that changed.
         self.changed: Listeners[PartListener] = Listeners()
@@ -57,6 +59,15 @@ class ExtensionUiState:
         self.notification_total = 0
         self.diagnostics: deque[str] = deque(maxlen=DIAGNOSTICS_KEPT)
         self.diagnostic_count = 0
+        self._entries: deque[tuple[str, Any]] = deque(maxlen=ENTRIES_KEPT)
+
+    def use_redactor(self, redact: Callable[[str], str]) -> None:
+        """Take secrets out with ``redact`` from now on (a new launch's secrets)."""
+        self._redactor = redact
+
+    def redact(self, text: str) -> str:
+        """``text`` with the secrets of the current launch taken out."""
+        return self._redactor(text)
 
     def reset(self) -> None:
         """A new agent: forget title, status, widget blocks and editor text (not the logs)."""
@@ -142,6 +153,19 @@ class ExtensionUiState:
         where = os.path.basename(str(event.get("extensionPath", "") or "")) or "an extension"
         what = f"extension error in {where} ({event.get('event', '?')}): {event.get('error', '')}"
         self.apply(NotifyRequest("", message=what, notify_type="error"))
+
+    @property
+    def entries(self) -> list[tuple[str, Any]]:
+        """Extensions' custom entries appended while no run was going, oldest first:
+        ``(customType, data)`` (the newest :data:`ENTRIES_KEPT`)."""
+        with self._lock:
+            return list(self._entries)
+
+    def add_entry(self, custom_type: str, data: Any) -> None:
+        """An extension appended a custom entry (``pi.appendEntry``) while no run was going."""
+        with self._lock:
+            self._entries.append((custom_type, data))
+        self.changed.emit("entries")
 
     def diagnose(self, text: str) -> None:
         """Record a message the session had to ignore, and why."""

@@ -1,8 +1,8 @@
-"""The prototype-extension methods of a session (a mixin of AgentSession).
+"""Extensions defined in notebook cells: the prototyping part of a session (:class:`Prototypes`).
 
 The work is done by the session's ``"prototypes"`` addon
-(:class:`~atomic_jupyter.addons.prototype.manager.PrototypeManager`); these methods find it
-and say so plainly when prototyping is off.
+(:class:`~atomic_jupyter.addons.prototype.manager.PrototypeManager`); this part holds it and
+says so plainly when prototyping is off.
 """
 
 from __future__ import annotations
@@ -11,24 +11,30 @@ from typing import Any
 
 from atomic_jupyter.errors import PrototypeError
 
-__all__ = ["PrototypeMethods"]
+__all__ = ["Prototypes"]
 
 
-class PrototypeMethods:
-    """``define_extension`` and friends, on top of the session's ``addon()``."""
+class Prototypes:
+    """``define_extension`` and friends.
 
-    def addon(self, name: str) -> Any:
-        raise NotImplementedError  # provided by AgentSession
+    Parameters
+    ----------
+    manager:
+        The session's ``"prototypes"`` addon, or None when prototyping is off.
+    """
+
+    def __init__(self, manager: Any | None) -> None:
+        self._manager = manager
 
     @property
-    def prototypes(self) -> Any:
+    def manager(self) -> Any:
         """Extensions defined in notebook cells (None when ``AtomicAgent.prototyping`` is off)."""
-        return self.addon("prototypes")
+        return self._manager
 
-    def _prototypes(self) -> Any:
-        if self.prototypes is None:
+    def _required(self) -> Any:
+        if self._manager is None:
             raise PrototypeError("prototyping is off for this session (AtomicAgent.prototyping)")
-        return self.prototypes
+        return self._manager
 
     def define_extension(self, name: str, source: str) -> Any:
         """Load ``source`` as the extension ``name``, replacing its earlier version.
@@ -36,16 +42,16 @@ class PrototypeMethods:
         The code is type-checked and test-loaded first; errors come back in the result, each
         with the extension's file name and line, and leave the earlier version loaded.
         """
-        return self._prototypes().define(name, source)
+        return self._required().define(name, source)
 
     def remove_extension(self, name: str) -> None:
         """Unload the prototype extension ``name``."""
-        self._prototypes().remove(name)
+        self._required().remove(name)
 
     def extensions(self) -> list[str]:
         """The prototype extensions defined in this session."""
-        return list(self._prototypes().names())
+        return list(self._required().names())
 
     def extension_source(self, name: str) -> str:
         """The code of the prototype extension ``name``, as loaded."""
-        return str(self._prototypes().source(name))
+        return str(self._required().source(name))

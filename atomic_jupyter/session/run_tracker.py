@@ -27,24 +27,27 @@ change of a run on :attr:`RunTracker.changed` with how it should be shown: ``"st
 streaming update: a view may throttle it), ``"now"`` (a dialog joined the transcript: show it
 at once), ``"final"`` (the run is over: the exact last render) or ``"state"`` (the run was
 answered: nothing to render, but a waiter may want to look).
+
+The tracker's own state is kept in one place, under one lock: the runs and the routing, and
+what the agent is doing as a small state machine (:mod:`~atomic_jupyter.session.activity`:
+named states, named transitions, one table).
 """
 
 from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from typing import Any
 
 from atomic_jupyter.errors import AtomicAgentError
 from atomic_jupyter.protocol.agent_line import AgentLine
 from atomic_jupyter.protocol.messages import AgentEvent, Response
+from atomic_jupyter.session.activity import RETRY_DUE, RUNNING, Activity, Step, advance
 from atomic_jupyter.session.observers import Listeners
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.transcript import content_text
-
-if TYPE_CHECKING:
-    from atomic_jupyter.transport.client import AgentClient
 
 __all__ = ["RunTracker", "state_probe"]
 
@@ -52,22 +55,27 @@ __all__ = ["RunTracker", "state_probe"]
 RUNS_KEPT = 100
 #: Why a dialog still pending when its run ended with the agent idle is closed.
 NO_LONGER_AWAITED = "no longer awaited (the run ended without an answer)"
+#: The commands whose message joins a run instead of starting one.
+INJECTING = frozenset({"steer", "follow_up"})
 
-Probe = Callable[[Callable[[dict[str, Any] | None], None]], None]
+ProbeCallback = Callable[[dict[str, Any] | None], None]
+Probe = Callable[[ProbeCallback], None]
 RunListener = Callable[[PromptRun, str], None]
+#: What is left to do once the tracker's state has changed (run outside its lock).
+Then = Callable[[], None] | None
 
 
-def state_probe(client: AgentClient) -> Probe:
-    """A probe that asks ``client``'s agent for ``get_state`` and hands on its data."""
+def state_probe(request: Callable[[Mapping[str, Any]], Future[Response]]) -> Probe:
+    """A probe that sends ``get_state`` with ``request`` (a client's) and hands on its data."""
 
-    def probe(callback: Callable[[dict[str, Any] | None], None]) -> None:
+    def probe(callback: ProbeCallback) -> None:
         try:
-            pending = client.request({"type": "get_state"})
+            pending = request({"type": "get_state"})
         except AtomicAgentError:
             callback(None)
             return
 
-        def settle(future: Any) -> None:
+        def settle(future: Future[Response]) -> None:
             response = None if future.exception() is not None else future.result()
             callback(response.data if response is not None and response.success else None)
 
@@ -76,8 +84,17 @@ def state_probe(client: AgentClient) -> Probe:
     return probe
 
 
+def _idle(data: dict[str, Any] | None) -> bool:
+    return isinstance(data, dict) and not data.get("isStreaming") and not data.get("isCompacting")
+
+
 class RunTracker:
     """Routes events and dialogs to prompt runs and decides when runs end.
+
+    Its state (the runs, the routing, what the agent is doing as an
+    :class:`~atomic_jupyter.session.activity.Activity`, whether the agent settles its runs)
+    is read and written under one lock; listeners, probes and the ends of runs are called
+    outside it.
 
     Parameters
     ----------
@@ -87,6 +104,8 @@ class RunTracker:
     busy:
         Whether a command other than ``get_state`` still waits for the agent's answer (an
         extension's handler may be awaiting a dialog for it).
+    line:
+        The agent's line (see :meth:`use_line`).
 
     Attributes
     ----------
@@ -94,30 +113,93 @@ class RunTracker:
         Listeners called with ``(run, how)`` whenever a run changes (see the module's text).
     """
 
-    def __init__(self, probe: Probe, busy: Callable[[], bool] = lambda: False) -> None:
+    def __init__(
+        self,
+        probe: Probe,
+        busy: Callable[[], bool] = lambda: False,
+        line: AgentLine | None = None,
+    ) -> None:
         self._probe = probe
         self._busy = busy
-        #: The agent's line: whether runs end with ``agent_settled`` (set at each start).
-        self.line = AgentLine()
-        self._settle_seen = False  # the agent showed it speaks the settling protocol
         self.changed: Listeners[RunListener] = Listeners()
         self._lock = threading.RLock()
-        self.runs: list[PromptRun] = []
-        self.latest: PromptRun | None = None
-        self.current: PromptRun | None = None
-        self.extension_commands: set[str] = set()
+        self._line = line or AgentLine()
+        self._settle_seen = False  # the agent showed it speaks the settling protocol
+        self._activity = Activity.IDLE
+        self._runs: list[PromptRun] = []
+        self._latest: PromptRun | None = None
+        self._current: PromptRun | None = None
+        self._extension_commands: frozenset[str] = frozenset()
         self._injected: deque[str] = deque(maxlen=50)
-        self._ends = 0
-        self._retrying = False
-        self._in_agent_run = False  # between agent_start and the end of that agent run
+        self._ends = 0  # how many agent_end events came
+
+    # ------------------------------------------------------------------ state
+
+    @property
+    def runs(self) -> list[PromptRun]:
+        """The runs kept, oldest first (a copy)."""
+        with self._lock:
+            return list(self._runs)
+
+    @property
+    def latest(self) -> PromptRun | None:
+        """The newest run sent."""
+        with self._lock:
+            return self._latest
+
+    @property
+    def current(self) -> PromptRun | None:
+        """The run the agent's events go to."""
+        with self._lock:
+            return self._current
+
+    @property
+    def activity(self) -> Activity:
+        """What the agent is doing, as its events tell."""
+        with self._lock:
+            return self._activity
+
+    @property
+    def line(self) -> AgentLine:
+        """The agent's line: whether its runs end with ``agent_settled``."""
+        with self._lock:
+            return self._line
+
+    @line.setter
+    def line(self, line: AgentLine) -> None:
+        self.use_line(line)
+
+    def use_line(self, line: AgentLine) -> None:
+        """Follow an agent of ``line`` (at each start)."""
+        with self._lock:
+            self._line = line
+
+    @property
+    def extension_commands(self) -> frozenset[str]:
+        """The names of the commands the agent's extensions registered."""
+        with self._lock:
+            return self._extension_commands
+
+    @extension_commands.setter
+    def extension_commands(self, names: set[str] | frozenset[str]) -> None:
+        with self._lock:
+            self._extension_commands = frozenset(names)
+
+    def _take(self, step: Step) -> None:
+        """Take a step of the activity's state machine."""
+        with self._lock:
+            self._activity = advance(self._activity, step)
+
+    def _retry_due(self) -> bool:
+        with self._lock:
+            return self._activity in RETRY_DUE
 
     def reset(self) -> None:
         """Forget the routing (a new agent process); the runs stay listed."""
         with self._lock:
-            self.latest = self.current = None
+            self._latest = self._current = None
             self._injected.clear()
-            self._retrying = False
-            self._in_agent_run = False
+            self._take(Step.RESET)
             self._settle_seen = False
 
     # ------------------------------------------------------------------ prompts
@@ -141,111 +223,128 @@ class RunTracker:
     def sent(self, run: PromptRun) -> None:
         """A prompt was sent."""
         with self._lock:
-            self.runs.append(run)
-            del self.runs[:-RUNS_KEPT]
-            self.latest = run
+            self._runs.append(run)
+            del self._runs[:-RUNS_KEPT]
+            self._latest = run
             run.is_command = run.is_command or self.is_extension_command(run.message)
-            current = self.current
+            current = self._current
             if current is None or current.finished:
-                self.current = run
+                self._current = run
             elif not run.is_command:
                 run.queued = True  # waits in the agent's queue, or will be refused
 
     def discard(self, run: PromptRun) -> None:
         """A prompt that could not be written after all: forget it."""
         with self._lock:
-            if run in self.runs:
-                self.runs.remove(run)
-            if self.latest is run:
-                self.latest = self.runs[-1] if self.runs else None
-            if self.current is run:
-                self.current = None
+            if run in self._runs:
+                self._runs.remove(run)
+            if self._latest is run:
+                self._latest = self._runs[-1] if self._runs else None
+            if self._current is run:
+                self._current = None
 
     def answered(self, run: PromptRun, response: Response | None, error: str | None) -> None:
         """The agent answered (or could not answer) a prompt."""
         if response is not None and not response.success:
             what = "the prompt" if run.kind == "prompt" else repr(run.kind)
             error = f"the agent refused {what}: {response.error or 'no reason given'}"
+        data = response.data if response is not None else None
+        disposition = data.get("disposition") if isinstance(data, dict) else None
         with self._lock:
             run.answered_after = self._ends
             run._settle(response, error)
-            going = (
-                self.current is not None and self.current is not run and not self.current.finished
+            current = self._current
+            going = current is not None and current is not run and not current.finished
+            settles = (
+                error is None
+                and not (run.is_command and going)
+                and disposition in ("started", "queued")
             )
-        data = response.data if response is not None else None
-        disposition = data.get("disposition") if isinstance(data, dict) else None
+            if settles:  # a run began or waits in the queue: agent_settled ends it
+                self._settle_seen = True
+                run.awaits_settle = True
         if error is not None:
             run.queued = False
             self.finish([run], note=(error, "error"))
         elif run.is_command and going:
             self.finish([run])  # done when answered; the other run goes on
-        elif disposition in ("started", "queued"):
-            self._settle_seen = True  # a run began or waits in the queue: agent_settled ends it
-            run.awaits_settle = True
-        elif not run.queued:
+        elif not settles and not run.queued:
             self._probe(lambda data: self._after_answer(run, data))
         self.changed.emit(run, "state")
 
+    def note_command(self, command: Mapping[str, Any]) -> None:
+        """A command goes out: the message of a ``steer`` or ``follow_up`` is not a prompt
+        of its own (the user message it makes joins the current run)."""
+        message = command.get("message")
+        if command.get("type") in INJECTING and isinstance(message, str):
+            self.injected(message)
+
     def injected(self, text: str) -> None:
         """A ``steer`` or ``follow_up`` message was sent (it is not a prompt of its own)."""
-        self._injected.append(text)
+        with self._lock:
+            self._injected.append(text)
 
     def dialog_host(self) -> PromptRun | None:
         """Where a new dialog goes: the newest prompt while the agent is still handling it
         (an extension command is answered only when its handler is done), else the run
         whose events are streaming."""
         with self._lock:
-            latest = self.latest
+            latest = self._latest
             if latest is not None and not latest.answered:
                 return latest
-            return self.current or latest
+            return self._current or latest
 
     # ------------------------------------------------------------------ events
 
-    def on_event(self, event: AgentEvent) -> None:
-        """Route one agent event to the current run's transcript; follow the run's end."""
-        kind = event.type
-        if kind == "message_start":
+    def on_event(self, event: AgentEvent) -> bool:
+        """Route one agent event to the current run's transcript; follow the run's end.
+        Return whether a run's transcript took it."""
+        if event.type == "message_start":
             self._maybe_switch(event)
         run = self.current
-        if run is not None and run.transcript.apply(event):
+        taken = run is not None and run.transcript.apply(event)
+        if taken:
             self.changed.emit(run, "stream")
-        settling = self.settling
-        if kind == "agent_settled":
-            self._settle_seen = True
-            self._in_agent_run = False
-            self._settled()
-        elif kind == "agent_end":
-            with self._lock:
+        then = self._follow(event)
+        if then is not None:
+            then()
+        return taken
+
+    def _follow(self, event: AgentEvent) -> Then:
+        """Take the step ``event`` means; return what is left to do (outside the lock)."""
+        with self._lock:
+            kind = event.type
+            settling = self._settling()  # as it was before this event
+            if kind == "agent_settled":
+                self._settle_seen = True
+                self._take(Step.SETTLED)  # idle, and no retry comes
+                done = [r for r in self._runs if r.answered and not r.finished]
+                return lambda: self.finish(done, idle=True)
+            if kind == "agent_end":
                 self._ends += 1
-                self._retrying = False
-                self._in_agent_run = False
-                end = self._ends
-            if not settling:
-                self._probe(lambda data: self._after_end(end, data))
-        elif kind == "compaction_end" and not self._in_agent_run and not event.get("willRetry"):
-            # A compaction of its own (``compact``, an extension's ``ctx.compact()``): no
-            # agent run, so no agent_end or agent_settled follows. Once the agent is idle,
-            # every run waiting only for that is over.
-            self._probe(self._after_idle_event)
-        elif settling and kind in ("auto_retry_start", "auto_retry_end", "compaction_end"):
-            return  # retries and compaction within a run: agent_settled ends the run
-        elif kind == "auto_retry_start":
-            self._retrying = True
-        elif kind == "auto_retry_end":
-            self._retrying = False
-            if not event.get("success"):
-                end = self._ends
-                self._probe(lambda data: self._after_end(end, data))
-        elif kind == "compaction_end":
-            if event.get("willRetry"):
-                self._retrying = True  # an overflow: compacted, and the prompt goes again
-            else:
-                end = self._ends
-                self._probe(lambda data: self._after_end(end, data))
-        elif kind == "agent_start":
-            self._retrying = False  # the retry has begun; its agent_end decides
-            self._in_agent_run = True
+                self._take(Step.ENDED)
+                return None if settling else self._probe_end(self._ends)
+            will_retry = bool(event.get("willRetry"))
+            if kind == "compaction_end" and self._activity not in RUNNING and not will_retry:
+                # A compaction of its own (``compact``, an extension's ``ctx.compact()``): no
+                # agent run, so no agent_end or agent_settled follows. Once the agent is idle,
+                # every run waiting only for that is over.
+                return lambda: self._probe(self._after_idle_event)
+            if settling and kind in ("auto_retry_start", "auto_retry_end", "compaction_end"):
+                return None  # retries and compaction within a run: agent_settled ends the run
+            if kind == "auto_retry_start" or (kind == "compaction_end" and will_retry):
+                self._take(Step.RETRY_ANNOUNCED)  # an overflow compacts, and the prompt goes again
+            elif kind == "auto_retry_end":
+                self._take(Step.RETRY_OVER)
+                return None if event.get("success") else self._probe_end(self._ends)
+            elif kind == "compaction_end":
+                return self._probe_end(self._ends)
+            elif kind == "agent_start":
+                self._take(Step.STARTED)  # a retry that was due has begun; its agent_end decides
+            return None
+
+    def _probe_end(self, end: int) -> Then:
+        return lambda: self._probe(lambda data: self._after_end(end, data))
 
     def _maybe_switch(self, event: AgentEvent) -> None:
         message = event.get("message")
@@ -256,71 +355,63 @@ class RunTracker:
             if text in self._injected:
                 self._injected.remove(text)
                 return
-            queued = [r for r in self.runs if r.queued and not r.finished]
+            queued = [r for r in self._runs if r.queued and not r.finished]
             if not queued:
                 return
             run = next((r for r in queued if r.message == text), queued[0])
             run.queued = False
-            previous, self.current = self.current, run
+            previous, self._current = self._current, run
         if previous is not None and previous is not run:
             previous.transcript.note("continued below, in the cell of the queued prompt")
             self.changed.emit(previous, "stream")
 
     # ------------------------------------------------------------------ ends
 
-    @staticmethod
-    def _idle(data: dict[str, Any] | None) -> bool:
-        return (
-            isinstance(data, dict) and not data.get("isStreaming") and not data.get("isCompacting")
-        )
+    def _settling(self) -> bool:
+        with self._lock:
+            return self._line.settles_runs or self._settle_seen
 
     @property
     def settling(self) -> bool:
         """Whether runs end on ``agent_settled``: the agent's line is known to send it, or the
         agent has shown it does (a prompt's ``disposition``, an ``agent_settled``)."""
-        return self.line.settles_runs or self._settle_seen
+        return self._settling()
 
     @property
     def idle_after(self) -> str:
         """The event after which the agent is idle (retries may follow ``agent_end``)."""
-        return "agent_settled" if self.settling else "agent_end"
-
-    def _settled(self) -> None:
-        """The agent is idle and will not retry: every answered run is over."""
-        with self._lock:
-            self._retrying = False
-            done = [r for r in self.runs if r.answered and not r.finished]
-        self.finish(done, idle=True)
+        return "agent_settled" if self._settling() else "agent_end"
 
     def _after_answer(self, run: PromptRun, data: dict[str, Any] | None) -> None:
         if data is None:
             self.finish([run])
-        elif self._idle(data) and not self._retrying:
+        elif _idle(data) and not self._retry_due():
             self.finish([run], idle=True)
 
     def _after_idle_event(self, data: dict[str, Any] | None) -> None:
         """After something that ended outside an agent run (a compaction of its own): if the
         agent is idle, every answered run is over, except those the agent has still to
         settle (a run answered ``started`` may not have begun yet)."""
-        if not (self._idle(data) and not self._retrying):
-            return
         with self._lock:
+            if not _idle(data) or self._activity in RETRY_DUE:
+                return
+            settling = self._settling()
             done = [
                 r
-                for r in self.runs
-                if r.answered and not r.finished and not (self.settling and r.awaits_settle)
+                for r in self._runs
+                if r.answered and not r.finished and not (settling and r.awaits_settle)
             ]
         self.finish(done, idle=True)
 
     def _after_end(self, end: int, data: dict[str, Any] | None) -> None:
         with self._lock:
             candidates = [
-                r for r in self.runs if r.answered and not r.finished and r.answered_after < end
+                r for r in self._runs if r.answered and not r.finished and r.answered_after < end
             ]
             newer = any(
-                r.answered and r.error is None and r.answered_after >= end for r in self.runs
+                r.answered and r.error is None and r.answered_after >= end for r in self._runs
             )
-            retrying = self._retrying
+            retrying = self._activity in RETRY_DUE
         if not candidates:
             return
         busy_with_next = (
@@ -328,7 +419,7 @@ class RunTracker:
         )
         if data is None or busy_with_next:
             self.finish(candidates)
-        elif self._idle(data) and not retrying:
+        elif _idle(data) and not retrying:
             self.finish(candidates, idle=True)
 
     def finish(
@@ -367,7 +458,7 @@ class RunTracker:
         if self._busy():
             return
         with self._lock:
-            over = [run for run in self.runs if run.finished]
+            over = [run for run in self._runs if run.finished]
         for run in over:
             for dialog in run.transcript.pending_dialogs():
                 dialog.close(NO_LONGER_AWAITED)
@@ -381,7 +472,7 @@ class RunTracker:
             if (
                 isinstance(data, dict)
                 and run.answered
-                and not self._retrying
+                and not self._retry_due()
                 and not any(
                     data.get(key) for key in ("isStreaming", "isCompacting", "pendingMessageCount")
                 )
@@ -391,7 +482,14 @@ class RunTracker:
         self._probe(decide)
 
     def exited(self, reason: str, level: str) -> None:
-        """The agent went away: every run still going is over."""
+        """The agent went away: every run still going is over.
+
+        Raises
+        ------
+        IllegalTransition
+            When the agent already exited and no new one was started (:meth:`reset`).
+        """
         with self._lock:
-            going = [r for r in self.runs if not r.finished]
+            self._take(Step.EXITED)
+            going = [r for r in self._runs if not r.finished]
         self.finish(going, note=(reason, level), exited=True)

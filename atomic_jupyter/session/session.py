@@ -1,26 +1,19 @@
 """AgentSession: one running agent, as a small facade over the parts that do the work.
 
-* :class:`~atomic_jupyter.transport.client.AgentClient`: the process, commands and answers;
-* :class:`~atomic_jupyter.session.extension_ui.ExtensionUiState`: title, status, widget
-  blocks, editor text, notifications, diagnostics;
-* :class:`~atomic_jupyter.session.dialog_registry.DialogRegistry` and
-  :class:`~atomic_jupyter.session.policies.PolicyBook`: dialogs, their expiry, their policies;
-* :class:`~atomic_jupyter.session.run_tracker.RunTracker`: prompt runs and their transcripts;
-* addons (demo model, prototyping) and a presentation (the notebook's views), plugged in
-  through :mod:`atomic_jupyter.session.plugins`.
-
-It holds no widgets: views observe the parts through listeners that can be removed.
+The facade starts and stops the agent and holds its parts (the client, the command channel,
+the lifecycle, the extension UI state, dialogs and answer policies, the run tracker, the
+conversation, the agent's commands, prototypes, addons and a presentation); a part's own
+methods are :class:`~atomic_jupyter.session.delegation.Delegated`. No widgets here: views
+observe the parts through listeners that can be removed.
 """
 
 from __future__ import annotations
 
 import os
 import shlex
-import threading
-from collections.abc import Callable, Mapping
-from concurrent.futures import TimeoutError as FutureTimeout
+from collections.abc import Callable
 from contextlib import suppress
-from typing import Any, ClassVar, cast
+from typing import Any, ClassVar
 
 from atomic_jupyter.errors import (
     AgentNotRunningError,
@@ -30,29 +23,30 @@ from atomic_jupyter.errors import (
     CommandTimeoutError,
 )
 from atomic_jupyter.protocol.agent_line import AgentLine
-from atomic_jupyter.protocol.messages import (
-    AgentEvent,
-    Response,
-    UIResponse,
-)
-from atomic_jupyter.session.conversation import ConversationMethods
+from atomic_jupyter.protocol.messages import AgentEvent
+from atomic_jupyter.session.answers import AnswerPolicies
+from atomic_jupyter.session.channel import CommandChannel
+from atomic_jupyter.session.commands import AgentCommands
+from atomic_jupyter.session.conversation import Conversation
+from atomic_jupyter.session.delegation import Delegated
 from atomic_jupyter.session.dialog_registry import DialogRegistry
 from atomic_jupyter.session.event_log import EventLog
 from atomic_jupyter.session.extension_ui import ExtensionUiState
 from atomic_jupyter.session.inbox import Inbox
-from atomic_jupyter.session.launch_env import exit_reason, how_it_ended, plan_launch, start_failure
-from atomic_jupyter.session.observers import Listeners, WakeSignal
+from atomic_jupyter.session.launch_env import exit_reason, plan_launch, start_failure
+from atomic_jupyter.session.lifecycle import Lifecycle
+from atomic_jupyter.session.observers import Listeners, Subscription, WakeSignal
 from atomic_jupyter.session.plugins import Addon, Presentation
 from atomic_jupyter.session.policies import PolicyBook
-from atomic_jupyter.session.prototyping import PrototypeMethods
+from atomic_jupyter.session.prototyping import Prototypes
 from atomic_jupyter.session.run_tracker import RunTracker, state_probe
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.settings import SessionSettings, Settings
+from atomic_jupyter.session.transcript import custom_entry
 from atomic_jupyter.session.waiting import WaitResult
 from atomic_jupyter.transport.agent_package import PreparedAgent
-from atomic_jupyter.transport.client import AgentClient, PendingCommand
+from atomic_jupyter.transport.client import AgentClient
 from atomic_jupyter.transport.launch import LaunchSpec, build_argv, resolve_command
-from atomic_jupyter.transport.process import Delivery
 from atomic_jupyter.transport.secrets import Redactor
 
 __all__ = ["AgentSession", "WaitResult"]
@@ -62,7 +56,7 @@ EVENTS_KEPT = 200
 _NOT_KEPT = frozenset({"message_update", "tool_execution_update", "bash_execution_update"})
 
 
-class AgentSession(ConversationMethods, PrototypeMethods):
+class AgentSession:
     """One agent process and everything the notebook knows about it.
 
     Create sessions with :func:`atomic_jupyter.start` or ``%atomic_agent start``; a session
@@ -80,12 +74,8 @@ class AgentSession(ConversationMethods, PrototypeMethods):
 
     Attributes
     ----------
-    name, argv, state:
-        The name, the agent's full command line, and ``"new"``, ``"starting"``, ``"idle"``,
-        ``"working"``, ``"exited"`` or ``"stopped"``.
-    agent, agent_install:
-        Which agent runs (an :class:`~atomic_jupyter.protocol.agent_line.AgentLine`: name,
-        version, Node.js, what its line does) and how it was found (its npm package).
+    name, argv:
+        The name, and the agent's full command line.
     events:
         The newest agent events (an :class:`~atomic_jupyter.session.event_log.EventLog`,
         bounded in count and bytes; streaming updates are not kept).
@@ -124,31 +114,51 @@ class AgentSession(ConversationMethods, PrototypeMethods):
         self.command_source = resolved.source
         self._base_argv = build_argv(resolved.argv, self.spec)
         self.argv = list(self._base_argv)
-        self.state = "new"
-        self.agent, self.agent_install = AgentLine(), cast("PreparedAgent | None", None)
-        self._lock = threading.RLock()
-        self._exit_code: int | None = None
-        self._stop_requested = False
+        self._lifecycle = Lifecycle()
         self._wake = WakeSignal()  # pinged on every change a blocking wait may care about
-        self.extension_ui = ExtensionUiState(Redactor.for_launch(self.spec.env, os.environ))
+        self.extension_ui = ui = ExtensionUiState(Redactor.for_launch(self.spec.env, os.environ))
         self.dialog_registry = DialogRegistry(name)
         self.dialog_registry.added.add(self._wake.ping)
-        self._policies = PolicyBook(self._diagnose)
-        self.client = AgentClient()
-        self.tracker = RunTracker(state_probe(self.client), self.client.busy)
+        self._policies = PolicyBook(ui.diagnose)
+        # The client hands the agent's messages to the inbox, and the inbox and the tracker
+        # reach the agent through the client: these late-bound calls close that loop.
+        self.tracker = RunTracker(
+            state_probe(lambda command: self.client.request(command)), lambda: self.client.busy()
+        )
         self.tracker.changed.add(self._run_changed)
-        self.client.on_message = Inbox(
-            ui=self.extension_ui,
+        inbox = Inbox(
+            ui=ui,
             dialogs=self.dialog_registry,
             policies=self._policies,
             tracker=self.tracker,
             on_event=self._on_event,
-            answer=self._send_answer,
-            accepting=lambda: self.alive or self.state == "starting",
+            answer=lambda response: self._channel.answer(response),
+            accepting=lambda: self._channel.accepting(),
         )
+        self.client = AgentClient(on_message=inbox)
+        self._channel = CommandChannel(
+            self.client,
+            self._lifecycle,
+            name=name,
+            settings=self.config,
+            redact=ui.redact,
+            tracker=self.tracker,
+        )
+        self._conversation = Conversation(
+            self._channel,
+            self._lifecycle,
+            self.tracker,
+            self.dialog_registry,
+            self._wake,
+            presentation=lambda: self.presentation,
+            redact=ui.redact,
+        )
+        self._answers = AnswerPolicies(self._policies, self.dialog_registry.pending)
+        self._commands = AgentCommands(self)  # through request(): a wrapper of it sees all
         self.events = EventLog(EVENTS_KEPT)
-        self.event_listeners: Listeners[Callable[[AgentEvent], None]] = Listeners(self._diagnose)
+        self.event_listeners: Listeners[Callable[[AgentEvent], None]] = Listeners(ui.diagnose)
         self._addons = [a for a in (f(self) for f in self.addon_factories) if a is not None]
+        self._prototypes = Prototypes(self.addon("prototypes"))
         self._presentation: Presentation | None = None
 
     def __repr__(self) -> str:
@@ -163,6 +173,7 @@ class AgentSession(ConversationMethods, PrototypeMethods):
         doc='Widget blocks: key -> ``{"lines": [...], "placement": ...}``.',
     )
     editor_text = property(lambda self: self.extension_ui.editor_text, doc="The editor's text.")
+    entries = property(lambda self: self.extension_ui.entries, doc="Custom entries of no run.")
     notifications = property(
         lambda self: self.extension_ui.notifications,
         doc='Notifications, oldest first: ``{"message": ..., "type": ...}``.',
@@ -179,20 +190,51 @@ class AgentSession(ConversationMethods, PrototypeMethods):
     pending_dialogs = property(
         lambda self: self.dialog_registry.pending(), doc="Dialogs waiting for an answer."
     )
-    runs = property(lambda self: list(self.tracker.runs), doc="Prompts sent (the newest 100).")
-    policies = property(lambda self: self._policies.list(), doc="The answer policies, in order.")
-    returncode = property(lambda self: self._exit_code, doc="The agent's exit code, once exited.")
+    runs = property(lambda self: self.tracker.runs, doc="Prompts sent (the newest 100).")
+    policies = property(lambda self: self._answers.list(), doc="The answer policies, in order.")
+    returncode = property(
+        lambda self: self._lifecycle.exit_code, doc="The agent's exit code, once exited."
+    )
+    prototypes = property(
+        lambda self: self._prototypes.manager,
+        doc="Extensions defined in notebook cells (None when ``AtomicAgent.prototyping`` is off).",
+    )
 
     @property
     def alive(self) -> bool:
         """Whether the agent process is running."""
-        process = self.client.process
-        return process is not None and process.alive and self.state not in ("exited", "stopped")
+        return self._channel.alive
+
+    @property
+    def policy_changes(self) -> Listeners[Callable[[], None]]:
+        """Listeners called after an answer policy (or rule) is added or removed."""
+        return self._answers.policy_changes
+
+    @property
+    def state(self) -> str:
+        """``"new"``, ``"starting"``, ``"idle"``, ``"working"``, ``"exited"`` or ``"stopped"``
+        (setting it forces it: a test feeding a session that never started)."""
+        return self._lifecycle.state
+
+    @state.setter
+    def state(self, state: str) -> None:
+        self._lifecycle.force(state)
+
+    @property
+    def agent(self) -> AgentLine:
+        """Which agent runs: name, version, Node.js, what its line does."""
+        return self._lifecycle.agent
+
+    @property
+    def agent_install(self) -> PreparedAgent | None:
+        """How the running agent was found (its npm package)."""
+        return self._lifecycle.install
 
     @property
     def pid(self) -> int | None:
         """The agent's process id."""
-        return self.client.process.pid if self.client.process else None
+        process = self.client.process
+        return process.pid if process else None
 
     @property
     def stderr_tail(self) -> str:
@@ -244,23 +286,19 @@ class AgentSession(ConversationMethods, PrototypeMethods):
             self._addons_exited()
             raise
         self.argv = launch.argv
-        redactor = self.extension_ui.redact = Redactor.for_launch(
-            self.spec.env, os.environ, launch.argv
-        )
-        self.agent, self.agent_install = launch.line, launch.prepared
-        self.tracker.line = launch.line
-        with self._lock:
-            self._set_state("starting")
-            self._exit_code = None
-            self._stop_requested = False
-            self.tracker.reset()
+        redactor = Redactor.for_launch(self.spec.env, os.environ, launch.argv)
+        self.extension_ui.use_redactor(redactor)
+        self.tracker.use_line(launch.line)
+        self.tracker.reset()
+        self._lifecycle.begin(launch.line, launch.prepared)
+        self._state_changed()
         self.extension_ui.reset()
         try:
             argv, cwd, env = launch.argv, launch.cwd, launch.env
             self.client.launch(argv, cwd=cwd, env=env, on_exit=self._on_exit, scrubber=redactor)
         except AgentStartError:
-            self._set_state("exited")
-            self.client.process = None
+            if self._lifecycle.launch_failed():
+                self._state_changed()
             self._addons_exited()
             raise
         timeout = self.config.startup_timeout if timeout is None else timeout
@@ -269,13 +307,12 @@ class AgentSession(ConversationMethods, PrototypeMethods):
         except (AgentNotRunningError, CommandTimeoutError, CommandError) as exc:
             self._end_process(requested=False)
             tail, timed_out = self.stderr_tail, isinstance(exc, CommandTimeoutError)
-            raise start_failure(self.command_line, self._exit_code, exc, tail, timed_out) from None
+            raise start_failure(self.command_line, self.returncode, exc, tail, timed_out) from None
         except BaseException:  # an interrupt during start-up must not leave an orphan agent
             self._end_process()
             raise
-        with self._lock:
-            if self.state == "starting":
-                self._set_state("idle")
+        if self._lifecycle.started():
+            self._state_changed()
         with suppress(AtomicAgentError):  # which /name prompts are extension commands
             self.tracker.learn_commands(self.request({"type": "get_commands"}, timeout=10).data)
         return self
@@ -284,11 +321,11 @@ class AgentSession(ConversationMethods, PrototypeMethods):
         process = self.client.process
         if process is None:
             return None
-        with self._lock:
-            self._stop_requested = self._stop_requested or requested
+        if requested:
+            self._lifecycle.request_stop()
         process.stop()
         process.wait_exit(timeout)
-        return self._exit_code
+        return self._lifecycle.exit_code
 
     def stop(self, timeout: float = 5.0) -> int | None:
         """End the agent and its whole process tree (its tools too) and close the session's
@@ -308,9 +345,7 @@ class AgentSession(ConversationMethods, PrototypeMethods):
         if how != "stream":  # a streaming update changes nothing a wait looks at
             self._wake.ping()
 
-    def _set_state(self, state: str) -> None:
-        with self._lock:
-            self.state = state
+    def _state_changed(self) -> None:
         self._wake.ping()
         self.extension_ui.changed.emit("state")
 
@@ -320,126 +355,92 @@ class AgentSession(ConversationMethods, PrototypeMethods):
 
     def _on_exit(self, code: int) -> None:
         self._addons_exited()  # the demo model goes with its agent
-        with self._lock:
-            self._exit_code = code
-            stopped = self._stop_requested
-            self.state = "stopped" if stopped else "exited"
+        stopped = self._lifecycle.exited(code)
         reason, known = exit_reason(code, stopped, self.stderr_tail)
         if known:  # a crash whose cause is known: say it in the panel too
-            self._diagnose(f"{reason[0].upper()}{reason[1:]}.")
+            self.extension_ui.diagnose(f"{reason[0].upper()}{reason[1:]}.")
         process = self.client.process
         if process is not None and process.closed_output:
             reason = "the agent closed its output while still running, so it was stopped"
-            self._diagnose(reason)
+            self.extension_ui.diagnose(reason)
         self.client.fail_pending(reason)
         self.dialog_registry.close_pending(reason)
         self.dialog_registry.report_undelivered()
         self.tracker.exited(reason, "info" if stopped else "error")
-        self._set_state(self.state)
-
-    # ------------------------------------------------------------------ commands
-
-    def _not_running_error(self) -> AgentNotRunningError:
-        what = how_it_ended(self.state, self._exit_code)
-        flag = "" if self.name == "default" else " --name " + self.name
-        return AgentNotRunningError(
-            f"the agent of session {self.name!r} {what}; restart it with "
-            f"`%atomic_agent restart{flag}` or session.restart()"
-        )
-
-    def _check_running(self) -> None:
-        if self.client.process is None or not self.alive and self.state != "starting":
-            raise self._not_running_error()
-
-    def _send(self, command: Mapping[str, Any]) -> PendingCommand:
-        """Write a command; an agent that is not running is the session's own error."""
-        self._check_running()
-        try:
-            return self.client.request(command)
-        except AgentNotRunningError:
-            raise self._not_running_error() from None
-
-    def request(
-        self, command: Mapping[str, Any] | str, timeout: float | None = None, **fields: Any
-    ) -> Response:
-        """Send a command and wait for the agent's response.
-
-        Parameters
-        ----------
-        command:
-            The command as a dict (``{"type": "get_state"}``), or just its type with the
-            other fields as keyword arguments (``request("set_session_name", name="x")``).
-        timeout:
-            Seconds to wait (``AtomicAgent.request_timeout`` when None).
-
-        Returns
-        -------
-        Response
-            The response; its ``data`` holds the result.
-
-        Raises
-        ------
-        CommandError
-            When the agent answers ``success: false`` (carries the agent's ``error``).
-        CommandTimeoutError
-            When no answer comes in time.
-        AgentNotRunningError
-            When the agent is not running, or exits before answering.
-        """
-        if isinstance(command, str):
-            command = {"type": command, **fields}
-        elif fields:
-            command = {**command, **fields}
-        timeout = self.config.request_timeout if timeout is None else timeout
-        if command.get("type") in ("steer", "follow_up") and isinstance(
-            command.get("message"), str
-        ):
-            self.tracker.injected(command["message"])
-        pending = self._send(command)
-        try:
-            response: Response = pending.result(timeout)
-        except FutureTimeout:
-            self.client.abandon(pending)
-            raise CommandTimeoutError(
-                f"the agent did not answer {pending.command!r} within {timeout:g} s "
-                "(a dialog waiting for an answer can hold it up)"
-            ) from None
-        except AgentNotRunningError:
-            raise self._not_running_error() from None
-        if not response.success:
-            redact = self.extension_ui.redact
-            raise CommandError(pending.command, redact(response.error or "no reason given"))
-        return response
+        self._state_changed()
 
     # ------------------------------------------------------------------ incoming
 
-    def on_event(self, callback: Callable[[AgentEvent], None]) -> Any:
+    def on_event(self, callback: Callable[[AgentEvent], None]) -> Subscription:
         """Call ``callback(event)`` on the reader thread for every agent event; return a
         subscription whose ``remove()`` stops it."""
         return self.event_listeners.add(callback)
 
-    def _diagnose(self, text: str) -> None:
-        self.extension_ui.diagnose(text)
-
-    def _send_answer(self, response: UIResponse) -> Delivery:
-        process = self.client.process
-        # exited() looks at the process itself: the exit watcher may not have run yet.
-        if process is None or not self.alive or process.exited():
-            raise self._not_running_error()
-        return self.client.send_answer(response)
-
     def _on_event(self, event: AgentEvent) -> None:
         if event.type not in _NOT_KEPT:
             self.events.append(event)
-        self.tracker.on_event(event)
-        if event.type == "agent_start" and self.state in ("idle", "starting"):
-            self._set_state("working")
-        elif event.type == self.tracker.idle_after and self.state == "working":
-            self._set_state("idle")
+        taken = self.tracker.on_event(event)
+        changed, entry = False, None if taken else custom_entry(event)
+        if entry is not None:  # appended while no run goes: the panel shows it
+            self.extension_ui.add_entry(*entry)
+        elif event.type == "agent_start":
+            changed = self._lifecycle.run_started()
+        elif event.type == self.tracker.idle_after:
+            changed = self._lifecycle.run_ended()
         elif event.type == "extension_error":
             self.extension_ui.extension_error(event)
+        if changed:
+            self._state_changed()
         self.event_listeners.emit(event)
         self._wake.ping()
+
+    # ------------------------------------------------------------------ the parts' methods
+
+    request = Delegated("_channel", CommandChannel.request)
+    prompt = Delegated("_conversation", Conversation.prompt)
+    command = Delegated("_conversation", Conversation.command)
+    stop_run = Delegated("_conversation", Conversation.stop_run)
+    wait = Delegated("_conversation", Conversation.wait)
+    answer_with = Delegated("_answers", AnswerPolicies.answer_with)
+    make_rule = Delegated("_answers", AnswerPolicies.make_rule)
+    remove_policy = Delegated("_answers", AnswerPolicies.remove_policy)
+
+    def abort(self, timeout: float | None = None) -> Any:
+        """Abort the current run; its pending dialogs are cancelled first.
+
+        The agent's abort waits for an extension's open dialog, so the dialogs go first.
+        """
+        self._conversation.cancel_dialogs(None, "abort")
+        return self._commands.abort(timeout)
+
+    steer = Delegated("_commands", AgentCommands.steer)
+    follow_up = Delegated("_commands", AgentCommands.follow_up)
+    clear_queue = Delegated("_commands", AgentCommands.clear_queue)
+    new_session = Delegated("_commands", AgentCommands.new_session)
+    switch_session = Delegated("_commands", AgentCommands.switch_session)
+    fork = Delegated("_commands", AgentCommands.fork)
+    clone = Delegated("_commands", AgentCommands.clone)
+    get_state = Delegated("_commands", AgentCommands.get_state)
+    get_messages = Delegated("_commands", AgentCommands.get_messages)
+    get_session_stats = Delegated("_commands", AgentCommands.get_session_stats)
+    set_session_name = Delegated("_commands", AgentCommands.set_session_name)
+    export_html = Delegated("_commands", AgentCommands.export_html)
+    get_entries = Delegated("_commands", AgentCommands.get_entries)
+    get_tree = Delegated("_commands", AgentCommands.get_tree)
+    get_commands = Delegated("_commands", AgentCommands.get_commands)
+    compact = Delegated("_commands", AgentCommands.compact)
+    bash = Delegated("_commands", AgentCommands.bash)
+    set_model = Delegated("_commands", AgentCommands.set_model)
+    cycle_model = Delegated("_commands", AgentCommands.cycle_model)
+    get_available_models = Delegated("_commands", AgentCommands.get_available_models)
+    set_thinking_level = Delegated("_commands", AgentCommands.set_thinking_level)
+    thinking_levels = Delegated("_commands", AgentCommands.thinking_levels)
+    cycle_thinking_level = Delegated("_commands", AgentCommands.cycle_thinking_level)
+
+    define_extension = Delegated("_prototypes", Prototypes.define_extension)
+    remove_extension = Delegated("_prototypes", Prototypes.remove_extension)
+    extensions = Delegated("_prototypes", Prototypes.extensions)
+    extension_source = Delegated("_prototypes", Prototypes.extension_source)
 
     # ------------------------------------------------------------------ panel actions
 

@@ -26,12 +26,14 @@ __all__ = [
     "AssistantBlock",
     "Block",
     "DialogBlock",
+    "EntryBlock",
     "NoteBlock",
     "ToolBlock",
     "Transcript",
     "UserBlock",
     "Usage",
     "content_text",
+    "custom_entry",
 ]
 
 
@@ -74,8 +76,8 @@ class Block:
 
 def _joined(pieces: list[str]) -> str:
     """The pieces joined; the list keeps the joined text in their place, so that the next
-    join copies one string and the pieces added since. (The reader thread may append while
-    this runs: only the pieces counted here are replaced.)"""
+    join copies one string and the pieces added since. Call it holding the lock under which
+    pieces are added (the transcript's): the list is rewritten here."""
     count = len(pieces)
     if count <= 1:
         return pieces[0] if count else ""
@@ -95,6 +97,9 @@ class AssistantBlock(Block):
     message: dict[str, Any] = field(default_factory=dict)
     final: bool = False
     deltas: dict[int, tuple[str, list[str]]] = field(default_factory=dict)
+    #: The transcript's lock: pieces are added under it (reader thread) and joined under it
+    #: (any thread that reads the text).
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     def add_delta(self, kind: str, index: int, delta: str) -> None:
         """Add a streamed piece of text or thinking at ``index``."""
@@ -103,23 +108,24 @@ class AssistantBlock(Block):
             entry = self.deltas[index] = (kind, [])
         entry[1].append(delta)
 
-    def _streamed(self, kind: str) -> str:
-        parts = [_joined(pieces) for _, (k, pieces) in sorted(self.deltas.items()) if k == kind]
-        return "\n\n".join(p for p in parts if p)
+    def _read(self, kind: str) -> str:
+        with self.lock:
+            if self.deltas and not self.final:
+                streams = sorted(self.deltas.items())
+                parts = [_joined(pieces) for _, (k, pieces) in streams if k == kind]
+                return "\n\n".join(p for p in parts if p)
+            message = self.message
+        return content_text(message.get("content"), kind)
 
     @property
     def text(self) -> str:
         """The message's text parts, joined."""
-        if self.deltas and not self.final:
-            return self._streamed("text")
-        return content_text(self.message.get("content"), "text")
+        return self._read("text")
 
     @property
     def thinking(self) -> str:
         """The message's thinking parts, joined."""
-        if self.deltas and not self.final:
-            return self._streamed("thinking")
-        return content_text(self.message.get("content"), "thinking")
+        return self._read("thinking")
 
     @property
     def error(self) -> str | None:
@@ -188,6 +194,23 @@ class DialogBlock(Block):
     dialog: Dialog | None = None
 
 
+@dataclass
+class EntryBlock(Block):
+    """An extension's custom session entry (``pi.appendEntry``), appended during the run."""
+
+    custom_type: str = ""
+    data: Any = None
+
+
+def custom_entry(event: AgentEvent) -> tuple[str, Any] | None:
+    """``(customType, data)`` of an ``entry_appended`` event that carries an extension's
+    custom entry; None for any other entry (the agent's own, such as cache-warming usage)."""
+    entry = event.get("entry") if event.type == "entry_appended" else None
+    if not isinstance(entry, dict) or entry.get("type") != "custom":
+        return None
+    return str(entry.get("customType") or "custom"), entry.get("data")
+
+
 @dataclass(frozen=True)
 class Usage:
     """Tokens and cost summed over a run's assistant messages."""
@@ -243,7 +266,7 @@ class Transcript:
 
     def __init__(self, prompt: str) -> None:
         self.prompt = prompt
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
         self.blocks: list[Block] = []
         self.created = time.monotonic()
         self.usage: Usage | None = None
@@ -285,12 +308,16 @@ class Transcript:
                 self._add(DialogBlock(dialog=dialog))
             self.rev += 1
 
-    def pending_dialogs(self) -> list[Dialog]:
-        """The run's dialogs that are still pending (in tool cards too)."""
+    def dialogs(self) -> list[Dialog]:
+        """Every dialog of the run (in tool cards too)."""
         with self.lock:
             found = [b.dialog for b in self.blocks if isinstance(b, DialogBlock)]
             found += [d for tool in self._tools.values() for d in tool.dialogs]
-        return [d for d in found if d is not None and d.pending]
+        return [d for d in found if d is not None]
+
+    def pending_dialogs(self) -> list[Dialog]:
+        """The run's dialogs that are still pending (in tool cards too)."""
+        return [d for d in self.dialogs() if d.pending]
 
     def text(self) -> str:
         """All assistant text of the run, final messages as the agent sent them."""
@@ -338,7 +365,7 @@ class Transcript:
             return False
         role = message.get("role")
         if role == "assistant":
-            self._assistant = AssistantBlock(message=message)
+            self._assistant = AssistantBlock(message=message, lock=self.lock)
             self._add(self._assistant)
             return True
         if role == "user":
@@ -484,6 +511,13 @@ class Transcript:
 
     def _on_summarization_retry_scheduled(self, e: dict[str, Any]) -> bool:
         return self._retry_note("summarising again", e)  # the current line retries summaries
+
+    def _on_entry_appended(self, e: dict[str, Any]) -> bool:
+        entry = custom_entry(AgentEvent("entry_appended", e))
+        if entry is None:
+            return False
+        self._add(EntryBlock(custom_type=entry[0], data=entry[1]))
+        return True
 
     def _on_extension_error(self, e: dict[str, Any]) -> bool:
         where = os.path.basename(str(e.get("extensionPath") or "")) or "an extension"

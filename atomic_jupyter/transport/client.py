@@ -15,7 +15,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future, InvalidStateError
 from typing import Any
 
-from atomic_jupyter.errors import AgentNotRunningError
+from atomic_jupyter.errors import AgentNotRunningError, AgentStartError
 from atomic_jupyter.protocol.connection import ConnectionEvent, Reply, RpcConnection
 from atomic_jupyter.protocol.decode import Scrubber
 from atomic_jupyter.protocol.messages import Response, UIResponse
@@ -71,16 +71,25 @@ class AgentClient:
         Called on the reader thread with every event of the connection that is not the
         answer to a waiting command (agent events, UI requests, stray or late answers,
         duplicate dialogs, undecodable lines). Exceptions are logged; the stream goes on.
-        May be set later, before the first launch.
     """
 
     def __init__(self, on_message: Callable[[ConnectionEvent], None] | None = None) -> None:
-        self.on_message = on_message
+        self._on_message = on_message
         self._lock = threading.Lock()
         self._connection = RpcConnection()
         self._futures: dict[str, PendingCommand] = {}
-        #: The running (or last) agent process; None before the first launch.
-        self.process: AgentProcess | None = None
+        self._process: AgentProcess | None = None
+
+    @property
+    def on_message(self) -> Callable[[ConnectionEvent], None] | None:
+        """Where the agent's messages go (given to the constructor)."""
+        return self._on_message
+
+    @property
+    def process(self) -> AgentProcess | None:
+        """The running (or last) agent process; None before the first launch and after a
+        launch that could not spawn it."""
+        return self._process
 
     def launch(
         self,
@@ -91,8 +100,14 @@ class AgentClient:
         on_exit: Callable[[int], None],
         scrubber: Scrubber | None = None,
     ) -> AgentProcess:
-        """Spawn the agent with a fresh connection (raises ``AgentStartError``); ``scrubber``
-        takes secrets out of the agent's lines before they are decoded."""
+        """Spawn the agent with a fresh connection; ``scrubber`` takes secrets out of the
+        agent's lines before they are decoded.
+
+        Raises
+        ------
+        AgentStartError
+            When the agent cannot be spawned (then :attr:`process` is None).
+        """
         with self._lock:
             self._connection = RpcConnection(scrubber=scrubber)
         process = AgentProcess(
@@ -103,8 +118,12 @@ class AgentClient:
             cwd=cwd,
             env=env,
         )
-        self.process = process
-        process.start()
+        self._process = process  # before it starts: its first lines may come at once
+        try:
+            process.start()
+        except AgentStartError:
+            self._process = None
+            raise
         return process
 
     # ------------------------------------------------------------------ commands
@@ -125,7 +144,7 @@ class AgentClient:
         AgentNotRunningError
             When there is no running agent; the command is forgotten.
         """
-        process = self.process
+        process = self._process
         try:
             if process is None:
                 raise AgentNotRunningError("the agent is not running")
@@ -168,7 +187,7 @@ class AgentClient:
 
     def send_answer(self, response: UIResponse) -> Delivery:
         """Queue a dialog's answer for the agent's stdin; return how its write goes."""
-        process = self.process
+        process = self._process
         if process is None:
             raise AgentNotRunningError("the agent is not running")
         with self._lock:
@@ -197,7 +216,7 @@ class AgentClient:
                         future = self._futures.pop(event.id, None)
                     if future is not None:
                         future.settle(event.response)
-                elif self.on_message is not None:
-                    self.on_message(event)
+                elif self._on_message is not None:
+                    self._on_message(event)
             except Exception:  # a bug in a handler must not stop the stream
                 log.exception("atomic-jupyter: error while handling a message from the agent")

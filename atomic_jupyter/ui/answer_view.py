@@ -86,6 +86,14 @@ class AnswerView:
             self.root.children = (*self._groups, self.tail)
         group.children = (*group.children, chunk)
 
+    def close(self) -> None:
+        """Close every widget of the answer (its chunks, groups, tail, and what they share)."""
+        self._clear()
+        for widget in (self.tail.layout, self.tail.style, self.tail, self.root.layout, self.root):
+            widget.close()
+        self._chunk_layout.close()
+        self._chunk_style.close()
+
     def _clear(self) -> None:
         old = self._groups
         self._groups = []

@@ -7,8 +7,6 @@ or closed, it collapses to one line saying what happened.
 
 from __future__ import annotations
 
-import time
-from collections import deque
 from collections.abc import Callable
 from functools import partial
 
@@ -22,9 +20,10 @@ from atomic_jupyter.protocol.messages import (
     SelectRequest,
 )
 from atomic_jupyter.session.dialogs import Dialog
+from atomic_jupyter.ui.closing import close_widget
 from atomic_jupyter.ui.text import TextLine, plain, pre_block
 
-__all__ = ["DialogView", "MAX_OPTION_BUTTONS", "retire_widgets"]
+__all__ = ["DialogView", "MAX_OPTION_BUTTONS"]
 
 #: A select with at most this many options shows one button per option, else a Dropdown.
 MAX_OPTION_BUTTONS = 8
@@ -54,6 +53,8 @@ class DialogView:
         self.dialog = dialog
         self._on_rule = on_rule
         self.collapsed = False
+        self.closed = False
+        self._retired: list[w.Widget] = []
         self.buttons: dict[str, w.Button] = {}
         self.value_widget: w.ValueWidget | None = None
         self._summary: TextLine | None = None
@@ -93,6 +94,7 @@ class DialogView:
         # brings the collapse onto the kernel's loop (by default it runs at once).
         run = schedule or (lambda func: func())
         self._subscription = dialog.observe(lambda _d: run(self.refresh))
+        self._extras = [self.error, self.countdown]
         self.refresh_countdown()
         self.refresh()
 
@@ -197,10 +199,23 @@ class DialogView:
         else:
             self.countdown.text = f"expires in {int(left + 0.999)} s"
 
+    def close(self) -> None:
+        """Stop observing the dialog and close every widget of the view (its output is final
+        and shown by its record now)."""
+        if self.closed:
+            return
+        self.closed = True
+        self._subscription.remove()
+        for widget in [*self._retired, *self._extras, self.root]:
+            close_widget(widget)
+        self._retired = []
+        self.buttons.clear()
+        self.value_widget = None
+
     def refresh(self) -> None:
         """Collapse to one line once the dialog is no longer pending; keep that line current
         (an answer found undelivered later says so)."""
-        if self.dialog.pending:
+        if self.dialog.pending or self.closed:
             return
         if self.collapsed:
             if self._summary is not None:
@@ -219,28 +234,8 @@ class DialogView:
         self.root.layout.padding = "2px 6px"
         self.collapsed = True
         # The controls are gone from the page. A click already on its way must still reach
-        # a live widget (and be ignored), so their comms are closed a little later.
-        retire_widgets(list(old))
+        # a live widget (and be ignored), so their comms are closed with the view, once its
+        # output is replaced by its record.
+        self._retired.extend(old)
         self.buttons.clear()
         self.value_widget = None
-
-
-#: Seconds a collapsed dialog's controls stay open for clicks already on their way.
-RETIRE_AFTER_S = 30.0
-_retired: deque[tuple[float, list[w.Widget]]] = deque()
-
-
-def retire_widgets(widgets: list[w.Widget]) -> None:
-    """Queue widgets taken off the page for closing (a click already on its way still reaches
-    a live widget), and close those queued long enough ago."""
-    now = time.monotonic()
-    while _retired and now - _retired[0][0] > RETIRE_AFTER_S:
-        for widget in _retired.popleft()[1]:
-            _close_tree(widget)
-    _retired.append((now, widgets))
-
-
-def _close_tree(widget: w.Widget) -> None:
-    for child in getattr(widget, "children", ()):
-        _close_tree(child)
-    widget.close()

@@ -1,90 +1,259 @@
-"""Running widget updates on the kernel's event loop.
+"""Running widget updates on the kernel's thread, never on another one.
 
 ipywidgets must be built and changed where the kernel can send their comm messages: the
-kernel's asyncio loop on the main thread. The agent's messages arrive on a reader thread,
-so widget work is handed to that loop with ``call_soon_threadsafe`` and runs while the
-kernel is idle (see DESIGN.md, "Hard facts about the kernel"). Outside a kernel (plain
-Python, unit tests) there is no such loop and the work runs at once, on the calling thread.
+kernel's asyncio loop on the main thread. The agent's messages arrive on a reader thread
+(and a dialog's countdown on the ticker thread), so widget work is handed to that loop with
+``call_soon_threadsafe`` and runs while the kernel is idle (see DESIGN.md, "Hard facts about
+the kernel").
+
+The rule: a :class:`UiDispatcher` knows its *kernel thread*, the thread whose event loop it
+captured (before any capture, the thread that made it: in a kernel, the main thread, in a
+cell). Work asked for on that thread runs at once. Work asked for on any other thread is
+queued and runs on the kernel thread: through the loop when one was captured, else at the
+next :meth:`UiDispatcher.pump` or :meth:`UiDispatcher.flush` there (a blocking wait pumps;
+tests pump). It never runs inline on the thread that asked.
+
+Work queued from another thread with no loop to run it is logged, once per kind of work.
+Running queued work off the kernel thread (``flush`` or ``pump`` called on another thread)
+is refused: in use it is logged, once, and the work stays queued; in strict mode (tests:
+:attr:`UiDispatcher.strict`, or ``ATOMIC_JUPYTER_STRICT_THREADS=1``) it raises
+:class:`OffThreadWidgetWork` and is listed in :data:`refused`, which the test suite's thread
+guard turns into a failure.
+
+One exception to "widgets only on the kernel thread" is allowed, and marked: while
+``%atomic_agent bash`` blocks its cell, the loop cannot run, and its live output's
+``outputs`` trait is set from the reader thread under a lock (a trait change is the
+thread-safe way, DESIGN.md). Such code runs inside :func:`thread_safe_update`, which the
+test suite's guard respects.
 
 Updates are coalesced: many requests for the same refresh before the loop gets to it
 become one refresh, so a flood of status updates costs the frontend a few messages.
 Throttled calls (:meth:`UiDispatcher.call_throttled`) run at most once per interval per key,
 for streams such as a transcript that changes thousands of times a second.
-
-While a cell blocks (``AgentSession.wait``), the loop cannot run; the waiting code calls
-:meth:`UiDispatcher.pump` on the main thread instead, which does the same work there.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
+import os
 import threading
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from typing import ClassVar
 
-__all__ = ["UiDispatcher"]
+__all__ = [
+    "STRICT_ENV",
+    "OffThreadWidgetWork",
+    "UiDispatcher",
+    "in_thread_safe_update",
+    "refused",
+    "thread_safe_update",
+]
 
 log = logging.getLogger(__name__)
 
+#: The environment variable that turns on strict mode when set to ``"1"`` (the tests set it).
+STRICT_ENV = "ATOMIC_JUPYTER_STRICT_THREADS"
+
+#: What strict dispatchers refused (newest last, at most :data:`REFUSED_KEPT`); the test
+#: suite's thread guard fails a test that leaves anything here.
+refused: list[str] = []
+#: How many refusals :data:`refused` keeps.
+REFUSED_KEPT = 50
+
+_refused_lock = threading.Lock()
+_local = threading.local()
+
+
+class OffThreadWidgetWork(RuntimeError):
+    """Widget work was asked to run on a thread that is not the kernel's (strict mode)."""
+
+
+@contextlib.contextmanager
+def thread_safe_update() -> Iterator[None]:
+    """Mark widget trait changes made on another thread in the documented thread-safe way.
+
+    Only for a trait change that sends its own comm message while the kernel's loop cannot
+    run (a live output appended to while its cell blocks), done under the widget owner's
+    lock. The test suite's thread guard allows widget work inside this block and nothing
+    else off the kernel's thread.
+
+    Yields
+    ------
+    None
+        Inside the block, :func:`in_thread_safe_update` is true on this thread.
+    """
+    depth = getattr(_local, "depth", 0)
+    _local.depth = depth + 1
+    try:
+        yield
+    finally:
+        _local.depth = depth
+
+
+def in_thread_safe_update() -> bool:
+    """Whether the calling thread is inside :func:`thread_safe_update`.
+
+    Returns
+    -------
+    bool
+        True inside the block.
+    """
+    return getattr(_local, "depth", 0) > 0
+
+
+def _kind(func: Callable[[], None]) -> str:
+    """A short name for a piece of work (the function a ``partial`` wraps), for the log."""
+    while isinstance(func, functools.partial):
+        func = func.func
+    return getattr(func, "__qualname__", None) or type(func).__name__
+
 
 class UiDispatcher:
-    """Hands callables to the kernel's event loop, or runs them at once without one."""
+    """Runs widget work on the kernel's thread: at once there, queued from anywhere else.
+
+    Attributes
+    ----------
+    errors:
+        The last 50 failures of widget work (one failing update must not stop the others).
+    """
+
+    #: Refuse (raise) instead of logging when work would run off the kernel thread; ``None``
+    #: means: strict when ``ATOMIC_JUPYTER_STRICT_THREADS=1`` (see :data:`STRICT_ENV`).
+    strict: ClassVar[bool | None] = None
 
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._loop_thread: int | None = None
+        self._kernel_thread = threading.current_thread()
         self._lock = threading.Lock()
+        self._work_queued = threading.Condition(self._lock)
         self._scheduled: dict[Hashable, Callable[[], None]] = {}
         self._flush_pending = False
         self._throttled: dict[Hashable, tuple[Callable[[], None], float]] = {}
         self._last_run: dict[Hashable, float] = {}
         self._armed: set[Hashable] = set()
+        self._logged: set[tuple[str, str]] = set()
         self.errors: list[str] = []
 
+    # ------------------------------------------------------------------ the kernel thread
+
+    @classmethod
+    def is_strict(cls) -> bool:
+        """Whether dispatchers refuse off-thread widget work by raising.
+
+        Returns
+        -------
+        bool
+            :attr:`strict` when set, else whether ``ATOMIC_JUPYTER_STRICT_THREADS`` is ``"1"``.
+        """
+        if cls.strict is not None:
+            return cls.strict
+        return os.environ.get(STRICT_ENV) == "1"
+
     def capture_loop(self) -> None:
-        """Remember the running event loop of the calling (main) thread, if any."""
+        """Remember the running event loop of the calling thread, if any; that thread becomes
+        the kernel thread (in a kernel: the main thread, in a cell)."""
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
         self._loop = loop
-        self._loop_thread = threading.get_ident()
+        self._kernel_thread = threading.current_thread()
 
     @property
     def has_loop(self) -> bool:
         """Whether work is handed to a kernel event loop."""
         return self._loop is not None and not self._loop.is_closed()
 
-    def _inline(self) -> bool:
-        loop = self._loop
-        return loop is None or loop.is_closed() or threading.get_ident() == self._loop_thread
+    @property
+    def kernel_thread(self) -> threading.Thread:
+        """The thread where widget work runs."""
+        return self._kernel_thread
+
+    def on_kernel_thread(self) -> bool:
+        """Whether the calling thread is the kernel thread.
+
+        Returns
+        -------
+        bool
+            True on the thread whose loop was captured (or that made the dispatcher).
+        """
+        return threading.current_thread() is self._kernel_thread
+
+    @property
+    def pending(self) -> bool:
+        """Whether any work waits to run (queued or throttled)."""
+        with self._lock:
+            return bool(self._scheduled or self._throttled)
+
+    def wait_for_work(self, timeout: float) -> bool:
+        """Block until some work waits to run, or ``timeout`` seconds passed.
+
+        For the kernel thread while it cannot run its loop (a blocking wait, a test): wait
+        here, then :meth:`pump`.
+
+        Parameters
+        ----------
+        timeout : float
+            Seconds to wait at most.
+
+        Returns
+        -------
+        bool
+            Whether work is waiting.
+        """
+        with self._work_queued:
+            return self._work_queued.wait_for(
+                lambda: bool(self._scheduled or self._throttled), timeout
+            )
+
+    # ------------------------------------------------------------------ calls
 
     def call(self, func: Callable[[], None], key: Hashable | None = None) -> None:
-        """Run ``func`` on the kernel loop (now, if already there or if there is none).
+        """Run ``func`` on the kernel thread: now when called there, else queued for it.
 
         Calls with the same ``key`` that are still waiting are merged into the last one.
+
+        Parameters
+        ----------
+        func : callable
+            The widget work.
+        key : hashable, optional
+            Coalesces waiting calls: only the newest call per key runs.
         """
-        if self._inline():
+        if self.on_kernel_thread():
             if key is not None:
                 with self._lock:
                     self._scheduled.pop(key, None)  # this call supersedes a waiting one
             self._run(func)
             return
+        loop = self._loop if self.has_loop else None
         with self._lock:
             self._scheduled[key if key is not None else object()] = func
-            if self._flush_pending:
-                return
-            self._flush_pending = True
-        assert self._loop is not None
+            self._work_queued.notify_all()
+            if loop is None or self._flush_pending:
+                schedule = False
+            else:
+                schedule = self._flush_pending = True
+        if loop is None:
+            self._queued_without_loop(func)
+            return
+        if not schedule:
+            return
         try:
-            self._loop.call_soon_threadsafe(self.flush)
+            loop.call_soon_threadsafe(self.flush)
         except RuntimeError:  # the loop closed under us: the kernel is going away
             with self._lock:
                 self._flush_pending = False
 
     def flush(self) -> None:
-        """Run every waiting call, in the order they were first asked for."""
+        """On the kernel thread: run every waiting call, in the order they were first asked
+        for. Elsewhere the work stays queued (see the module's notes)."""
+        if not self._allowed_here("flush"):
+            return
         with self._lock:
             work = list(self._scheduled.values())
             self._scheduled.clear()
@@ -95,21 +264,36 @@ class UiDispatcher:
     # ------------------------------------------------------------------ throttled calls
 
     def call_throttled(self, func: Callable[[], None], key: Hashable, interval: float) -> None:
-        """Run ``func`` on the loop, at most once per ``interval`` seconds for ``key``.
+        """Run ``func`` on the kernel thread, at most once per ``interval`` seconds for ``key``.
 
         While a call is waiting for its turn, later calls replace its function, so what runs
-        is always the newest. Use :meth:`finish` for the last, exact update.
+        is always the newest. Use :meth:`finish` for the last, exact update. Without a kernel
+        loop there is no frontend to spare: on the kernel thread the call runs at once, from
+        another thread at the next :meth:`pump`.
+
+        Parameters
+        ----------
+        func : callable
+            The widget work.
+        key : hashable
+            What is throttled: one waiting call per key.
+        interval : float
+            Seconds between two runs for the key.
         """
         now = time.monotonic()
+        here = self.on_kernel_thread()
         with self._lock:
             entry = self._throttled.get(key)
             due = entry[1] if entry else max(now, self._last_run.get(key, float("-inf")) + interval)
             self._throttled[key] = (func, due)
-        if not self.has_loop or (due <= now and self._inline()):
-            # Without a kernel loop there is no frontend to spare and no timer to run later.
+            if not here:
+                self._work_queued.notify_all()
+        if here and (not self.has_loop or due <= now):
             self._run_throttled(key)
-        else:
+        elif self.has_loop:
             self._arm(key, due)
+        elif not here:
+            self._queued_without_loop(func)
 
     def _arm(self, key: Hashable, due: float) -> None:
         """Set one loop timer for ``key`` (one at most: a blocked loop must not pile them up)."""
@@ -150,7 +334,15 @@ class UiDispatcher:
             self._run(entry[0])
 
     def finish(self, func: Callable[[], None], key: Hashable) -> None:
-        """Run ``func`` as the last call for ``key``, now if possible, and forget the key."""
+        """Run ``func`` as the last call for ``key``, now if possible, and forget the key.
+
+        Parameters
+        ----------
+        func : callable
+            The final widget work for ``key``.
+        key : hashable
+            The key of earlier :meth:`call_throttled` calls; their waiting call is dropped.
+        """
 
         def last() -> None:
             with self._lock:
@@ -161,13 +353,20 @@ class UiDispatcher:
         self.call(last, key=("finish", key))
 
     def pump(self) -> None:
-        """On the loop's thread while it is blocked: run what is waiting and what is due."""
+        """On the kernel thread while its loop cannot run (a blocking wait, a test): run what
+        is waiting and what is due (without a loop, every throttled call: no timer would run
+        it later). Elsewhere nothing runs (see the module's notes)."""
+        if not self._allowed_here("pump"):
+            return
         self.flush()
         now = time.monotonic()
+        every = not self.has_loop
         with self._lock:
-            due = [key for key, (_, at) in self._throttled.items() if at <= now]
+            due = [key for key, (_, at) in self._throttled.items() if every or at <= now]
         for key in due:
             self._run_throttled(key)
+
+    # ------------------------------------------------------------------ running
 
     def _run(self, func: Callable[[], None]) -> None:
         try:
@@ -176,3 +375,42 @@ class UiDispatcher:
             log.exception("atomic-jupyter: a widget update failed")
             self.errors.append(f"{type(exc).__name__}: {exc}")
             del self.errors[:-50]
+
+    def _allowed_here(self, what: str) -> bool:
+        """Whether queued work may run on the calling thread: only on the kernel thread.
+
+        Raises
+        ------
+        OffThreadWidgetWork
+            In strict mode, on any other thread (the refusal is also kept in :data:`refused`).
+        """
+        if self.on_kernel_thread():
+            return True
+        message = (
+            f"atomic-jupyter: {what}() called on thread {threading.current_thread().name!r}, "
+            f"not on the kernel's ({self._kernel_thread.name!r}); the widget work stays queued"
+        )
+        if self.is_strict():
+            with _refused_lock:
+                refused.append(message)
+                del refused[:-REFUSED_KEPT]
+            raise OffThreadWidgetWork(message)
+        self._log_once(("off-thread", what), message)
+        return False
+
+    def _queued_without_loop(self, func: Callable[[], None]) -> None:
+        """Say (once per kind of work) that work from another thread waits for a pump."""
+        kind = _kind(func)
+        self._log_once(
+            ("no-loop", kind),
+            f"atomic-jupyter: widget work ({kind}) asked for on thread "
+            f"{threading.current_thread().name!r} with no kernel loop captured; it waits for "
+            f"the next pump on the kernel's thread ({self._kernel_thread.name!r})",
+        )
+
+    def _log_once(self, key: tuple[str, str], message: str) -> None:
+        with self._lock:
+            if key in self._logged:
+                return
+            self._logged.add(key)
+        log.warning(message)

@@ -2,7 +2,10 @@
 
 The pieces come on the reader thread while the cell waits for the command's answer; they are
 appended to an ``Output`` widget's ``outputs`` (a trait change, which is safe from another
-thread, unlike ``print`` or ``with output:``). Once the answer is in, the magic replaces the
+thread, unlike ``print`` or ``with output:``, and the kernel's loop cannot run while the cell
+blocks). That trait change is the one piece of widget work allowed off the kernel's thread; it
+is made under its lock and inside :func:`~atomic_jupyter.ui.dispatch.thread_safe_update`,
+which says so to the test suite's thread guard. Once the answer is in, the magic replaces the
 live view by the result's record (plain text and escaped HTML), which is what the saved
 notebook keeps, and the widget is closed.
 """
@@ -12,6 +15,8 @@ from __future__ import annotations
 import threading
 
 import ipywidgets as w
+
+from atomic_jupyter.ui.dispatch import thread_safe_update
 
 __all__ = ["LiveOutput"]
 
@@ -36,7 +41,10 @@ class LiveOutput:
                 return
             self._text = (self._text + text)[-LIVE_CHARS:]
             # One stream output, replaced: the frontend shows it as text, never as HTML.
-            self.widget.outputs = ({"output_type": "stream", "name": "stdout", "text": self._text},)
+            with thread_safe_update():
+                self.widget.outputs = (
+                    {"output_type": "stream", "name": "stdout", "text": self._text},
+                )
 
     @property
     def text(self) -> str:

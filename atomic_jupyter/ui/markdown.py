@@ -17,9 +17,10 @@ model's text is treated as hostile and goes through three independent layers:
    Images are never loaded: ``![alt](https://...)`` becomes a link labelled
    ``image: alt``. An ``<img>`` fetches its URL as soon as it renders, which lets an
    injected model leak data in a query string with no click at all.
-2. **Our own renderers** for code: fenced blocks are highlighted by pygments, each token
-   in the theme's editor colour (``color:var(--jp-mirror-editor-...-color,#fallback)``,
-   as the tool cards: code follows the light and dark themes; no global CSS needed); an unknown or malformed language falls back
+2. **Our own renderers** for code: fenced blocks are highlighted by
+   :mod:`atomic_jupyter.ui.highlight` (as the tool cards), each run of tokens in the theme's
+   editor colour (``color:var(--jp-mirror-editor-...-color,#fallback)``: code follows the
+   light and dark themes; no global CSS needed); an unknown or malformed language falls back
    to escaped plain text. The info string is never copied into the output. All
    presentation styles (code block background, table borders, ...) are constants
    written by this module, never by the model.
@@ -60,13 +61,18 @@ from latex2mathml.converter import convert as latex_to_mathml
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
-from pygments.lexer import Lexer
-from pygments.lexers import get_lexer_by_name
-from pygments.util import ClassNotFound
 
-from atomic_jupyter.ui.tool_cards import token_style
+from atomic_jupyter.ui.highlight import highlight_lines, lexer_for, lines_html, record_token_styles
+from atomic_jupyter.ui.tool_cards.styles import record_styles as tool_card_record_styles
 
-__all__ = ["MarkdownPieces", "MarkdownStream", "render_markdown", "wrap_markdown"]
+__all__ = [
+    "MarkdownPieces",
+    "MarkdownStream",
+    "markdown_blocks",
+    "record_markup",
+    "render_markdown",
+    "wrap_markdown",
+]
 
 # --- presentation: constants written by this module only ---------------------------
 
@@ -140,35 +146,11 @@ def _link_acceptable(url: str) -> bool:
 
 # --- code highlighting --------------------------------------------------------------
 
-_LANG_NAME = re.compile(r"[A-Za-z0-9_+#.-]{1,40}")
-
-
-@lru_cache(maxsize=128)
-def _lexer(lang: str) -> Lexer | None:
-    if not _LANG_NAME.fullmatch(lang):
-        return None
-    try:
-        return get_lexer_by_name(lang.lower(), stripnl=False, ensurenl=False)
-    except ClassNotFound:
-        return None
-
 
 @lru_cache(maxsize=512)
 def _code_html(code: str, lang: str) -> str:
-    """Highlighted (or escaped) ``code``, without the surrounding ``<pre>``."""
-    lexer = _lexer(lang) if lang else None
-    if lexer is None:
-        return html.escape(code, quote=False)
-    try:
-        return "".join(_token(text, ttype) for ttype, text in lexer.get_tokens(code))
-    except Exception:  # a lexer bug must not break the answer: show plain text
-        return html.escape(code, quote=False)
-
-
-def _token(text: str, ttype: Any) -> str:
-    escaped = html.escape(text, quote=False)
-    style = token_style(ttype)
-    return f'<span style="{style}">{escaped}</span>' if style and escaped else escaped
+    """Highlighted (or, for an unknown language, escaped) ``code``, without the ``<pre>``."""
+    return lines_html(highlight_lines(code, lexer_for(language=lang)))
 
 
 def _pre(code: str, lang: str = "") -> str:
@@ -482,6 +464,12 @@ def render_markdown(text: str) -> str:
     on incomplete Markdown. Cheap to call on every chunk of a streamed answer: the
     settled part of a text that extends one rendered recently is not parsed again.
     """
+    return wrap_markdown(markdown_blocks(text))
+
+
+def markdown_blocks(text: str) -> str:
+    """The rendered blocks of :func:`render_markdown`, without their container (for a
+    record, which puts them in a container of its own)."""
     src = _normalise(text)
     with _RECENT_LOCK:
         previous = max(
@@ -498,7 +486,7 @@ def render_markdown(text: str) -> str:
             _RECENT[:] = [r for r in _RECENT if r is not previous]
             _RECENT.insert(0, rendered)
             del _RECENT[_RECENT_MAX:]
-    return wrap_markdown(rendered.html)
+    return rendered.html
 
 
 class MarkdownPieces:
@@ -577,3 +565,73 @@ class MarkdownStream:
         self._raw, self._src, self._references = text, src, refs
         self._pieces = MarkdownPieces(blocks, _settled(src, blocks, refs))
         return self._pieces
+
+
+# --- the record's form -----------------------------------------------------------
+
+_TAG = re.compile(r"<(/?)([a-z][a-z0-9]*)([^<>]*)>(\n?)")
+_STYLE_ATTRIBUTE = re.compile(r' style="([^"]*)"')
+_BARE_SPAN = re.compile(r"<span>([^<]*)</span>")
+#: Attributes the page gives links by itself where a record is shown.
+_LINK_TARGET = ' target="_blank" rel="noopener noreferrer"'
+#: Row groups a table reads the same without (its header cells are ``th``).
+_DROPPED_TAGS = frozenset({"thead", "tbody"})
+#: Tags around which a line break is only layout of the source (never inside ``pre``).
+_BLOCK_TAGS = frozenset(
+    {"p", "ul", "ol", "li", "table", "tr", "th", "td", "blockquote", "hr", "div"}
+    | {f"h{level}" for level in range(1, 7)}
+)
+#: Token colours a record leaves out: operators (``*``, ``=``, ``->``) read plainly.
+_PLAIN_IN_RECORD = ("operator",)
+
+
+def _record_styles() -> dict[str, str]:
+    styles = {
+        style: ("" if any(f"-{kind}-" in style for kind in _PLAIN_IN_RECORD) else compact)
+        for style, compact in record_token_styles().items()
+    }
+    # Code blocks, inline code, tables and quotes are styled by the page itself where a
+    # record is shown (JupyterLab's and nbconvert's rendered-HTML styles, in either theme);
+    # the container's containment is not needed where no style can position anything.
+    styles[_CONTAINER_STYLE] = ""
+    for fixed in _FIXED_STYLES.values():
+        for style in fixed:
+            _, _, align = style.partition(";text-align:")
+            styles[style] = f"text-align:{align}" if align else ""
+    # The tool cards' own styles: boxes and fonts left to the page, meaning kept short.
+    styles.update(tool_card_record_styles())
+    return styles
+
+
+_RECORD_STYLES = _record_styles()
+
+
+def _compact_style(match: re.Match[str]) -> str:
+    style = _RECORD_STYLES.get(match.group(1))
+    if style is None:
+        return match.group(0)
+    return f' style="{style}"' if style else ""
+
+
+def _record_tag(match: re.Match[str]) -> str:
+    close, name, attributes, newline = match.groups()
+    if name in _DROPPED_TAGS:
+        return ""
+    if name in _BLOCK_TAGS or (close and name == "pre"):
+        newline = ""
+    if attributes:
+        attributes = _STYLE_ATTRIBUTE.sub(_compact_style, attributes.replace(_LINK_TARGET, ""))
+    return f"<{close}{name}{attributes}>{newline}"
+
+
+def record_markup(html: str) -> str:
+    """``html`` made by this package's renderers, in the form a saved record keeps.
+
+    Only tags are touched (text holds no raw ``<``: the sanitiser escapes it), and only our
+    own values in them: the styles the page already gives (code blocks, inline code,
+    tables, quotes) and the link attributes it adds itself are left out, a table's row
+    groups too, and the line breaks between blocks; code colours become short literal colours (see
+    :func:`~atomic_jupyter.ui.highlight.record_token_styles`); a span left with nothing to
+    say is dropped.
+    """
+    return _BARE_SPAN.sub(r"\1", _TAG.sub(_record_tag, html))

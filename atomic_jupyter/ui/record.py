@@ -17,29 +17,37 @@ sanitising tool renderers of :mod:`~atomic_jupyter.ui.tool_cards`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from atomic_jupyter.protocol.messages import ConfirmRequest, SelectRequest
-from atomic_jupyter.session.transcript import (
-    AssistantBlock,
-    DialogBlock,
-    NoteBlock,
-    ToolBlock,
-    UserBlock,
-)
 from atomic_jupyter.ui.ansi import ansi_to_html, strip_ansi
-from atomic_jupyter.ui.markdown import render_markdown
+from atomic_jupyter.ui.markdown import markdown_blocks, record_markup
+from atomic_jupyter.ui.run_parts import (
+    AnswerSlot,
+    DialogSlot,
+    Fold,
+    Group,
+    Markup,
+    Part,
+    StopSlot,
+    Text,
+    describe_blocks,
+    describe_dialog,
+    describe_entry,
+    describe_footer,
+    describe_header,
+    describe_message,
+    footer_text,
+    run_state,
+    tool_heading,
+)
 from atomic_jupyter.ui.text import escape
-from atomic_jupyter.ui.tool_cards import ToolCall, render_tool
 
 if TYPE_CHECKING:
     from atomic_jupyter.session.dialogs import Dialog
     from atomic_jupyter.session.runs import PromptRun
     from atomic_jupyter.session.session import AgentSession
-    from atomic_jupyter.session.transcript import Transcript
 
 __all__ = [
     "Record",
@@ -49,24 +57,32 @@ __all__ = [
     "live_class",
     "live_copy",
     "panel_record",
+    "part_html",
+    "part_plain",
     "run_record",
     "run_state",
     "text_record",
     "tool_heading",
 ]
 
-#: Lines of a tool's output the plain-text record keeps (the HTML folds the rest).
-PLAIN_TOOL_LINES = 20
-
-_MUTED = "var(--jp-ui-font-color2,#616161)"
-_BORDER = "var(--jp-border-color2,#d0d7de)"
-_ROOT_STYLE = (
-    "font-family:var(--jp-ui-font-family,system-ui,sans-serif);"
-    "font-size:var(--jp-ui-font-size1,13px);color:var(--jp-ui-font-color1,#1f2328);"
-    "border-left:3px solid var(--jp-brand-color1,#1976d2);padding:2px 0 2px 10px;margin:4px 0"
-)
-_LINE_STYLE = "white-space:pre-wrap;word-break:break-word;margin:2px 0"
-_BOX_STYLE = f"border:1px solid {_BORDER};border-radius:4px;padding:4px 8px;margin:4px 0"
+#: The record's few styles, kept short: a record is mostly the agent's text. Muted text is
+#: dimmed rather than coloured, so it reads in a light and a dark theme alike.
+_TONES = {
+    "": "",
+    "muted": "opacity:.7",
+    "info": "opacity:.7",
+    "bold": "font-weight:bold",
+    "warning": "color:var(--jp-warn-color1,#e65100)",
+    "error": "color:var(--jp-error-color1,#c62828)",
+}
+_LOOKS = {
+    "": "",
+    "row": "display:flex;gap:12px",
+    "card": "border:1px solid var(--jp-border-color2,#ccc);border-radius:4px;padding:2px 6px;margin:4px 0",
+    "indent": "margin-left:16px",
+}
+_ROOT_STYLE = "border-left:3px solid #48c;padding-left:8px"  # a literal colour: untrusted too
+_PRE_WRAP = "white-space:pre-wrap"
 
 
 @dataclass(frozen=True)
@@ -95,16 +111,83 @@ def _root(kind: str, parts: Iterable[str]) -> str:
     )
 
 
-def _line(text: str, cls: str, style: str = "") -> str:
-    """One line of agent (or our) text, escaped, its terminal colours as our spans."""
-    return f'<div class="{cls}" style="{_LINE_STYLE};{style}">{ansi_to_html(text)}</div>'
+def _tag(cls: str, inner: str, style: str = "", tag: str = "div") -> str:
+    styled = f' style="{style}"' if style else ""
+    return f'<{tag} class="{escape(cls)}"{styled}>{inner}</{tag}>'
+
+
+def _needs_pre_wrap(text: str) -> bool:
+    return "\n" in text or "  " in text or text[:1].isspace() or text[-1:].isspace()
+
+
+def _text_html(part: Text) -> str:
+    styles = [_TONES.get(part.tone, "")]
+    if _needs_pre_wrap(part.text):
+        styles.append(_PRE_WRAP)
+    return _tag(part.cls, ansi_to_html(part.text), ";".join(s for s in styles if s))
+
+
+# --------------------------------------------------------------------------- parts
+
+
+def part_html(part: Part) -> str:
+    """The static HTML of a part (and of every part in it): escaped text, our markup, the
+    sanitised renderers' markup; no script, no stylesheet."""
+    if isinstance(part, Text):
+        return _text_html(part) if part.text or part.placeholder else ""
+    if isinstance(part, Markup):
+        return _tag(part.cls, record_markup(part.html))
+    if isinstance(part, Group):
+        return _tag(part.cls, "".join(part_html(c) for c in part.children), _LOOKS[part.look])
+    if isinstance(part, Fold):
+        summary = f'<summary style="{_TONES["muted"]}">{escape(part.summary)}</summary>'
+        return _tag(part.cls, summary + part_html(part.child), tag="details")
+    if isinstance(part, DialogSlot):
+        return part_html(describe_dialog(part.dialog))
+    if isinstance(part, AnswerSlot):
+        if not part.text:
+            return ""
+        return _tag(f"{part.cls} atomic-markdown", record_markup(markdown_blocks(part.text)))
+    assert isinstance(part, StopSlot)
+    return ""  # a control: nothing to keep
+
+
+def part_plain(part: Part) -> str:
+    """The plain text of a part (and of every part in it), one line per line shown."""
+    if isinstance(part, Text):
+        return strip_ansi(part.text if part.plain is None else part.plain)
+    if isinstance(part, Markup):
+        return part.plain
+    if isinstance(part, Group):
+        lines: list[str] = []
+        for index, child in enumerate(part.children):
+            said = part_plain(child)
+            if not said:
+                continue
+            if index and part.indent:
+                said = "\n".join(part.indent + line for line in said.split("\n"))
+            lines.append(said)
+        return "\n".join(lines)
+    if isinstance(part, Fold):
+        return part_plain(part.child) if part.plain is None else part.plain
+    if isinstance(part, DialogSlot):
+        return part_plain(describe_dialog(part.dialog))
+    if isinstance(part, AnswerSlot):
+        return strip_ansi(part.text)
+    return ""
+
+
+def _parts_record(kind: str, parts: Sequence[Part]) -> Record:
+    html = "".join(part_html(p) for p in parts)
+    plain = "\n".join(said for said in (part_plain(p) for p in parts) if said)
+    return Record(_root(kind, [html]), plain)
 
 
 def text_record(text: str, kind: str = "text") -> Record:
     """A record of plain text (a command's result, a notice); nothing for no text."""
     if not text:
         return Record("", "")
-    return Record(_root(kind, [_line(text, "atomic-record-line")]), strip_ansi(text))
+    return Record(_root(kind, [_text_html(Text("atomic-record-line", text))]), strip_ansi(text))
 
 
 # --------------------------------------------------------------------------- the copy
@@ -172,205 +255,55 @@ def live_copy(record: Record, key: str) -> dict[str, str]:
 # --------------------------------------------------------------------------- runs
 
 
-def run_state(run: PromptRun, finished: bool | None = None) -> str:
-    """What a run's header says of it: ``done``, ``failed``, ``working…`` or ``sent``
-    (``finished``: whether it is over, as read by the caller before the blocks)."""
-    if run.finished if finished is None else finished:
-        return "failed" if run.error else "done"
-    return "working…" if run.transcript.started or run.answered else "sent"
-
-
-def footer_text(transcript: Transcript, finished: bool) -> str:
-    """A finished run's footer: turns, tokens, cost (when not free) and time; empty for a run
-    that took no turn (an extension command) or that is still going."""
-    usage, elapsed = transcript.usage, transcript.elapsed
-    if not finished or usage is None or elapsed is None or usage.turns == 0:
-        return ""
-    parts = [f"{usage.turns} turn{'s' if usage.turns != 1 else ''}"]
-    parts.append(f"{usage.input:,} in / {usage.output:,} out tokens")
-    if usage.cache_read or usage.cache_write:
-        parts.append(f"cache {usage.cache_read:,} read / {usage.cache_write:,} written")
-    if usage.cost:
-        parts.append(f"${usage.cost:.4f}")
-    parts.append(f"{elapsed:.1f} s")
-    return " · ".join(parts)
-
-
-def tool_heading(block: ToolBlock) -> tuple[str, Any]:
-    """A tool call's heading ("tool NAME · summary · state · time") and its rendered card."""
-    state = "error" if block.is_error else "done" if block.done else "running…"
-    took = f" · {_duration(block.duration_ms)}" if block.duration_ms is not None else ""
-    within = f" (called by {block.parent.name})" if block.parent is not None else ""
-    card = render_tool(
-        ToolCall(
-            block.name,
-            block.args,
-            block.output,
-            block.result,
-            block.details,
-            block.images,
-            block.is_error,
-            block.done,
-        )
+def run_parts(run: PromptRun) -> list[Part]:
+    """A run as parts: its header, the whole prompt, every block, the footer (what its live
+    view shows, in the same order)."""
+    finished = run.finished  # before the blocks, as the live view reads it
+    parts: list[Part] = [describe_header(run, finished)]
+    message = describe_message(run)
+    if message is not None:
+        parts.append(message)
+    parts.append(
+        Group("atomic-transcript-blocks", tuple(describe_blocks(run.transcript.snapshot())))
     )
-    summary = f" · {card.summary}" if card.summary else ""
-    return f"tool {block.name}{within}{summary} · {state}{took}", card
-
-
-def _duration(ms: float) -> str:
-    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
-
-
-def _div(cls: str, inner: str, style: str = "") -> str:
-    return (
-        f'<div class="{cls}" style="{style}">{inner}</div>'
-        if style
-        else f'<div class="{cls}">{inner}</div>'
-    )
+    parts.append(describe_footer(run, finished))
+    return parts
 
 
 def run_record(run: PromptRun) -> Record:
     """The record of a prompt's (or command's) run: the prompt, every block, the footer.
 
-    The HTML carries the live view's class names (``atomic-transcript``, ``atomic-run-state``,
-    ``atomic-tool``, ``atomic-dialog-outcome``, ...), so a page (or a test) finds the same
-    parts whether it shows the live widgets or, once the run is over, its record.
+    It is made from the same parts as the live view (:mod:`atomic_jupyter.ui.run_parts`), so
+    it carries the live view's class names (``atomic-transcript``, ``atomic-run-state``,
+    ``atomic-tool``, ``atomic-dialog-outcome``, ...) and shows each thing once, in the same
+    order.
     """
-    finished = run.finished  # before the blocks, as the live view reads it
-    first = run.message.split("\n", 1)[0]
-    state = run_state(run, finished)
-    head = (
-        f'<div class="atomic-run-header" style="display:flex;gap:12px;font-weight:bold">'
-        f'<span class="atomic-run-prompt" style="white-space:pre-wrap;word-break:break-word">'
-        f"{ansi_to_html('> ' + first)}</span>"
-        f'<span class="atomic-run-state" style="font-weight:normal;color:{_MUTED}">'
-        f"{escape(state)}</span></div>"
-    )
-    html = [head]
-    if "\n" in run.message:
-        html.append(_line(run.message, "atomic-run-message", f"color:{_MUTED}"))
-    plain = [f"> {strip_ansi(run.message)}"]
-    blocks: list[str] = []
-    for block in run.transcript.snapshot():
-        if isinstance(block, AssistantBlock):
-            parts = []
-            thinking = block.thinking
-            if thinking:
-                parts.append(
-                    '<details class="atomic-thinking"><summary style="color:'
-                    f'{_MUTED}">Thinking</summary>{_line(thinking, "atomic-thinking-text")}'
-                    "</details>"
-                )
-                plain.append(f"(thinking, {len(thinking):,} characters)")
-            text = block.text
-            if text:
-                parts.append(_div("atomic-assistant-text", render_markdown(text)))
-                plain.append(strip_ansi(text))
-            if block.error:
-                said = f"The answer ended with an error: {block.error}"
-                parts.append(
-                    _line(said, "atomic-assistant-error", "color:var(--jp-error-color1,#c62828)")
-                )
-                plain.append(strip_ansi(said))
-            blocks.append(_div("atomic-assistant", "".join(parts)))
-        elif isinstance(block, ToolBlock):
-            tool_html, tool_plain = _tool(block)
-            blocks.append(tool_html)
-            plain.extend(tool_plain)
-        elif isinstance(block, DialogBlock) and block.dialog is not None:
-            record = dialog_record(block.dialog)
-            blocks.append(record.html)
-            plain.append(record.plain)
-        elif isinstance(block, NoteBlock):
-            blocks.append(
-                _line(
-                    block.text, f"atomic-note atomic-note-{escape(block.level)}", f"color:{_MUTED}"
-                )
-            )
-            plain.append(strip_ansi(block.text))
-        elif isinstance(block, UserBlock):
-            blocks.append(_line(f"you: {block.text}", "atomic-user-message"))
-            plain.append(f"you: {strip_ansi(block.text)}")
-    html.append(_div("atomic-transcript-blocks", "".join(blocks)))
-    footer = footer_text(run.transcript, finished)
-    html.append(_line(footer, "atomic-footer", f"color:{_MUTED}"))
-    plain.append(f"({state} · {footer})" if footer else f"({state})")
-    return Record(_root("run atomic-run atomic-transcript", html), "\n".join(plain))
-
-
-def _tool(block: ToolBlock) -> tuple[str, list[str]]:
-    heading, card = tool_heading(block)
-    kind = "error" if block.is_error else "done" if block.done else "running"
-    parts = [_line(heading, "atomic-tool-header", "font-weight:bold")]
-    if card.args_html:
-        parts.append(
-            '<div class="atomic-tool-args"><details class="atomic-tool-args-fold"><summary '
-            f'style="color:{_MUTED}">arguments</summary>{card.args_html}</details></div>'
-        )
-    dialogs = "".join(dialog_record(d).html for d in list(block.dialogs))
-    if dialogs:
-        parts.append(_div("atomic-tool-dialogs", dialogs))
-    parts.append(_div("atomic-tool-output", card.body_html))
-    nested = "".join(_tool(child)[0] for child in list(block.children))
-    if nested:
-        parts.append(_div("atomic-tool-nested", nested, "margin-left:16px"))
-    plain = [f"[{strip_ansi(heading)}]"]
-    if block.args is not None:
-        args = json.dumps(block.args, ensure_ascii=False, default=str)
-        plain.append("  arguments: " + (args if len(args) <= 300 else args[:300] + "…"))
-    plain.extend("  " + dialog_record(d).plain for d in list(block.dialogs))
-    output = strip_ansi(block.result if block.result is not None else block.output)
-    if output:
-        lines = output.rstrip("\n").split("\n")
-        plain.extend("  " + line for line in lines[:PLAIN_TOOL_LINES])
-        if len(lines) > PLAIN_TOOL_LINES:
-            plain.append(f"  … ({len(lines):,} lines in all)")
-    html = _div(f"atomic-tool atomic-tool-{kind}", "".join(parts), _BOX_STYLE)
-    return html, plain
+    return _parts_record("run atomic-run atomic-transcript", run_parts(run))
 
 
 # --------------------------------------------------------------------------- dialogs
 
 
-def _question(dialog: Dialog) -> str:
-    shown = dialog.shown
-    question = dialog.title or dialog.method
-    if isinstance(shown, ConfirmRequest) and shown.message:
-        question += f"\n{shown.message}"
-    if isinstance(shown, SelectRequest) and dialog.pending:
-        question += "\n" + " / ".join(shown.options)
-    return question
-
-
 def dialog_record(dialog: Dialog) -> Record:
     """A dialog's question and what came of it (who decided, and how). Its outcome line is the
     collapsed dialog's line, word for word."""
-    question = _question(dialog)
-    state = escape(dialog.state)
-    inner = _line(
-        f"{dialog.method} dialog: {question}", "atomic-dialog-question", f"color:{_MUTED}"
-    )
-    if dialog.pending:
-        inner += _line("waiting for an answer", "atomic-dialog-waiting", "font-weight:bold")
-        plain = f"[{dialog.method} dialog] {strip_ansi(question)}\n  waiting for an answer"
-    else:
-        inner += _line(
-            dialog.outcome, f"atomic-dialog-outcome atomic-dialog-{state}", "font-weight:bold"
-        )
-        plain = f"[{dialog.method} dialog] {strip_ansi(question)}\n  {strip_ansi(dialog.outcome)}"
-    cls = f"atomic-dialog atomic-dialog-{escape(dialog.method)} atomic-record-dialog"
-    return Record(_div(cls, inner, _BOX_STYLE), plain)
+    part = describe_dialog(dialog)
+    return Record(part_html(part), part_plain(part))
 
 
 def dialog_notice(dialog: Dialog) -> Record:
-    """What a wait that stopped for ``dialog`` says: that it needs an answer, or, once it is
-    settled, how (so that no saved notebook says a dialog waits when it does not)."""
+    """What a wait that stopped for ``dialog`` says: that it needs an answer; once it is
+    settled, nothing when the dialog's own run shows the outcome (so the record says it
+    once), else how it was settled."""
     if dialog.pending:
         return text_record(
             f"A {dialog.method} dialog needs your answer: {dialog.title!r}. Answer it where it "
             "is shown, then wait again (or give an answer policy).",
             "notice",
         )
+    host = dialog.host
+    if host is not None and host.shown:
+        return Record("", "")
     record = dialog_record(dialog)
     said = f"The {dialog.method} dialog {dialog.title!r} was settled: {dialog.outcome}"
     return Record(_root("notice", [record.html]), strip_ansi(said))
@@ -390,33 +323,37 @@ def panel_record(session: AgentSession, runs: Sequence[PromptRun] = ()) -> Recor
         '<div style="display:flex;justify-content:space-between;font-weight:bold">'
         f'<span class="atomic-title">{ansi_to_html(session.title or "")}</span>'
         f'<span class="atomic-state" style="font-weight:normal">{escape(state)}</span></div>',
-        _line(f"agent session {session.name!r}", "atomic-session-name", f"color:{_MUTED}"),
+        _text_html(Text("atomic-session-name", f"agent session {session.name!r}", "muted")),
     ]
     if session.title:
         lines.append(session.title)
     about = str(session.agent) if session.agent.name or session.agent.version else ""
     if about:
         lines.append(about)
-        html.append(_line(about, "atomic-about", f"color:{_MUTED}"))
+        html.append(_text_html(Text("atomic-about", about, "muted")))
     status = session.status
     if status:
         lines.append(" · ".join(f"{key}: {value}" for key, value in status.items()))
         entries = "".join(
-            f'<span class="atomic-status-entry" style="margin-right:12px">'
+            f'<span class="atomic-status-entry" style="margin-right:9px">'
             f"{ansi_to_html(value)}</span>"
             for value in status.values()
         )
-        html.append(_div("atomic-status", entries, f"color:{_MUTED}"))
+        html.append(_tag("atomic-status", entries, _TONES["muted"]))
     for block in session.widgets.values():
         block_lines = [str(line) for line in block.get("lines") or []]
         lines.extend(block_lines)
-        html.append(_line("\n".join(block_lines), "atomic-widget-block"))
+        html.append(_text_html(Text("atomic-widget-block", "\n".join(block_lines))))
     for run in list(runs):
         record = run_record(run)
         lines.append(record.plain)
-        html.append(_div("atomic-panel-dialogs", record.html))
+        html.append(_tag("atomic-panel-dialogs", record.html))
+    for kind, data in session.entries:
+        entry = describe_entry(kind, data)
+        lines.append(part_plain(entry))
+        html.append(part_html(entry))
     for note in list(session.notifications)[-5:]:
         text = f"[{note.get('type', 'info')}] {note.get('message', '')}"
         lines.append(text)
-        html.append(_line(text, "atomic-notification", f"color:{_MUTED}"))
+        html.append(_text_html(Text("atomic-notification", text, "muted")))
     return Record(_root("panel atomic-panel", html), "\n".join(strip_ansi(line) for line in lines))

@@ -22,9 +22,12 @@ from atomic_jupyter.errors import AtomicAgentError
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.observers import Listeners
 from atomic_jupyter.session.runs import PromptRun
-from atomic_jupyter.ui.dialog_view import DialogView, retire_widgets
+from atomic_jupyter.ui.closing import close_widget, retire_widgets
+from atomic_jupyter.ui.dialog_view import DialogView
 from atomic_jupyter.ui.dispatch import UiDispatcher
+from atomic_jupyter.ui.part_widgets import PartNode, PartWidgets
 from atomic_jupyter.ui.prompt_editor import PromptEditor
+from atomic_jupyter.ui.run_parts import describe_entry
 from atomic_jupyter.ui.text import TextLine, pre_block, pre_html
 from atomic_jupyter.ui.transcript_view import TranscriptView
 
@@ -36,10 +39,12 @@ __all__ = ["SessionView"]
 
 #: Notifications shown in the panel (all are kept in ``session.notifications``).
 NOTIFICATIONS_SHOWN = 30
+#: Runs and dialogs the panel shows itself, at most (the oldest settled ones go first).
+PANEL_ENTRIES = 20
 #: Seconds between two renders of a streaming transcript (at most 20 a second).
 TRANSCRIPT_INTERVAL = 0.05
 #: Panel parts that can change thousands of times a second, and their update interval.
-THROTTLED_PARTS = frozenset({"status", "widgets", "notifications", "diagnostics"})
+THROTTLED_PARTS = frozenset({"status", "widgets", "notifications", "diagnostics", "entries"})
 PANEL_INTERVAL = 0.05
 
 _NOTIFY_COLORS = {
@@ -77,6 +82,13 @@ class SessionView:
         self.panel_runs: list[PromptRun] = []
         #: Called on the main thread with each run whose final render is done.
         self.runs_final: Listeners[Callable[[PromptRun], None]] = Listeners()
+        #: Called (on any thread) whenever something this view shows changed: a panel part,
+        #: a dialog added, settled or ticking, a run, the policies. (What a copy of the
+        #: view's record follows.)
+        self.shown_changed: Listeners[Callable[[], None]] = Listeners()
+        #: Called (on any thread) when the session was stopped.
+        self.stopped: Listeners[Callable[[], None]] = Listeners()
+        self.closed = False
         self.run_views: dict[int, TranscriptView] = {}
         self.status_labels: dict[str, TextLine] = {}
         self.placed: set[int] = set()
@@ -115,6 +127,10 @@ class SessionView:
         self.dialogs.add_class("atomic-panel-dialogs")
         self.rules = w.VBox([])
         self.rules.add_class("atomic-rules")
+        self.entries = w.VBox([])
+        self.entries.add_class("atomic-panel-entries")
+        self._entry_nodes: list[PartNode] = []
+        self._entry_widgets = PartWidgets(self.dialog_widget, lambda: None)
         self.notifications = w.VBox([])
         self.notifications.add_class("atomic-notifications")
         self.diagnostics = TextLine("")
@@ -132,6 +148,7 @@ class SessionView:
                 self.below,
                 self.rules,
                 self.dialogs,
+                self.entries,
                 self.notifications,
                 self.diagnostics,
                 self.exit_info,
@@ -148,6 +165,7 @@ class SessionView:
             "notifications",
             "diagnostics",
             "policies",
+            "entries",
         ):
             self.refresh(part)
         self._subscriptions: list[Subscription] = [
@@ -157,15 +175,55 @@ class SessionView:
             session.tracker.changed.add(self._run_changed),
             session.policy_changes.add(lambda: self._part_changed("policies")),
         ]
+        self._dialog_subscriptions: dict[str, Subscription] = {}
+        self._panel_entries: list[tuple[w.Widget, PromptRun | Dialog]] = []
         # The dialogs that were pending before the panel existed (those of no prompt).
         for dialog in session.pending_dialogs:
             if dialog.host is None:
                 self.add_dialog(dialog)
 
     def close(self) -> None:
-        """Stop observing the session (the widgets stay as they are)."""
-        for subscription in self._subscriptions:
+        """Stop observing the session and close every widget of the view (its outputs are
+        replaced by their records)."""
+        if self.closed:
+            return
+        self.closed = True
+        for subscription in [*self._subscriptions, *self._dialog_subscriptions.values()]:
             subscription.remove()
+        self._subscriptions, self._dialog_subscriptions = [], {}
+        with self._build_lock:
+            runs, self.run_views = list(self.run_views.values()), {}
+            dialogs, self.dialog_views = list(self.dialog_views.values()), {}
+        for run_view in runs:
+            run_view.close()
+        for dialog_view in dialogs:
+            dialog_view.close()
+        self.status_labels.clear()
+        self.panel_runs.clear()
+        self.placed.clear()
+        close_widget(self.panel)
+
+    # ------------------------------------------------------------------ for the presentation
+
+    @property
+    def has_loop(self) -> bool:
+        """Whether widget work goes to a kernel's event loop."""
+        return self.dispatcher.has_loop
+
+    def capture_loop(self) -> None:
+        """Remember the kernel's event loop (call on the main thread, in a cell)."""
+        self.dispatcher.capture_loop()
+
+    def later(self, func: Callable[[], None], key: Any = None, interval: float = 0.0) -> None:
+        """Run ``func`` on the kernel's thread (at most once per ``interval`` seconds for
+        ``key`` when one is given)."""
+        if interval:
+            self.dispatcher.call_throttled(func, key=key, interval=interval)
+        else:
+            self.dispatcher.call(func, key=key)
+
+    def _shown_changed(self, *_what: Any) -> None:
+        self.shown_changed.emit()
 
     def pump(self) -> None:
         """On the main thread during a blocking wait: run the widget work that is due."""
@@ -175,6 +233,10 @@ class SessionView:
     # ------------------------------------------------------------------ listeners (any thread)
 
     def _part_changed(self, part: str) -> None:
+        if part == "state" and self.session.state == "stopped":
+            self.stopped.emit()
+        else:
+            self.shown_changed.emit()
         refresh = partial(self.refresh, part)
         if part in THROTTLED_PARTS:  # floods of setStatus/setWidget/notify
             self.dispatcher.call_throttled(refresh, key=part, interval=PANEL_INTERVAL)
@@ -182,16 +244,28 @@ class SessionView:
             self.dispatcher.call(refresh, key=part)
 
     def _dialog_added(self, dialog: Dialog) -> None:
+        # Its settling changes what is shown; followed until it is settled.
+        def settled(d: Dialog) -> None:
+            self.shown_changed.emit()
+            if not d.pending:
+                gone = self._dialog_subscriptions.pop(d.id, None)
+                if gone is not None:
+                    gone.remove()
+
+        self._dialog_subscriptions[dialog.id] = dialog.observe(settled)
+        self.shown_changed.emit()
         host = dialog.host
         if host is None or not host.shown:
             # No prompt, or its area is not on the page (prompt(display=False)): the panel.
             self.dispatcher.call(partial(self.add_dialog, dialog))
 
     def _dialog_ticked(self, dialog: Dialog) -> None:
+        self.shown_changed.emit()
         self.dispatcher.call(partial(self.refresh_countdown, dialog), key=("countdown", dialog.id))
 
     def _run_changed(self, run: PromptRun, how: str) -> None:
         """Show a run's transcript: throttled while it streams, at once for a dialog or the end."""
+        self.shown_changed.emit()
         if how == "state":
             return
         with self._build_lock:  # a build in progress finishes first (it may have missed this)
@@ -227,6 +301,8 @@ class SessionView:
             _replace_children(self.below, below)
         elif part == "policies":
             self._refresh_rules()
+        elif part == "entries":
+            self._refresh_entries()
         elif part == "editor":
             if self.editor.value != s.editor_text:
                 self.editor.value = s.editor_text
@@ -254,6 +330,19 @@ class SessionView:
         children = [self.status_labels[key] for key in status]
         if list(self.status_bar.children) != children:
             self.status_bar.children = children
+
+    def _refresh_entries(self) -> None:
+        """Extensions' custom entries of no run, as cards (made anew: they change rarely)."""
+        old, self._entry_nodes = (
+            self._entry_nodes,
+            [
+                self._entry_widgets.build(describe_entry(kind, data))
+                for kind, data in self.session.extension_ui.entries
+            ],
+        )
+        self.entries.children = tuple(node.widget for node in self._entry_nodes)
+        for node in old:
+            node.close()
 
     def _refresh_notifications(self) -> None:
         total, recent = self.session.extension_ui.notifications_since(self.notifications_shown)
@@ -306,7 +395,7 @@ class SessionView:
         if id(root) in self.placed:
             return
         self.placed.add(id(root))
-        self.dialogs.children = (root, *self.dialogs.children)  # newest first: see __init__
+        self._panel_add(root, dialog)
 
     def dialog_widget(self, dialog: Dialog) -> w.Widget:
         """The widget of a dialog (built once, on first use)."""
@@ -371,6 +460,33 @@ class SessionView:
                 self.run_views[id(run)] = view
             return view.root
 
+    def drop_run(self, run: PromptRun) -> None:
+        """Close a finished run's widgets and its dialogs' (its output is its record now) and
+        forget them. A run shown in the panel stays until the panel lets it go."""
+        if run in self.panel_runs:
+            return
+        self._forget_run(run)
+
+    def _forget_run(self, run: PromptRun) -> None:
+        with self._build_lock:
+            view = self.run_views.pop(id(run), None)
+        if view is None:
+            return
+        self.placed.discard(id(view.root))
+        view.close()
+        for dialog in run.transcript.dialogs():
+            self._forget_dialog(dialog)
+
+    def _forget_dialog(self, dialog: Dialog) -> None:
+        with self._build_lock:
+            view = self.dialog_views.get(dialog.id)
+            if view is None or view.dialog is not dialog:
+                return
+            del self.dialog_views[dialog.id]
+        self.placed.discard(id(view.root))
+        view.refresh()  # its last state first (a change queued behind the run's end)
+        view.close()
+
     def _final_render(self, run: PromptRun) -> None:
         self.render_run(run)
         self.runs_final.emit(run)
@@ -401,7 +517,23 @@ class SessionView:
             return
         if run is not None:
             self.panel_runs.append(run)
-            self.dialogs.children = (self.run_area(run), *self.dialogs.children)
+            self._panel_add(self.run_area(run), run)
+
+    def _panel_add(self, root: w.Widget, shown: PromptRun | Dialog) -> None:
+        """Show a run or a dialog in the panel, newest first (see __init__); past
+        :data:`PANEL_ENTRIES`, the oldest settled ones are closed and let go."""
+        self._panel_entries.insert(0, (root, shown))
+        for entry in self._panel_entries[PANEL_ENTRIES:]:
+            old = entry[1]
+            if isinstance(old, PromptRun) and old.finished and not old.transcript.pending_dialogs():
+                self.panel_runs.remove(old)
+                self._forget_run(old)
+            elif isinstance(old, Dialog) and not old.pending:
+                self._forget_dialog(old)
+            else:
+                continue
+            self._panel_entries.remove(entry)
+        self.dialogs.children = tuple(entry[0] for entry in self._panel_entries)
 
 
 def _status_entry(key: str, text: str) -> TextLine:

@@ -1,11 +1,12 @@
-"""The transcript of one prompt: streamed Markdown, thinking, tool cards, notes and dialogs.
+"""The live view of one prompt's run: its parts (:mod:`atomic_jupyter.ui.run_parts`) as widgets.
 
-:class:`TranscriptView` turns a :class:`~atomic_jupyter.session.transcript.Transcript` into
-widgets. It only ever reads the transcript, and only re-renders blocks whose revision changed;
-a streaming answer converts and sends only its unsettled end (see
-:mod:`~atomic_jupyter.ui.answer_view`). The session view
-calls
-:meth:`TranscriptView.render` at most about 20 times a second, plus once at the end.
+:class:`TranscriptView` describes the run's header, blocks and footer with the same functions
+the record uses, and shows them through :class:`~atomic_jupyter.ui.part_widgets.PartWidgets`.
+It only ever reads the transcript, and only describes again the blocks whose revision
+changed; a streaming answer converts and sends only its unsettled end (see
+:mod:`~atomic_jupyter.ui.answer_view`). The session view calls :meth:`TranscriptView.render`
+at most about 20 times a second, plus once at the end, and :meth:`TranscriptView.close` once
+the run's output is replaced by its record.
 """
 
 from __future__ import annotations
@@ -17,123 +18,17 @@ import ipywidgets as w
 
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.runs import PromptRun
-from atomic_jupyter.session.transcript import (
-    AssistantBlock,
-    Block,
-    DialogBlock,
-    NoteBlock,
-    ToolBlock,
-    UserBlock,
+from atomic_jupyter.ui.closing import close_widget
+from atomic_jupyter.ui.part_widgets import PartNode, PartWidgets
+from atomic_jupyter.ui.run_parts import (
+    Text,
+    describe_block,
+    describe_footer,
+    describe_header,
+    describe_message,
 )
-from atomic_jupyter.ui.answer_view import AnswerView
-from atomic_jupyter.ui.record import footer_text, run_state, tool_heading
-from atomic_jupyter.ui.text import TextLine, pre_html
 
 __all__ = ["TranscriptView"]
-
-
-_LEVEL_COLORS = {
-    "info": "var(--jp-ui-font-color2,#555)",
-    "warning": "var(--jp-warn-color1,#e65100)",
-    "error": "var(--jp-error-color1,#c62828)",
-}
-
-
-class _AssistantView:
-    def __init__(self) -> None:
-        self.thinking = w.HTML("")
-        self.fold = w.Accordion(children=[self.thinking], titles=("Thinking",), selected_index=None)
-        self.fold.add_class("atomic-thinking")
-        self.fold.layout.display = "none"
-        self.answer = AnswerView()
-        self.error = TextLine("", color=_LEVEL_COLORS["error"])
-        self.error.add_class("atomic-assistant-error")
-        self.error.layout.display = "none"
-        self.root = w.VBox([self.fold, self.answer.root, self.error])
-        self.root.add_class("atomic-assistant")
-        self._text: str | None = None
-        self._thinking: str | None = None
-
-    def update(self, block: AssistantBlock) -> None:
-        thinking = block.thinking
-        if thinking != self._thinking:
-            self._thinking = thinking
-            self.thinking.value = pre_html(thinking.split("\n"))
-            self.fold.layout.display = None if thinking else "none"
-        text = block.text
-        if text != self._text:
-            self._text = text
-            self.answer.update(text)
-        error = block.error
-        self.error.text = f"The answer ended with an error: {error}" if error else ""
-        self.error.layout.display = None if error else "none"
-
-
-class _ToolView:
-    def __init__(self, dialog_widget: Callable[[Dialog], w.Widget]) -> None:
-        self._dialog_widget = dialog_widget
-        self.dialogs = w.VBox([])
-        self.dialogs.add_class("atomic-tool-dialogs")
-        self._dialogs_shown: set[str] = set()
-        self.header = TextLine("", bold=True)
-        self.header.add_class("atomic-tool-header")
-        self.args = w.HTML("")
-        self.args.add_class("atomic-tool-args")
-        self.output = w.HTML("")
-        self.output.add_class("atomic-tool-output")
-        self.nested = w.VBox([], layout=w.Layout(margin="0 0 0 16px"))
-        self.nested.add_class("atomic-tool-nested")
-        self._children: dict[int, tuple[int, _ToolView]] = {}
-        self.root = w.VBox(
-            [self.header, self.args, self.dialogs, self.output, self.nested],
-            layout=w.Layout(
-                border="1px solid var(--jp-border-color2,#ddd)", padding="4px", margin="4px 0"
-            ),
-        )
-        self.root.add_class("atomic-tool")
-
-    def update(self, block: ToolBlock) -> None:
-        self.header.text, card = tool_heading(block)
-        for cls in ("atomic-tool-running", "atomic-tool-done", "atomic-tool-error"):
-            self.root.remove_class(cls)
-        self.root.add_class(
-            "atomic-tool-" + ("error" if block.is_error else "done" if block.done else "running")
-        )
-        args = (
-            f'<details class="atomic-tool-args-fold"><summary>arguments</summary>'
-            f"{card.args_html}</details>"
-            if card.args_html
-            else ""
-        )
-        if args != self.args.value:
-            self.args.value = args
-        self.args.layout.display = None if args else "none"
-        if card.body_html != self.output.value:
-            self.output.value = card.body_html
-        self._update_dialogs(block)
-        self._update_children(block)
-
-    def _update_dialogs(self, block: ToolBlock) -> None:
-        """Show the dialogs a hook raised before the call ran, under what it is about to do."""
-        new = [d for d in list(block.dialogs) if d.id not in self._dialogs_shown]
-        if new:
-            self._dialogs_shown.update(d.id for d in new)
-            widgets = [self._dialog_widget(d) for d in new]
-            self.dialogs.children = (*self.dialogs.children, *widgets)
-
-    def _update_children(self, block: ToolBlock) -> None:
-        added = []
-        for child in list(block.children):
-            rev, view = self._children.get(id(child), (-1, None))
-            if view is None:
-                view = _ToolView(self._dialog_widget)
-                added.append(view.root)
-            current = child.rev
-            if rev != current:
-                view.update(child)
-                self._children[id(child)] = (current, view)
-        if added:
-            self.nested.children = (*self.nested.children, *added)
 
 
 class TranscriptView:
@@ -153,97 +48,90 @@ class TranscriptView:
         self,
         run: PromptRun,
         on_stop: Callable[[], None],
-        dialog_widget: Callable[[Dialog], w.Widget],
+        dialog_widget: Callable[[Dialog], Any],
     ) -> None:
         self.run = run
-        self._dialog_widget = dialog_widget
-        first = run.message.split("\n", 1)[0]
-        self.prompt = TextLine(f"> {first}" + (" …" if "\n" in run.message else ""))
-        self.prompt.add_class("atomic-run-prompt")
-        self.state = TextLine("", color=_LEVEL_COLORS["info"])
-        self.state.add_class("atomic-run-state")
-        self.state.layout.margin = "0 12px"
-        self.stop = w.Button(
-            description="Stop", tooltip="Abort the agent's run", layout=w.Layout(width="auto")
-        )
-        self.stop.add_class("atomic-stop")
-        self.stop.on_click(lambda _b: on_stop())
+        self._widgets = PartWidgets(dialog_widget, on_stop)
+        finished = run.finished
+        self._header = self._widgets.build(describe_header(run, finished))
+        message = describe_message(run)
+        self._message = self._widgets.build(message or Text("atomic-run-message", ""))
         self.blocks = w.VBox([])
         self.blocks.add_class("atomic-transcript-blocks")
-        self.footer = TextLine("", color=_LEVEL_COLORS["info"])
-        self.footer.add_class("atomic-footer")
+        self._footer = self._widgets.build(describe_footer(run, finished))
         self.root = w.VBox(
-            [
-                w.HBox([self.prompt, self.state, self.stop], layout=w.Layout(align_items="center")),
-                self.blocks,
-                self.footer,
-            ]
+            [self._header.widget, self._message.widget, self.blocks, self._footer.widget]
         )
         self.root.add_class("atomic-run")
         self.root.add_class("atomic-transcript")
-        self._views: dict[int, tuple[int, Any]] = {}
+        self._views: dict[int, tuple[int, PartNode | None]] = {}
         self.renders = 0
+        self.closed = False
         self.render()
+
+    # The header's parts, by name (what tests and the session view look at).
+    @property
+    def state(self) -> Any:
+        """The run's state line."""
+        return self._header.children[1].widget
+
+    @property
+    def stop(self) -> Any:
+        """The Stop button."""
+        return self._header.children[2].widget
+
+    @property
+    def footer(self) -> Any:
+        """The footer line."""
+        return self._footer.widget
 
     def render(self) -> None:
         """Bring the widgets in line with the transcript."""
+        if self.closed:
+            return
         self.renders += 1
-        transcript = self.run.transcript
         # Whether the run is over is read before the blocks: a run that ends while this render
         # reads them is shown as still working, and the final render that follows shows the
         # end with every block final. (Read after, a frontend could see "done" over a stale
         # answer.)
         finished = self.run.finished
         added = []
-        for block in transcript.snapshot():
-            known = self._views.get(id(block))
-            if known is None:
-                view = self._make(block)
-                added.append(view)
-                self._views[id(block)] = (-1, view)
-                known = (-1, view)
-            rev, view = known
+        for block in self.run.transcript.snapshot():
+            rev, node = self._views.get(id(block), (-1, None))
             current = block.rev  # read before the block is read: a change after it shows next time
-            if rev != current:
-                self._update(block, view)
-                self._views[id(block)] = (current, view)
+            if rev == current:
+                continue
+            part = describe_block(block)
+            if part is None:
+                self._views[id(block)] = (current, node)
+                continue
+            if node is None:
+                node = self._widgets.build(part)
+                added.append(node.widget)
+            else:
+                updated = self._widgets.update(node, part)
+                if updated is not node:
+                    self._swap(node.widget, updated.widget)
+                node = updated
+            self._views[id(block)] = (current, node)
         if added:
-            self.blocks.children = (*self.blocks.children, *(self._root(v) for v in added))
-        self._render_state(finished)
-
-    @staticmethod
-    def _root(view: Any) -> w.Widget:
-        return view if isinstance(view, w.Widget) else view.root
-
-    def _make(self, block: Block) -> Any:
-        if isinstance(block, AssistantBlock):
-            return _AssistantView()
-        if isinstance(block, ToolBlock):
-            return _ToolView(self._dialog_widget)
-        if isinstance(block, DialogBlock):
-            assert block.dialog is not None
-            return self._dialog_widget(block.dialog)
-        label = TextLine("")
-        label.add_class("atomic-note" if isinstance(block, NoteBlock) else "atomic-user-message")
-        return label
-
-    def _update(self, block: Block, view: Any) -> None:
-        if isinstance(block, (AssistantBlock, ToolBlock)):
-            view.update(block)
-        elif isinstance(block, NoteBlock):
-            view.text = block.text
-            view.add_class(f"atomic-note-{block.level}")
-            view.color = _LEVEL_COLORS.get(block.level)
-        elif isinstance(block, UserBlock):
-            view.text = f"you: {block.text}"
-
-    def _render_state(self, finished: bool) -> None:
-        run = self.run
-        transcript = run.transcript
+            self.blocks.children = (*self.blocks.children, *added)
         # The footer first: a frontend that sees "done" sees the footer too.
-        footer = footer_text(transcript, finished)
-        if footer:
-            self.footer.text = footer
-        self.state.text = run_state(run, finished)
-        self.stop.disabled = finished
-        self.stop.layout.display = "none" if finished else None
+        self._footer = self._widgets.update(self._footer, describe_footer(self.run, finished))
+        self._header = self._widgets.update(self._header, describe_header(self.run, finished))
+
+    def _swap(self, old: Any, new: Any) -> None:
+        self.blocks.children = tuple(new if c is old else c for c in self.blocks.children)
+
+    def close(self) -> None:
+        """Close every widget of the run (not its dialogs': the session view owns them)."""
+        if self.closed:
+            return
+        self.closed = True
+        nodes = [self._header, self._message, self._footer]
+        nodes += [node for _rev, node in self._views.values() if node is not None]
+        for node in nodes:
+            node.close()
+        self._views.clear()
+        close_widget(self.blocks, deep=False)  # its children are closed already
+        close_widget(self.root, deep=False)

@@ -106,7 +106,7 @@ def test_demo_tool_card(nb: NotebookPage) -> None:
     card = transcript.locator(".atomic-tool").first
     expect(card).to_have_class(re.compile(r"\batomic-tool-done\b"))
     expect(card.locator(".atomic-tool-header")).to_have_text(TOOL_DONE)
-    expect(card.locator(".atomic-tool-output")).to_contain_text("$ ls -la")
+    expect(card.locator(".atomic-tool-command")).to_contain_text("$ ls -la")
     expect(card.locator(".atomic-tool-output")).to_contain_text("demo.ipynb")
     expect(transcript.locator(".atomic-assistant-text").last).not_to_be_empty()
     nb.screenshot(nb.cell("files"), "demo-tool-card")

@@ -264,7 +264,7 @@ def test_payloads_in_model_markdown_and_tool_output_are_text(nb: NotebookPage) -
     )
     card = transcript.locator(".atomic-tool")
     expect(card.locator(".atomic-tool-header")).to_have_text(TOOL_DONE)
-    expect(card.locator(".atomic-tool-output")).to_contain_text("$ cat <<'PAYLOAD'")
+    expect(card.locator(".atomic-tool-command")).to_contain_text("$ cat <<'PAYLOAD'")
     expect(card.locator(".atomic-tool-output")).to_contain_text(TOOL_PAYLOAD)
     assert_safe(nb)
     nb.screenshot(nb.cell("model"), "payload-model-answer")

@@ -278,7 +278,7 @@ def test_an_edit_card_shows_removed_and_added_lines_in_different_colours(
     expect(card.locator(".atomic-tool-header")).to_have_text(
         header("edit", r"greeting\.txt\s+\+1 −1")
     )
-    body = card.locator(".atomic-tool-output")
+    body = card.locator(".atomic-tool-command")  # the diff: what the edit was about to do
     removed, added = body.locator(".aj-diff-del"), body.locator(".aj-diff-add")
     expect(removed).to_have_text(["− hello world"])
     expect(added).to_have_text(["+ goodbye world"])
@@ -303,9 +303,9 @@ def test_a_write_card_shows_the_python_code_highlighted(
     expect(card.locator(".atomic-tool-header")).to_have_text(
         header("write", r"script\.py\s+5 lines")
     )
-    code = card.locator(".atomic-tool-output .aj-tool-code")
+    code = card.locator(".atomic-tool-command .aj-tool-code")  # the content it wrote
     expect(code).to_contain_text("def main():")
-    keyword = code.locator("span[style*='mirror-editor-keyword-color']", has_text="def").first
+    keyword = code.locator("span[style*='color']", has_text="def").first
     expect(keyword).to_have_text("def")
     plain = keyword.locator("xpath=ancestor::pre[1]")
     assert look(keyword)["color"] != look(plain)["color"], (look(keyword), look(plain))
@@ -416,10 +416,10 @@ def test_every_card_in_the_dark_theme(nb: NotebookPage, lab_server: LabServer) -
     theme_saved(lab_server, DARK)
 
     # The point of the issue: the code box is dark in the dark theme, its text light.
-    code = card_of(nb, "write").locator(".atomic-tool-output .aj-tool-code")
+    code = card_of(nb, "write").locator(".atomic-tool-command .aj-tool-code")
     box = look(code)
     assert box["backgroundLuminance"] < 0.1, box
-    keyword = code.locator("span[style*='mirror-editor-keyword-color']", has_text="def").first
+    keyword = code.locator("span[style*='color']", has_text="def").first
     plain = keyword.locator("xpath=ancestor::pre[1]")
     assert look(keyword)["color"] != look(plain)["color"]
     assert look(plain)["contrast"] >= 4.5 and look(keyword)["contrast"] >= 3, (
@@ -427,7 +427,7 @@ def test_every_card_in_the_dark_theme(nb: NotebookPage, lab_server: LabServer) -
         look(keyword),
     )
     # The diff's colours still differ.
-    body = card_of(nb, "edit").locator(".atomic-tool-output")
+    body = card_of(nb, "edit").locator(".atomic-tool-command")
     assert (
         look(body.locator(".aj-diff-del"))["background"]
         != look(body.locator(".aj-diff-add"))["background"]

@@ -49,6 +49,8 @@ from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 from jupyter_client.manager import KernelManager
 
+from .thread_guard import KERNEL_INSTALL, assert_no_offthread_widget_work
+
 __all__ = [
     "BrowserLikeKernel",
     "CellError",
@@ -654,13 +656,16 @@ class WidgetStateTracker:
             if isinstance(c, str) and c.startswith(MODEL_REF_PREFIX)
         ]
 
-    def descendants(self, comm_id: str) -> list[WidgetRef]:
+    def descendants(self, comm_id: str, *, last_shown: bool = False) -> list[WidgetRef]:
         """All models reachable through ``children``, depth first, excluding ``comm_id``.
 
         Parameters
         ----------
         comm_id : str
             The root model.
+        last_shown : bool
+            Include models the kernel closed since, as the page last had them (a finished
+            output's widgets, closed once its record replaced them).
 
         Returns
         -------
@@ -672,7 +677,8 @@ class WidgetStateTracker:
 
         def walk(cid: str) -> None:
             for child in self.child_ids(cid):
-                if child in seen or child not in self.models:
+                known = child in self.models or (last_shown and child in self.closed)
+                if child in seen or not known:
                     continue
                 seen.add(child)
                 out.append(WidgetRef(self, child, self._kernel))
@@ -682,9 +688,15 @@ class WidgetStateTracker:
         return out
 
     def widgets(
-        self, model_name: str | None = None, *, within: str | None = None, **filters: Any
+        self,
+        model_name: str | None = None,
+        *,
+        within: str | None = None,
+        last_shown: bool = False,
+        **filters: Any,
     ) -> list[WidgetRef]:
-        """Open models matching a model name and state filters.
+        """Open models matching a model name and state filters (with ``last_shown``, closed
+        ones too, as the page last had them: see :meth:`descendants`).
 
         Parameters
         ----------
@@ -702,21 +714,29 @@ class WidgetStateTracker:
             Matches, in the order the models were opened.
         """
         if within is not None:
-            candidates = [w.comm_id for w in self.descendants(within)]
+            candidates = [w.comm_id for w in self.descendants(within, last_shown=last_shown)]
         else:
-            candidates = list(self.models)
+            candidates = list(self.models) + (list(self.closed) if last_shown else [])
         wanted = _model_key(model_name) if model_name else None
         out = []
         for cid in candidates:
-            state = self.models[cid]
+            state = self.models.get(cid) or self.closed[cid]
             if wanted is not None and state.get("_model_name") != wanted:
                 continue
             if all(_matches(state, k, v) for k, v in filters.items()):
                 out.append(WidgetRef(self, cid, self._kernel))
         return out
 
-    def find(self, model_name: str, *, within: str | None = None, **filters: Any) -> WidgetRef:
-        """The single open model matching, or an AssertionError listing what exists.
+    def find(
+        self,
+        model_name: str,
+        *,
+        within: str | None = None,
+        last_shown: bool = False,
+        **filters: Any,
+    ) -> WidgetRef:
+        """The single open model matching (closed ones too with ``last_shown``), or an
+        AssertionError listing what exists.
 
         Parameters
         ----------
@@ -737,7 +757,7 @@ class WidgetStateTracker:
         AssertionError
             When zero or several models match.
         """
-        found = self.widgets(model_name, within=within, **filters)
+        found = self.widgets(model_name, within=within, last_shown=last_shown, **filters)
         if len(found) != 1:
             crit = ", ".join(f"{k}={v!r}" for k, v in filters.items())
             scope = f" within {within[:8]}" if within else ""
@@ -821,6 +841,11 @@ class BrowserLikeKernel:
         CurveZMQ policy of the kernel manager. ``"auto"`` (used when pyzmq has
         Curve) keeps ipykernel from warning about plain-text TCP on stderr;
         it does not change message semantics.
+    thread_guard : bool
+        Install the widget thread guard in the kernel at start (see
+        :mod:`tests.harness.thread_guard`): widget work off the kernel's main
+        thread is recorded, and leaving the ``with`` block without an error
+        fails (``AssertionError``) when any was, before the kernel shuts down.
 
     Attributes
     ----------
@@ -848,11 +873,15 @@ class BrowserLikeKernel:
         kernel_args: Sequence[str] = (),
         sync_output_widgets: bool = True,
         transport_encryption: str = "auto",
+        thread_guard: bool = False,
     ) -> None:
         self.cwd = Path(cwd)
+        self.thread_guard = thread_guard
         self.env = dict(env or {})
         self.startup_timeout = startup_timeout
         self.kernel_args = list(kernel_args)
+        if thread_guard:
+            self.kernel_args.append(f"--IPKernelApp.exec_lines={KERNEL_INSTALL}")
         self.sync_output_widgets = sync_output_widgets
         if transport_encryption != "disabled" and not zmq.has("curve"):
             transport_encryption = "disabled"
@@ -887,7 +916,12 @@ class BrowserLikeKernel:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        self.close()
+        try:
+            km = self._km
+            if exc_type is None and self.thread_guard and km is not None and km.is_alive():
+                assert_no_offthread_widget_work(self)
+        finally:
+            self.close()
 
     def start(self) -> None:
         """Start the kernel and wait until it answers."""
@@ -1350,18 +1384,30 @@ class BrowserLikeKernel:
         return self.tracker.models
 
     def widgets(
-        self, model_name: str | None = None, *, within: str | None = None, **filters: Any
+        self,
+        model_name: str | None = None,
+        *,
+        within: str | None = None,
+        last_shown: bool = False,
+        **filters: Any,
     ) -> list[WidgetRef]:
         """See :meth:`WidgetStateTracker.widgets`."""
-        return self.tracker.widgets(model_name, within=within, **filters)
+        return self.tracker.widgets(model_name, within=within, last_shown=last_shown, **filters)
 
-    def find(self, model_name: str, *, within: str | None = None, **filters: Any) -> WidgetRef:
+    def find(
+        self,
+        model_name: str,
+        *,
+        within: str | None = None,
+        last_shown: bool = False,
+        **filters: Any,
+    ) -> WidgetRef:
         """See :meth:`WidgetStateTracker.find`."""
-        return self.tracker.find(model_name, within=within, **filters)
+        return self.tracker.find(model_name, within=within, last_shown=last_shown, **filters)
 
-    def descendants(self, comm_id: str) -> list[WidgetRef]:
+    def descendants(self, comm_id: str, *, last_shown: bool = False) -> list[WidgetRef]:
         """See :meth:`WidgetStateTracker.descendants`."""
-        return self.tracker.descendants(comm_id)
+        return self.tracker.descendants(comm_id, last_shown=last_shown)
 
     def widget(self, comm_id: str) -> WidgetRef:
         """A :class:`WidgetRef` for a comm id (open or closed)."""

@@ -1,6 +1,7 @@
 """Finding the product's widgets in a :class:`~tests.harness.kernel_client.BrowserLikeKernel`
 the way a person finds them on the page: a dialog in a cell's area, its collapsed line, the
-panel's notifications."""
+panel's notifications. A finished output's widgets are closed once its record replaces them:
+these helpers read them as the page last showed them (``last_shown``)."""
 
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def answers(kernel: BrowserLikeKernel, within: str) -> list[WidgetRef]:
     """The answer widgets (one per assistant message) inside ``within``, in page order."""
     return [
         ref
-        for ref in kernel.descendants(within)
+        for ref in kernel.descendants(within, last_shown=True)
         if "atomic-assistant-text" in (ref.state.get("_dom_classes") or [])
     ]
 
@@ -63,7 +64,7 @@ def answer_html(kernel: BrowserLikeKernel, answer: WidgetRef) -> str:
     """The HTML an answer widget shows: its chunks and its tail, in order."""
     return "".join(
         str(ref.state.get("value", ""))
-        for ref in kernel.descendants(answer.comm_id)
+        for ref in kernel.descendants(answer.comm_id, last_shown=True)
         if "atomic-assistant-piece" in (ref.state.get("_dom_classes") or [])
     )
 
@@ -74,7 +75,10 @@ def dialog_in(kernel: BrowserLikeKernel, area_id: str, method: str) -> WidgetRef
         lambda: next(
             iter(
                 kernel.widgets(
-                    "VBox", within=area_id, _dom_classes=has_class(f"atomic-dialog-{method}")
+                    "VBox",
+                    within=area_id,
+                    last_shown=True,
+                    _dom_classes=has_class(f"atomic-dialog-{method}"),
                 )
             ),
             None,
@@ -89,7 +93,10 @@ def outcome_of(kernel: BrowserLikeKernel, dialog: WidgetRef, timeout: float = 30
         lambda: next(
             iter(
                 kernel.widgets(
-                    "HTML", within=dialog.comm_id, _dom_classes=has_class("atomic-dialog-outcome")
+                    "HTML",
+                    within=dialog.comm_id,
+                    last_shown=True,
+                    _dom_classes=has_class("atomic-dialog-outcome"),
                 )
             ),
             None,

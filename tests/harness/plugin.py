@@ -96,10 +96,38 @@ def kernel(
     kernel_setup: list[str],
 ) -> Iterator[BrowserLikeKernel]:
     """One kernel for the module, driven like JupyterLab, in a scratch notebook directory, with
-    ``atomic_jupyter`` loaded and the pinned agent as the default command."""
+    ``atomic_jupyter`` loaded and the pinned agent as the default command, and the widget
+    thread guard installed in it (checked when the module is done)."""
     cwd = tmp_path_factory.mktemp("notebook")
-    with BrowserLikeKernel(cwd, env=agent_kernel_env(agent_command, kernel_agent_home)) as k:
+    env = agent_kernel_env(agent_command, kernel_agent_home)
+    with BrowserLikeKernel(cwd, env=env, thread_guard=True) as k:
         k.execute("%load_ext atomic_jupyter")
         for cell in kernel_setup:
             k.execute(cell)
         yield k
+
+
+# --------------------------------------------------------------------------- the thread guard
+
+from .thread_guard import install as install_thread_guard  # noqa: E402
+from .thread_guard import report as thread_guard_report  # noqa: E402
+from .thread_guard import take as thread_guard_take  # noqa: E402
+
+#: Strict dispatchers: in this process and in the kernels the tests start (they inherit it),
+#: running widget work off the kernel's thread raises instead of being logged.
+os.environ.setdefault("ATOMIC_JUPYTER_STRICT_THREADS", "1")
+
+
+@pytest.fixture(autouse=True)
+def widget_thread_guard() -> Iterator[None]:
+    """Fail a test during which a widget was built, changed or closed off the main thread, or
+    a strict dispatcher refused to run widget work there (see ``tests/harness/thread_guard.py``;
+    ``BrowserLikeKernel(thread_guard=True)`` does the same inside a real kernel)."""
+    install_thread_guard()
+    earlier = thread_guard_take()
+    if earlier:  # threads left running by an earlier test did it after that test's end
+        pytest.fail("between tests: " + thread_guard_report(earlier), pytrace=False)
+    yield
+    found = thread_guard_take()
+    if found:
+        pytest.fail(thread_guard_report(found), pytrace=False)

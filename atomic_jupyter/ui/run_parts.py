@@ -1,0 +1,393 @@
+"""A run's transcript described once, as a tree of parts: what the live view and the record
+are both made from.
+
+A *part* says what is shown (a line of text, sanitised markup, a group of parts, a fold, a
+dialog, a streamed answer, the Stop button), in the order it is shown, with the class names
+a page (or a test) finds it by. It holds no widget and no HTML of the whole: the widget
+renderer (:mod:`atomic_jupyter.ui.part_widgets`) turns parts into ipywidgets and keeps them
+current, the record renderer (:mod:`atomic_jupyter.ui.record`) turns the same parts into
+static HTML and plain text. Neither decides what a run shows or in which order, so the two
+cannot drift, and each thing appears once in each.
+
+Parts of a block are described from the block as it is (:func:`describe_block`); a view calls
+it again only when the block's revision changed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from atomic_jupyter.protocol.messages import ConfirmRequest, SelectRequest
+from atomic_jupyter.session.transcript import (
+    AssistantBlock,
+    Block,
+    DialogBlock,
+    EntryBlock,
+    NoteBlock,
+    ToolBlock,
+    UserBlock,
+)
+from atomic_jupyter.ui.ansi import strip_ansi
+from atomic_jupyter.ui.tool_cards import ToolCall, render_tool
+
+if TYPE_CHECKING:
+    from atomic_jupyter.session.dialogs import Dialog
+    from atomic_jupyter.session.runs import PromptRun
+    from atomic_jupyter.session.transcript import Transcript
+
+__all__ = [
+    "AnswerSlot",
+    "DialogSlot",
+    "Fold",
+    "Group",
+    "Markup",
+    "Part",
+    "StopSlot",
+    "Text",
+    "describe_block",
+    "describe_dialog",
+    "describe_footer",
+    "describe_header",
+    "describe_tool",
+    "footer_text",
+    "run_state",
+    "tool_heading",
+    "walk",
+]
+
+#: Lines of a tool's output the plain text keeps (the HTML folds the rest).
+PLAIN_TOOL_LINES = 20
+#: Characters of an entry's data shown unfolded; longer data is folded.
+ENTRY_INLINE_CHARS = 200
+
+
+@dataclass(frozen=True)
+class Text:
+    """A line (or lines) of text, shown exactly as given (its terminal colours as spans).
+
+    ``tone`` is one of ours: ``""``, ``"muted"``, ``"bold"``, ``"info"``, ``"warning"``,
+    ``"error"``.
+    """
+
+    cls: str
+    text: str
+    tone: str = ""
+    plain: str | None = None  # what the plain text says instead (None: the text itself)
+    placeholder: bool = False  # kept in the record when empty (a place filled later)
+
+
+@dataclass(frozen=True)
+class Markup:
+    """HTML made by this package's sanitising renderers, with its plain-text form."""
+
+    cls: str
+    html: str
+    plain: str = ""
+
+
+@dataclass(frozen=True)
+class Group:
+    """Parts shown together, in order. ``look``: ``""`` (a column), ``"row"``, ``"card"``
+    (framed), ``"indent"``; ``indent`` prefixes the plain text of every child but the first
+    (a card's heading)."""
+
+    cls: str
+    children: tuple[Part, ...]
+    look: str = ""
+    indent: str = ""
+
+
+@dataclass(frozen=True)
+class Fold:
+    """A part folded under a summary line. ``keeps_open``: the live view keeps the fold
+    open across updates (a growing part, such as thinking)."""
+
+    cls: str
+    summary: str
+    child: Part
+    keeps_open: bool = False
+    plain: str | None = None  # what the plain text says instead of the child's text
+
+
+@dataclass(frozen=True)
+class DialogSlot:
+    """A dialog where it was raised: live, its interactive widget; in the record, its
+    question and outcome (:func:`describe_dialog`)."""
+
+    dialog: Dialog
+
+
+@dataclass(frozen=True)
+class AnswerSlot:
+    """The assistant's Markdown text: live, streamed chunk by chunk; in the record, rendered
+    whole by the sanitising Markdown renderer."""
+
+    cls: str
+    text: str
+
+
+@dataclass(frozen=True)
+class StopSlot:
+    """The Stop button of a run that is still going (nothing in the record)."""
+
+    active: bool
+
+
+Part = Text | Markup | Group | Fold | DialogSlot | AnswerSlot | StopSlot
+
+
+def walk(part: Part) -> Iterator[Part]:
+    """``part`` and every part inside it, depth first, in order."""
+    yield part
+    if isinstance(part, Group):
+        for child in part.children:
+            yield from walk(child)
+    elif isinstance(part, Fold):
+        yield from walk(part.child)
+
+
+# --------------------------------------------------------------------------- the run's frame
+
+
+def run_state(run: PromptRun, finished: bool | None = None) -> str:
+    """What a run's header says of it: ``done``, ``failed``, ``working…`` or ``sent``
+    (``finished``: whether it is over, as read by the caller before the blocks)."""
+    if run.finished if finished is None else finished:
+        return "failed" if run.error else "done"
+    return "working…" if run.transcript.started or run.answered else "sent"
+
+
+def footer_text(transcript: Transcript, finished: bool) -> str:
+    """A finished run's footer: turns, tokens, cost (when not free) and time; empty for a run
+    that took no turn (an extension command) or that is still going."""
+    usage, elapsed = transcript.usage, transcript.elapsed
+    if not finished or usage is None or elapsed is None or usage.turns == 0:
+        return ""
+    parts = [f"{usage.turns} turn{'s' if usage.turns != 1 else ''}"]
+    parts.append(f"{usage.input:,} in / {usage.output:,} out tokens")
+    if usage.cache_read or usage.cache_write:
+        parts.append(f"cache {usage.cache_read:,} read / {usage.cache_write:,} written")
+    if usage.cost:
+        parts.append(f"${usage.cost:.4f}")
+    parts.append(f"{elapsed:.1f} s")
+    return " · ".join(parts)
+
+
+def describe_header(run: PromptRun, finished: bool) -> Group:
+    """The run's header: the prompt's first line, its state, the Stop button while it runs."""
+    first = run.message.split("\n", 1)[0]
+    more = " …" if "\n" in run.message else ""
+    return Group(
+        "atomic-run-header",
+        (
+            Text("atomic-run-prompt", f"> {first}{more}", "bold", plain=f"> {run.message}"),
+            Text("atomic-run-state", run_state(run, finished), "muted", plain=""),
+            StopSlot(active=not finished),
+        ),
+        look="row",
+    )
+
+
+def describe_message(run: PromptRun) -> Text | None:
+    """The whole prompt, when it is longer than the header's first line."""
+    if "\n" not in run.message:
+        return None
+    return Text("atomic-run-message", run.message, "muted", plain="")
+
+
+def describe_footer(run: PromptRun, finished: bool) -> Text:
+    """The run's footer (empty until it is over); its plain text also says how it ended."""
+    footer, state = footer_text(run.transcript, finished), run_state(run, finished)
+    plain = f"({state} · {footer})" if footer else f"({state})"
+    return Text("atomic-footer", footer, "muted", plain=plain, placeholder=True)
+
+
+# --------------------------------------------------------------------------- blocks
+
+
+def describe_block(block: Block) -> Part | None:
+    """The parts of one transcript block as it is now (None: nothing to show)."""
+    if isinstance(block, AssistantBlock):
+        return _assistant(block)
+    if isinstance(block, ToolBlock):
+        return describe_tool(block)
+    if isinstance(block, DialogBlock):
+        return DialogSlot(block.dialog) if block.dialog is not None else None
+    if isinstance(block, NoteBlock):
+        return Text(f"atomic-note atomic-note-{block.level}", block.text, block.level)
+    if isinstance(block, UserBlock):
+        return Text("atomic-user-message", f"you: {block.text}")
+    if isinstance(block, EntryBlock):
+        return describe_entry(block.custom_type, block.data)
+    return None
+
+
+def _assistant(block: AssistantBlock) -> Group:
+    thinking, text, error = block.thinking, block.text, block.error
+    parts: list[Part] = []
+    if thinking:
+        parts.append(
+            Fold(
+                "atomic-thinking",
+                "Thinking",
+                Text("atomic-thinking-text", thinking, "muted"),
+                keeps_open=True,
+                plain=f"(thinking, {len(thinking):,} characters)",
+            )
+        )
+    parts.append(AnswerSlot("atomic-assistant-text", text))
+    if error:
+        parts.append(
+            Text("atomic-assistant-error", f"The answer ended with an error: {error}", "error")
+        )
+    return Group("atomic-assistant", tuple(parts))
+
+
+def describe_entry(custom_type: str, data: Any) -> Group:
+    """An extension's custom session entry (``pi.appendEntry``): its type, and its data as
+    readable JSON (long data folded)."""
+    try:  # a string as it is, anything else as readable JSON
+        shown = (
+            data
+            if isinstance(data, str)
+            else json.dumps(data, ensure_ascii=False, indent=2, default=str)
+        )
+    except (TypeError, ValueError):
+        shown = repr(data)
+    head = Text("atomic-entry-type", f"entry {custom_type}", "bold", plain=f"[entry {custom_type}]")
+    if data is None:
+        body: Part | None = None
+    elif len(shown) <= ENTRY_INLINE_CHARS and shown.count("\n") < 8:
+        body = Text("atomic-entry-data", shown, "muted")
+    else:
+        lines = shown.count("\n") + 1
+        body = Fold(
+            "atomic-entry-fold",
+            f"data ({lines:,} lines)",
+            Text("atomic-entry-data", shown, "muted"),
+            plain=_shortened(shown),
+        )
+    children = (head,) if body is None else (head, body)
+    return Group("atomic-entry", children, look="card", indent="  ")
+
+
+def _shortened(text: str, limit: int = ENTRY_INLINE_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit] + "…"
+
+
+# --------------------------------------------------------------------------- tool calls
+
+
+def _duration(ms: float) -> str:
+    return f"{ms:.0f} ms" if ms < 1000 else f"{ms / 1000:.1f} s"
+
+
+def tool_heading(block: ToolBlock) -> tuple[str, Any]:
+    """A tool call's heading ("tool NAME · summary · state · time") and its rendered card."""
+    state = "error" if block.is_error else "done" if block.done else "running…"
+    took = f" · {_duration(block.duration_ms)}" if block.duration_ms is not None else ""
+    within = f" (called by {block.parent.name})" if block.parent is not None else ""
+    card = render_tool(
+        ToolCall(
+            block.name,
+            block.args,
+            block.output,
+            block.result,
+            block.details,
+            block.images,
+            block.is_error,
+            block.done,
+        )
+    )
+    summary = f" · {card.summary}" if card.summary else ""
+    return f"tool {block.name}{within}{summary} · {state}{took}", card
+
+
+def _output_plain(block: ToolBlock) -> str:
+    output = strip_ansi(block.result if block.result is not None else block.output)
+    if not output:
+        return ""
+    lines = output.rstrip("\n").split("\n")
+    kept = lines[:PLAIN_TOOL_LINES]
+    if len(lines) > PLAIN_TOOL_LINES:
+        kept.append(f"… ({len(lines):,} lines in all)")
+    return "\n".join(kept)
+
+
+def describe_tool(block: ToolBlock) -> Group:
+    """One tool call's card, in this order: its heading; what it is about to do (the
+    command, the diff, the arguments); the dialogs that decided it; its output and result;
+    the calls it made itself."""
+    heading, card = tool_heading(block)
+    kind = "error" if block.is_error else "done" if block.done else "running"
+    parts: list[Part] = [Text("atomic-tool-header", heading, "bold", plain=f"[{heading}]")]
+    command = card.command_html
+    if command:
+        parts.append(Markup("atomic-tool-command", command))
+    if card.args_html:
+        args = json.dumps(block.args, ensure_ascii=False, default=str)
+        parts.append(
+            Group(
+                "atomic-tool-args",
+                (
+                    Fold(
+                        "atomic-tool-args-fold",
+                        "arguments",
+                        Markup("atomic-tool-args-table", card.args_html),
+                        plain="arguments: " + (args if len(args) <= 300 else args[:300] + "…"),
+                    ),
+                ),
+            )
+        )
+    dialogs = tuple(DialogSlot(d) for d in list(block.dialogs))
+    if dialogs:
+        parts.append(Group("atomic-tool-dialogs", dialogs))
+    parts.append(Markup("atomic-tool-output", card.body_html, _output_plain(block)))
+    children = tuple(describe_tool(child) for child in list(block.children))
+    if children:
+        parts.append(Group("atomic-tool-nested", children, look="indent"))
+    return Group(f"atomic-tool atomic-tool-{kind}", tuple(parts), look="card", indent="  ")
+
+
+# --------------------------------------------------------------------------- dialogs
+
+
+def _question(dialog: Dialog) -> str:
+    shown = dialog.shown
+    question = dialog.title or dialog.method
+    if isinstance(shown, ConfirmRequest) and shown.message:
+        question += f"\n{shown.message}"
+    if isinstance(shown, SelectRequest) and dialog.pending:
+        question += "\n" + " / ".join(shown.options)
+    return question
+
+
+def describe_dialog(dialog: Dialog) -> Group:
+    """A dialog as the record keeps it: its question, and what came of it (who decided, and
+    how), in the words of the collapsed live dialog."""
+    asked = _question(dialog)
+    question = Text(
+        "atomic-dialog-question",
+        f"{dialog.method} dialog: {asked}",
+        "muted",
+        plain=f"[{dialog.method} dialog] {asked}",
+    )
+    if dialog.pending:
+        said = Text("atomic-dialog-waiting", "waiting for an answer", "bold")
+    else:
+        said = Text(f"atomic-dialog-outcome atomic-dialog-{dialog.state}", dialog.outcome, "bold")
+    return Group(
+        f"atomic-dialog atomic-dialog-{dialog.method} atomic-record-dialog",
+        (question, said),
+        look="card",
+        indent="  ",
+    )
+
+
+def describe_blocks(blocks: Sequence[Block]) -> list[Part]:
+    """The parts of ``blocks``, in order (blocks with nothing to show left out)."""
+    return [part for part in (describe_block(b) for b in blocks) if part is not None]
