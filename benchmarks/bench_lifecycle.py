@@ -11,25 +11,17 @@
 
 from __future__ import annotations
 
-import html
-import re
 import shutil
 import tempfile
 from pathlib import Path
 
 from tests.harness.kernel_client import BrowserLikeKernel
+from tests.harness.widget_text import shown_text
 
 from .common import ROOT, Config, Results, rss_of
 
 #: Prompts of the demo model that end without a person: an answer, and a tool call.
 PROMPTS = ("hello! who are you?", "list the files here")
-_BLOCK_END = re.compile(r"</(?:p|li|tr|div|pre|h[1-6]|blockquote|table|summary)>|<br>")
-
-
-def shown_text(record_html: str) -> str:
-    """The text a record shows: tags dropped (a block's end is a line break), entities
-    decoded, surrounding space stripped."""
-    return html.unescape(re.sub(r"<[^>]*>", "", _BLOCK_END.sub("\n", record_html))).strip()
 
 
 def _models(k: BrowserLikeKernel) -> int:

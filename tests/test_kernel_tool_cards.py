@@ -84,11 +84,11 @@ def test_an_edit_shows_a_coloured_diff_that_matches_the_file_change(kernel) -> N
         what="the edit to finish",
     )
     assert "greeting.txt  +1 −1" in text(part(kernel, card, "header"))
-    body = part(kernel, card, "output").state["value"]
+    body = part(kernel, card, "command").state["value"]  # the diff: what it was about to do
     lines = {
         kind: [
-            re.sub(r"<[^>]+>", "", m)
-            for m in re.findall(rf'class="aj-diff-{kind}"[^>]*>(.*?</span>.*?)</span>', body)
+            re.sub(r"<[^>]+>", "", m).rstrip("\n")  # a changed line ends with its break
+            for m in re.findall(rf'class="aj-diff-{kind}"[^>]*>(.*?</span>.*?)</span>', body, re.S)
         ]
         for kind in ("del", "add")
     }
@@ -101,9 +101,9 @@ def test_an_edit_shows_a_coloured_diff_that_matches_the_file_change(kernel) -> N
 def test_a_write_of_a_python_file_shows_highlighted_code(kernel) -> None:
     card = card_of(kernel, "please write a python script")
     assert "script.py" in text(part(kernel, card, "header"))
-    body = part(kernel, card, "output").state["value"]
+    body = part(kernel, card, "command").state["value"]  # the content it was about to write
     assert re.search(r'<span style="[^"]*--jp-mirror-editor-keyword-color[^"]*">def</span>', body)
-    assert "print" in text(part(kernel, card, "output"))
+    assert "print" in text(part(kernel, card, "command"))
 
 
 def test_a_read_of_a_png_shows_the_image_from_its_data(kernel) -> None:

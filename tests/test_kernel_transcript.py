@@ -277,7 +277,6 @@ def test_wait_stops_early_for_a_dialog_then_finishes_after_the_click(
         "VBox",
         last_shown=True,
         within=transcript_id,
-        last_shown=True,
         _dom_classes=has_class("atomic-tool"),
     )
     assert "dangerous-but-fine" in visible_text(
@@ -285,7 +284,6 @@ def test_wait_stops_early_for_a_dialog_then_finishes_after_the_click(
             "HTML",
             last_shown=True,
             within=card.comm_id,
-            last_shown=True,
             _dom_classes=has_class("atomic-tool-output"),
         ).state["value"]
     )
@@ -294,7 +292,6 @@ def test_wait_stops_early_for_a_dialog_then_finishes_after_the_click(
         "VBox",
         last_shown=True,
         within=card.comm_id,
-        last_shown=True,
         _dom_classes=has_class("atomic-tool-dialogs"),
     )
     assert dialog.comm_id in [c.removeprefix("IPY_MODEL_") for c in in_card.state["children"]]

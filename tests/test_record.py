@@ -41,7 +41,8 @@ ALLOWED = {
     "pre": {"style", "class"},
     "code": {"style", "class"},
     "a": {"href", "rel", "target", "title"},
-    **{t: set() for t in ("p", "ul", "ol", "li", "strong", "em", "del", "s", "br", "hr")},
+    "strong": {"class"},  # a bold line of ours (its class names what it is)
+    **{t: set() for t in ("p", "ul", "ol", "li", "em", "del", "s", "br", "hr")},
     **{t: {"style"} for t in ("table", "thead", "tbody", "tr", "th", "td", "blockquote")},
     **{f"h{i}": set() for i in range(1, 7)},
 }
@@ -311,3 +312,25 @@ def test_the_panels_record_holds_its_state_runs_and_notes_but_no_local_details()
     for local in ("4242", "/home/someone"):
         assert local not in record.html and local not in record.plain
     assert "mathjax_ignore" in record.html.split(">", 1)[0]  # the page's MathJax stays out
+
+
+def test_a_512_kb_answer_with_code_weighs_at_most_three_times_its_text() -> None:
+    """The record of a long Markdown answer (code blocks, tables, lists, links) is small: the
+    page styles code, tables and quotes itself, and code colours are short literal colours
+    (which an untrusted notebook keeps, unlike theme variables)."""
+    from tests.harness.support import long_markdown
+
+    answer = long_markdown(512 << 10)
+    run = PromptRun("r", "write a long answer")
+    message = {"role": "assistant", "content": [{"type": "text", "text": answer}]}
+    for kind, fields in (
+        ("agent_start", {}),
+        ("message_start", {"message": {"role": "assistant", "content": []}}),
+        ("message_end", {"message": message}),
+        ("agent_end", {}),
+    ):
+        run.transcript.apply(AgentEvent(kind, fields))
+    html = run_record(run).html
+    assert len(html) <= 3 * len(answer), len(html) / len(answer)
+    assert "var(" not in html.split(">", 1)[1]  # no theme variable past the root's own
+    assert re.search(r'<span style="color:#[0-9a-f]{3}">def</span>', html)  # code coloured

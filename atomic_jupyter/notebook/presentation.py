@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import time
 import uuid
+import weakref
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -171,13 +172,19 @@ class NotebookPresentation:
     def __init__(self, session: AgentSession) -> None:
         self._session = session
         self._view: SessionView | None = None
-        self._runs: dict[int, LiveDisplay] = {}
+        #: Each displayed run's output, by the run's command id (unique in the session; the
+        #: run itself is not kept): its record is kept, to be sent again at stop.
+        self._runs: dict[str, LiveDisplay] = {}
         self._panels: list[LiveDisplay] = []
         self._notices: list[LiveDisplay] = []
         self._others: list[LiveDisplay] = []
         self._awaited: dict[int, list[Subscription]] = {}  # runs over but for open dialogs
         self._subscriptions: list[Subscription] = []
         self._record_interval = RECORD_INTERVAL
+        #: Runs whose area this presentation built: it closes them once final. (An area
+        #: someone else built and displayed, ``view_of(session).run_area(run)``, stays live
+        #: until the session stops: nothing replaces it by its record.)
+        self._prepared: weakref.WeakSet[PromptRun] = weakref.WeakSet()
 
     @property
     def view(self) -> SessionView:
@@ -205,13 +212,14 @@ class NotebookPresentation:
         """Build the run's area before its prompt goes out, so no event can miss it."""
         self.view.capture_loop()
         self.view.run_area(run)
+        self._prepared.add(run)
 
     def display_run(self, run: PromptRun) -> None:
         """Display the run's area in the current cell (with its record; the record alone once
         the run is over)."""
         if run.shown:
             shown = LiveDisplay(self.view.run_area(run), partial(run_record, run))
-            self._runs[id(run)] = shown
+            self._runs[run.id] = shown
             shown.show()
             if run.finished:  # over before it was shown: its final render came already
                 self._run_final(run)
@@ -275,10 +283,12 @@ class NotebookPresentation:
             return
         for subscription in self._awaited.pop(id(run), []):
             subscription.remove()
-        shown = self._runs.get(id(run))
+        shown = self._runs.get(run.id)
         if shown is not None:
             shown.finish()
-        view.drop_run(run)  # its output is its record now: its widgets are closed
+        if shown is not None or run in self._prepared:
+            self._prepared.discard(run)
+            view.drop_run(run)  # its output is its record now: its widgets are closed
 
     def _records_changed(self) -> None:
         """Something shown changed: the record copies are brought up to date, throttled (in a

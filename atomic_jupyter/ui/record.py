@@ -77,8 +77,8 @@ _TONES = {
 }
 _LOOKS = {
     "": "",
-    "row": "display:flex;gap:12px",
-    "card": "border:1px solid var(--jp-border-color2,#ccc);border-radius:4px;padding:2px 6px;margin:4px 0",
+    "row": "",  # its parts are inline: see _row_html
+    "card": "border:1px solid #aaa;padding:2px 6px",
     "indent": "margin-left:16px",
 }
 _ROOT_STYLE = "border-left:3px solid #48c;padding-left:8px"  # a literal colour: untrusted too
@@ -120,11 +120,15 @@ def _needs_pre_wrap(text: str) -> bool:
     return "\n" in text or "  " in text or text[:1].isspace() or text[-1:].isspace()
 
 
-def _text_html(part: Text) -> str:
-    styles = [_TONES.get(part.tone, "")]
+def _text_html(part: Text, inline: bool = False) -> str:
+    bold = part.tone == "bold"  # a tag, not a style: shorter
+    styles = [] if bold else [_TONES.get(part.tone, "")]
     if _needs_pre_wrap(part.text):
         styles.append(_PRE_WRAP)
-    return _tag(part.cls, ansi_to_html(part.text), ";".join(s for s in styles if s))
+    inner, style = ansi_to_html(part.text), ";".join(s for s in styles if s)
+    if inline:
+        return _tag(part.cls, inner, style, tag="strong" if bold else "span")
+    return _tag(part.cls, f"<strong>{inner}</strong>" if bold else inner, style)
 
 
 # --------------------------------------------------------------------------- parts
@@ -134,11 +138,24 @@ def part_html(part: Part) -> str:
     """The static HTML of a part (and of every part in it): escaped text, our markup, the
     sanitised renderers' markup; no script, no stylesheet."""
     if isinstance(part, Text):
-        return _text_html(part) if part.text or part.placeholder else ""
+        if not part.text:  # a place filled later keeps its class, nothing else
+            return _tag(part.cls, "") if part.placeholder else ""
+        return _text_html(part)
     if isinstance(part, Markup):
-        return _tag(part.cls, record_markup(part.html))
+        html = record_markup(part.html)
+        if html.startswith(_CARD_ROOT) and html.endswith("</div>"):  # its styles are gone
+            html = html[len(_CARD_ROOT) : -len("</div>")]
+        if html.count("<div") == 1 and html.startswith(_DIV_CLASS) and html.endswith("</div>"):
+            return f'<div class="{escape(part.cls)} {html[len(_DIV_CLASS) :]}'  # one tag
+        return _tag(part.cls, html)
     if isinstance(part, Group):
-        return _tag(part.cls, "".join(part_html(c) for c in part.children), _LOOKS[part.look])
+        if part.look == "row":
+            return _row_html(part)
+        inner = [html for html in (part_html(c) for c in part.children) if html]
+        if len(inner) == 1 and not part.look and inner[0].startswith('<div class="'):
+            # One thing in a plain group: one tag with both their classes.
+            return f'<div class="{escape(part.cls)} {inner[0][len(_DIV_CLASS) :]}'
+        return _tag(part.cls, "".join(inner), _LOOKS[part.look])
     if isinstance(part, Fold):
         summary = f'<summary style="{_TONES["muted"]}">{escape(part.summary)}</summary>'
         return _tag(part.cls, summary + part_html(part.child), tag="details")
@@ -150,6 +167,22 @@ def part_html(part: Part) -> str:
         return _tag(f"{part.cls} atomic-markdown", record_markup(markdown_blocks(part.text)))
     assert isinstance(part, StopSlot)
     return ""  # a control: nothing to keep
+
+
+_DIV_CLASS = '<div class="'
+#: The root of a tool card's markup: only a carrier of live styles, which the record drops.
+_CARD_ROOT = '<div class="aj-tool-card">'
+
+
+def _row_html(part: Group) -> str:
+    """A row's parts as inline spans, a space apart."""
+    spans = []
+    for child in part.children:
+        if isinstance(child, Text) and child.text:
+            spans.append(_text_html(child, inline=True))
+        elif not isinstance(child, Text):
+            spans.append(part_html(child))
+    return _tag(part.cls, " ".join(s for s in spans if s))
 
 
 def part_plain(part: Part) -> str:
@@ -263,9 +296,8 @@ def run_parts(run: PromptRun) -> list[Part]:
     message = describe_message(run)
     if message is not None:
         parts.append(message)
-    parts.append(
-        Group("atomic-transcript-blocks", tuple(describe_blocks(run.transcript.snapshot())))
-    )
+    # The blocks one after the other (the live view's box around them holds nothing more).
+    parts.extend(describe_blocks(run.transcript.snapshot()))
     parts.append(describe_footer(run, finished))
     return parts
 
@@ -278,7 +310,7 @@ def run_record(run: PromptRun) -> Record:
     ``atomic-tool``, ``atomic-dialog-outcome``, ...) and shows each thing once, in the same
     order.
     """
-    return _parts_record("run atomic-run atomic-transcript", run_parts(run))
+    return _parts_record("run atomic-transcript", run_parts(run))
 
 
 # --------------------------------------------------------------------------- dialogs
@@ -320,9 +352,8 @@ def panel_record(session: AgentSession, runs: Sequence[PromptRun] = ()) -> Recor
     head = f"agent session {session.name!r} · {state}"
     lines = [head]
     html = [
-        '<div style="display:flex;justify-content:space-between;font-weight:bold">'
-        f'<span class="atomic-title">{ansi_to_html(session.title or "")}</span>'
-        f'<span class="atomic-state" style="font-weight:normal">{escape(state)}</span></div>',
+        f'<div><strong class="atomic-title">{ansi_to_html(session.title or "")}</strong> '
+        f'<span class="atomic-state">{escape(state)}</span></div>',
         _text_html(Text("atomic-session-name", f"agent session {session.name!r}", "muted")),
     ]
     if session.title:
@@ -334,9 +365,8 @@ def panel_record(session: AgentSession, runs: Sequence[PromptRun] = ()) -> Recor
     status = session.status
     if status:
         lines.append(" · ".join(f"{key}: {value}" for key, value in status.items()))
-        entries = "".join(
-            f'<span class="atomic-status-entry" style="margin-right:9px">'
-            f"{ansi_to_html(value)}</span>"
+        entries = " · ".join(
+            f'<span class="atomic-status-entry">{ansi_to_html(value)}</span>'
             for value in status.values()
         )
         html.append(_tag("atomic-status", entries, _TONES["muted"]))

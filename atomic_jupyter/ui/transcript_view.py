@@ -116,7 +116,11 @@ class TranscriptView:
             self._views[id(block)] = (current, node)
         if added:
             self.blocks.children = (*self.blocks.children, *added)
-        # The footer first: a frontend that sees "done" sees the footer too.
+        self._render_state(finished)
+
+    def _render_state(self, finished: bool) -> None:
+        """The footer, then the header's state and Stop (a frontend that sees "done" sees the
+        footer too)."""
         self._footer = self._widgets.update(self._footer, describe_footer(self.run, finished))
         self._header = self._widgets.update(self._header, describe_header(self.run, finished))
 

@@ -18,6 +18,15 @@ def visible_text(value: str) -> str:
     return html.unescape(re.sub(r"<[^>]*>", "", value))
 
 
+_BLOCK_END = re.compile(r"</(?:p|li|tr|div|pre|h[1-6]|blockquote|table|summary)>|<br>")
+
+
+def shown_text(record_html: str) -> str:
+    """The text a record's HTML shows: tags dropped (a block's end is a line break), entities
+    decoded, surrounding space stripped (what its size is measured against)."""
+    return visible_text(_BLOCK_END.sub("\n", record_html)).strip()
+
+
 def text(ref: Any) -> str:
     """The visible text of a widget (an HTML widget's value, tags dropped)."""
     return visible_text(ref.state.get("value", ""))
