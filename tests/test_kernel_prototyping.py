@@ -79,6 +79,12 @@ def test_define_then_click_its_command_and_answer(kernel: BrowserLikeKernel) -> 
         return kernel.execute(code).stdout.strip()
 
     assert wait_until(last_notification, "the extension's notification") == "gate v1: true"
+    # The command's run stays live inside the prototype's output (which is live until the
+    # session stops), even once it is over: nothing else shows it.
+    run = kernel.find("VBox", within=view.comm_id, _dom_classes=has_class("atomic-transcript"))
+    state = kernel.find("HTML", within=run.comm_id, _dom_classes=has_class("atomic-run-state"))
+    kernel.wait_for(lambda: text(state) == "done", what="the command's run to end")
+    assert run.comm_id in kernel.models
 
 
 def test_redefine_shows_the_new_behaviour(kernel: BrowserLikeKernel) -> None:

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from atomic_jupyter.ui.closing import close_widget
 from atomic_jupyter.ui.record import (
     Record,
     dialog_notice,
@@ -261,8 +262,12 @@ class NotebookPresentation:
         """Replace every live output of the session by its record (the session stopped) and
         close every widget; ``again``: the records already sent are sent again, from the
         cell that runs now."""
+        others = [shown.widget for shown in self._others]
         for shown in [*self._runs.values(), *self._panels, *self._notices, *self._others]:
             shown.finish(again=again)
+        for widget in others:  # replaced by their records: nothing shows them any more
+            if widget is not None:
+                close_widget(widget)
         self.close()
 
     def _stopped(self) -> None:

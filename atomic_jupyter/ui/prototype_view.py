@@ -101,4 +101,5 @@ class PrototypeView:
 
     def _run(self, command: str) -> None:
         run = self.view.session.prompt(f"/{command}", display=False, shown=True)
+        self.view.hold_run(run)  # shown here, live as long as this view
         self.runs.children = (*self.runs.children, self.view.run_area(run))

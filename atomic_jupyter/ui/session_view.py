@@ -177,6 +177,7 @@ class SessionView:
         ]
         self._dialog_subscriptions: dict[str, Subscription] = {}
         self._panel_entries: list[tuple[w.Widget, PromptRun | Dialog]] = []
+        self._held_runs: set[int] = set()
         # The dialogs that were pending before the panel existed (those of no prompt).
         for dialog in session.pending_dialogs:
             if dialog.host is None:
@@ -460,10 +461,16 @@ class SessionView:
                 self.run_views[id(run)] = view
             return view.root
 
+    def hold_run(self, run: PromptRun) -> None:
+        """Keep a run's area live once it is over: it is shown inside another live output
+        (a prototype's), which goes with the session."""
+        self._held_runs.add(id(run))
+
     def drop_run(self, run: PromptRun) -> None:
         """Close a finished run's widgets and its dialogs' (its output is its record now) and
-        forget them. A run shown in the panel stays until the panel lets it go."""
-        if run in self.panel_runs:
+        forget them. A run shown in the panel stays until the panel lets it go, and a held
+        one (:meth:`hold_run`) until the session stops."""
+        if run in self.panel_runs or id(run) in self._held_runs:
             return
         self._forget_run(run)
 

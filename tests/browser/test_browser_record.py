@@ -125,4 +125,33 @@ def test_the_record_photographed_in_the_light_and_the_dark_theme(
     )
     channels = [int(c) for c in color[color.index("(") + 1 : color.index(")")].split(",")[:3]]
     assert sum(channels) / 3 > 128, color
+    code_coloured(hello, dark=True)
     assert nb.set_theme(LIGHT)["light"] is True
+    code_coloured(hello, dark=False)
+
+
+#: A code token's colour against its code block's, and the contrast of each on the block.
+TOKEN_LOOK = """(span) => {
+  const rgb = (c) => (c.match(/[\\d.]+/g) || []).slice(0, 3).map(Number);
+  const lum = ([r, g, b]) => {
+    const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+  };
+  let box = span.closest("pre"), bg = "rgba(0, 0, 0, 0)";
+  for (let e = box; e; e = e.parentElement) {
+    const c = getComputedStyle(e).backgroundColor;
+    if (!c.startsWith("rgba(0, 0, 0, 0)") && c !== "transparent") { bg = c; break; }
+  }
+  const contrast = (a, b) => (Math.max(lum(a), lum(b)) + 0.05) / (Math.min(lum(a), lum(b)) + 0.05);
+  const token = rgb(getComputedStyle(span).color), text = rgb(getComputedStyle(box).color);
+  return {token, text, bg: rgb(bg), contrast: contrast(token, rgb(bg))};
+}"""
+
+
+def code_coloured(output: Any, dark: bool) -> None:
+    """The answer's code is coloured in this (untrusted: written by nbformat, not signed)
+    notebook: its keyword has a colour of its own that reads on the block's background."""
+    keyword = output.locator(".atomic-assistant-text pre span", has_text="import").first
+    look = keyword.evaluate(TOKEN_LOOK)
+    assert look["token"] != look["text"], look
+    assert look["contrast"] >= 3, (dark, look)

@@ -8,6 +8,7 @@ The pinned agent, a private agent config directory, the test extensions, the scr
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,9 @@ import pytest
 
 from .kernel_client import BrowserLikeKernel
 from .support import EXTENSIONS, PINNED_AGENT, SMALL_SESSION_SETTINGS, conversation_script
+from .thread_guard import install as install_thread_guard
+from .thread_guard import report as thread_guard_report
+from .thread_guard import take as thread_guard_take
 
 
 def agent_kernel_env(agent_command: list[str], agent_home: Path) -> dict[str, str]:
@@ -109,10 +113,6 @@ def kernel(
 
 # --------------------------------------------------------------------------- the thread guard
 
-from .thread_guard import install as install_thread_guard  # noqa: E402
-from .thread_guard import report as thread_guard_report  # noqa: E402
-from .thread_guard import take as thread_guard_take  # noqa: E402
-
 #: Strict dispatchers: in this process and in the kernels the tests start (they inherit it),
 #: running widget work off the kernel's thread raises instead of being logged.
 os.environ.setdefault("ATOMIC_JUPYTER_STRICT_THREADS", "1")
@@ -131,3 +131,19 @@ def widget_thread_guard() -> Iterator[None]:
     found = thread_guard_take()
     if found:
         pytest.fail(thread_guard_report(found), pytrace=False)
+
+
+@pytest.fixture(autouse=True)
+def no_foreign_running_loop(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Hide the event loop Playwright's sync API leaves marked as running on the main thread
+    (from the first browser test to the end of the session) from every other test: a test
+    that runs a loop of its own could not, and a dispatcher would take it for a kernel's."""
+    loop = asyncio._get_running_loop()
+    if loop is None or request.node.get_closest_marker("browser") is not None:
+        yield
+        return
+    asyncio._set_running_loop(None)
+    try:
+        yield
+    finally:
+        asyncio._set_running_loop(loop)
