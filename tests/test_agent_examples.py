@@ -63,7 +63,14 @@ def run_state(kernel: BrowserLikeKernel, area_id: str) -> WidgetRef:
 
 def wait_done(kernel: BrowserLikeKernel, area_id: str, timeout: float = 30) -> None:
     state = run_state(kernel, area_id)
-    kernel.wait_for(lambda: text(state) == "done", timeout=timeout, what="the run to finish")
+    try:
+        kernel.wait_for(lambda: text(state) == "done", timeout=timeout, what="the run to finish")
+    except AssertionError as exc:  # say what it reads instead, and what the run got
+        said = kernel.execute(
+            "import atomic_jupyter as aj\nr = aj.session().runs[-1]\n"
+            "print(r, r.error, r.transcript.text()[:300])"
+        ).stdout
+        raise AssertionError(f"the run's state reads {text(state)!r}; {said}") from exc
 
 
 def python(kernel: BrowserLikeKernel, code: str) -> str:
