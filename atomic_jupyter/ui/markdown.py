@@ -581,8 +581,9 @@ _BLOCK_TAGS = frozenset(
     {"p", "ul", "ol", "li", "table", "tr", "th", "td", "blockquote", "hr", "div"}
     | {f"h{level}" for level in range(1, 7)}
 )
-#: Token colours a record leaves out: operators (``*``, ``=``, ``->``) read plainly.
-_PLAIN_IN_RECORD = ("operator",)
+#: Token colours a record leaves out: operators (``*``, ``=``, ``->``) and numbers read
+#: plainly (keywords, names, strings and comments keep theirs).
+_PLAIN_IN_RECORD = ("operator", "number")
 
 
 def _record_styles() -> dict[str, str]:
