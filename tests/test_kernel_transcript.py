@@ -59,7 +59,15 @@ def run_state(kernel: BrowserLikeKernel, transcript: WidgetRef) -> WidgetRef:
 
 def wait_done(kernel: BrowserLikeKernel, transcript: WidgetRef, timeout: float = 30) -> None:
     state = run_state(kernel, transcript)
-    kernel.wait_for(lambda: text(state) == "done", timeout=timeout, what="the run to finish")
+    try:
+        kernel.wait_for(lambda: text(state) == "done", timeout=timeout, what="the run to finish")
+    except AssertionError as exc:  # say what it reads instead, and what the run got
+        said = kernel.execute(
+            "import atomic_jupyter as aj\nr = aj.session().runs[-1]\n"
+            "print(r, r.finished, r.error, r.transcript.text()[:200])"
+        ).stdout
+        open_ = state.comm_id in kernel.models
+        raise AssertionError(f"state reads {text(state)!r} (open: {open_}); {said}") from exc
 
 
 def updates_of(kernel: BrowserLikeKernel, comm_id: str, key: str = "value") -> list[dict]:

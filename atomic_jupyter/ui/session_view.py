@@ -480,6 +480,9 @@ class SessionView:
         if view is None:
             return
         self.placed.discard(id(view.root))
+        # Its last state first: a run over before its area was shown (a fast command, while
+        # the cell that sent it still ran) is final before any render reached the page.
+        view.render()
         view.close()
         for dialog in run.transcript.dialogs():
             self._forget_dialog(dialog)
