@@ -12,7 +12,14 @@ from pathlib import Path
 import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
-from tests.harness.kernel_widgets import WIDGET_VIEW, dialog_in, displayed, notes, outcome_of
+from tests.harness.kernel_widgets import (
+    WIDGET_VIEW,
+    dialog_in,
+    displayed,
+    last_run_report,
+    notes,
+    outcome_of,
+)
 from tests.harness.support import CURRENT_LINE, EXTENSIONS, agent_example
 from tests.harness.widget_text import has_class, text
 
@@ -66,10 +73,7 @@ def wait_done(kernel: BrowserLikeKernel, area_id: str, timeout: float = 30) -> N
     try:
         kernel.wait_for(lambda: text(state) == "done", timeout=timeout, what="the run to finish")
     except AssertionError as exc:  # say what it reads instead, and what the run got
-        said = kernel.execute(
-            "import atomic_jupyter as aj\nr = aj.session().runs[-1]\n"
-            "print(r, r.error, r.transcript.text()[:300])"
-        ).stdout
+        said = last_run_report(kernel)
         raise AssertionError(f"the run's state reads {text(state)!r}; {said}") from exc
 
 

@@ -17,6 +17,7 @@ from tests.harness.kernel_widgets import (
     answers,
     displayed,
     is_record_copy,
+    last_run_report,
     record_copy,
 )
 from tests.harness.support import CURRENT_LINE, EXTENSIONS, LONG_ANSWER, LONG_MARKDOWN
@@ -62,10 +63,7 @@ def wait_done(kernel: BrowserLikeKernel, transcript: WidgetRef, timeout: float =
     try:
         kernel.wait_for(lambda: text(state) == "done", timeout=timeout, what="the run to finish")
     except AssertionError as exc:  # say what it reads instead, and what the run got
-        said = kernel.execute(
-            "import atomic_jupyter as aj\nr = aj.session().runs[-1]\n"
-            "print(r, r.finished, r.error, r.transcript.text()[:200])"
-        ).stdout
+        said = last_run_report(kernel)
         open_ = state.comm_id in kernel.models
         raise AssertionError(f"state reads {text(state)!r} (open: {open_}); {said}") from exc
 

@@ -145,16 +145,15 @@ def part_html(part: Part) -> str:
         html = record_markup(part.html)
         if html.startswith(_CARD_ROOT) and html.endswith("</div>"):  # its styles are gone
             html = html[len(_CARD_ROOT) : -len("</div>")]
-        if html.count("<div") == 1 and html.startswith(_DIV_CLASS) and html.endswith("</div>"):
-            return f'<div class="{escape(part.cls)} {html[len(_DIV_CLASS) :]}'  # one tag
+        if html.count("<div") == 1:  # one div: one tag with both classes
+            return _merged(part.cls, html)
         return _tag(part.cls, html)
     if isinstance(part, Group):
         if part.look == "row":
             return _row_html(part)
         inner = [html for html in (part_html(c) for c in part.children) if html]
-        if len(inner) == 1 and not part.look and inner[0].startswith('<div class="'):
-            # One thing in a plain group: one tag with both their classes.
-            return f'<div class="{escape(part.cls)} {inner[0][len(_DIV_CLASS) :]}'
+        if len(inner) == 1 and not part.look:  # one thing in a plain group: one tag
+            return _merged(part.cls, inner[0])
         return _tag(part.cls, "".join(inner), _LOOKS[part.look])
     if isinstance(part, Fold):
         summary = f'<summary style="{_TONES["muted"]}">{escape(part.summary)}</summary>'
@@ -172,6 +171,14 @@ def part_html(part: Part) -> str:
 _DIV_CLASS = '<div class="'
 #: The root of a tool card's markup: only a carrier of live styles, which the record drops.
 _CARD_ROOT = '<div class="aj-tool-card">'
+
+
+def _merged(cls: str, html: str) -> str:
+    """``html`` in a div of class ``cls``: when ``html`` is itself one div with a class, one
+    div with both classes."""
+    if html.startswith(_DIV_CLASS) and html.endswith("</div>"):
+        return f'<div class="{escape(cls)} {html[len(_DIV_CLASS) :]}'
+    return _tag(cls, html)
 
 
 def _row_html(part: Group) -> str:

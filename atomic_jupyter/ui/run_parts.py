@@ -16,7 +16,7 @@ it again only when the block's revision changed.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -55,7 +55,6 @@ __all__ = [
     "footer_text",
     "run_state",
     "tool_heading",
-    "walk",
 ]
 
 #: Lines of a tool's output the plain text keeps (the HTML folds the rest).
@@ -137,16 +136,6 @@ class StopSlot:
 
 
 Part = Text | Markup | Group | Fold | DialogSlot | AnswerSlot | StopSlot
-
-
-def walk(part: Part) -> Iterator[Part]:
-    """``part`` and every part inside it, depth first, in order."""
-    yield part
-    if isinstance(part, Group):
-        for child in part.children:
-            yield from walk(child)
-    elif isinstance(part, Fold):
-        yield from walk(part.child)
 
 
 # --------------------------------------------------------------------------- the run's frame

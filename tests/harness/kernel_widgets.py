@@ -18,6 +18,7 @@ __all__ = [
     "record_copy",
     "notes",
     "outcome_of",
+    "last_run_report",
 ]
 
 
@@ -115,3 +116,12 @@ def notes(kernel: BrowserLikeKernel, panel: WidgetRef) -> list[str]:
             "HTML", within=panel.comm_id, _dom_classes=has_class("atomic-notification")
         )
     ]
+
+
+def last_run_report(kernel: BrowserLikeKernel) -> str:
+    """How the default session's newest run ended, as the kernel has it (for a failure
+    message): the run, whether it finished, its error and the start of its text."""
+    return kernel.execute(
+        "import atomic_jupyter as aj\nr = aj.session().runs[-1]\n"
+        "print(r, r.finished, r.error, r.transcript.text()[:200])"
+    ).stdout
