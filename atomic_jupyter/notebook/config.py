@@ -23,8 +23,20 @@ class AtomicAgent(Configurable):
         allow_none=True,
         help=(
             "The agent command, as a string or a list of arguments. When unset, "
-            "$ATOMIC_AGENT_COMMAND, then `atomic` and `pi` on PATH, then the project's "
-            "pinned agent are tried. `--mode rpc` is added unless the command has --mode."
+            "$ATOMIC_AGENT_COMMAND, then `atomic` and `pi` on PATH, then the pinned agent "
+            "installed by `%atomic_agent install` are tried. `--mode rpc` is added unless "
+            "the command has --mode."
+        ),
+    ).tag(config=True)
+
+    agent_home = Unicode(
+        None,
+        allow_none=True,
+        help=(
+            "A folder of pinned agents installed by `atomic-jupyter install-agent --dir`, "
+            "looked in before $ATOMIC_JUPYTER_AGENT_HOME, the user data folder and the Python "
+            "environment's share/atomic-jupyter/agents. `%atomic_agent install` installs here "
+            "when set."
         ),
     ).tag(config=True)
 

@@ -10,8 +10,9 @@ from typing import Any
 from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
-from atomic_jupyter.errors import AtomicAgentError, CommandTimeoutError
-from atomic_jupyter.notebook import api, registry
+from atomic_jupyter.errors import AgentNotInstalledError, AtomicAgentError, CommandTimeoutError
+from atomic_jupyter.notebook import api, installing, registry
+from atomic_jupyter.notebook.config import AtomicAgent
 from atomic_jupyter.notebook.presentation import (
     LiveDisplay,
     presentation_of,
@@ -20,6 +21,7 @@ from atomic_jupyter.notebook.presentation import (
 )
 from atomic_jupyter.session.commands import bash_result_text, disposition_text
 from atomic_jupyter.session.policies import parse_answer
+from atomic_jupyter.transport.agent_install import LINES
 from atomic_jupyter.ui.ansi import strip_ansi
 from atomic_jupyter.ui.live_output import LiveOutput
 from atomic_jupyter.ui.prototype_view import PrototypeView
@@ -44,6 +46,7 @@ PLAIN_ACTIONS = {
 }
 ACTIONS = [
     "start", "stop", "restart", "status", "show", "wait", "policy", "new", "cycle_model",
+    "install", "doctor",
     "model", "thinking", "export", *sorted(TEXT_ACTIONS), *sorted(PLAIN_ACTIONS),
 ]  # fmt: skip
 
@@ -119,6 +122,10 @@ def _send(session: Any, kind: str, **fields: Any) -> Any:
     return _command_result(session, session.command(command, display=False, shown=True))
 
 
+def _config(magics: Magics) -> AtomicAgent:
+    return AtomicAgent(parent=magics.shell)
+
+
 def _print_later(data: Any) -> None:
     if data is not _LATER:
         _print_data(data)
@@ -184,6 +191,13 @@ class AtomicAgentMagics(Magics):
     )
     @argument("--timeout", type=float, help="wait: seconds to wait at most")
     @argument(
+        "--line",
+        choices=LINES,
+        default="current",
+        help="install: the agent line to install (default: %(default)s)",
+    )
+    @argument("--force", action="store_true", help="install: install again even if present")
+    @argument(
         "--wait",
         action="store_true",
         help="cell magic: block until the run ends (for Run All, nbval, papermill)",
@@ -218,6 +232,9 @@ class AtomicAgentMagics(Magics):
 
         Line magic, ``%atomic_agent ACTION [options]``:
 
+        - ``install [--line current|0.73] [--force]``: install the pinned agent (a progress
+          bar in the cell; nothing to do when it is there); ``doctor``: which agent would run
+          and why, and the versions a bug report needs;
         - ``start [--demo] [--command CMD] [--provider P] [--model M] [-e PATH ...] [--cwd DIR]
           [--trust-project] [--env KEY=VALUE ...] [-- AGENT ARGS]``, ``stop``, ``restart``,
           ``status``, ``show`` (the panel again);
@@ -246,17 +263,19 @@ class AtomicAgentMagics(Magics):
             print(self.atomic_agent.__doc__)
             return None
         if args.action == "start":
-            api.start(
-                command=args.command,
-                provider=args.provider,
-                model=args.model,
-                extensions=args.extension,
-                cwd=args.cwd,
-                name=args.name,
-                env=_parse_env(args.env),
-                extra_args=extra,
-                demo=args.demo,
-                trust_project=args.trust_project,
+            self._start(args, extra)
+            return None
+        if args.action == "install":
+            installing.install(args.line, force=args.force, home=_config(self).agent_home)
+            return None
+        if args.action == "doctor":
+            from atomic_jupyter.notebook.doctor import doctor_report
+
+            config = _config(self)
+            print(
+                doctor_report(
+                    configured_command=config.command, agent_home=config.agent_home
+                ).text()
             )
             return None
         if args.action in ("stop", "restart", "status", "show"):
@@ -296,6 +315,27 @@ class AtomicAgentMagics(Magics):
         else:
             _print_data(getattr(session, PLAIN_ACTIONS[args.action])())
         return None
+
+    def _start(self, args: Any, extra: list[str]) -> None:
+        def start() -> None:
+            api.start(
+                command=args.command,
+                provider=args.provider,
+                model=args.model,
+                extensions=args.extension,
+                cwd=args.cwd,
+                name=args.name,
+                env=_parse_env(args.env),
+                extra_args=extra,
+                demo=args.demo,
+                trust_project=args.trust_project,
+            )
+
+        try:
+            start()
+        except AgentNotInstalledError as exc:
+            installing.offer_install(exc, start, home=_config(self).agent_home)
+            raise
 
     def _cell(self, line: str, cell: str) -> None:
         args = self.atomic_agent.parser.parse_args(_tokens(line))

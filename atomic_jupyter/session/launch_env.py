@@ -10,13 +10,22 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from atomic_jupyter.errors import AgentStartError, AgentVersionError
+from atomic_jupyter.errors import AgentNotInstalledError, AgentStartError, AgentVersionError
 from atomic_jupyter.protocol.agent_line import AgentLine
 from atomic_jupyter.session.plugins import Addon
+from atomic_jupyter.transport.agent_install import pin_of
 from atomic_jupyter.transport.agent_package import PreparedAgent, prepare_agent
-from atomic_jupyter.transport.launch import LaunchSpec
+from atomic_jupyter.transport.launch import LaunchSpec, ResolvedCommand, build_argv
 
-__all__ = ["Launch", "exit_reason", "how_it_ended", "known_crash", "plan_launch", "start_failure"]
+__all__ = [
+    "Launch",
+    "exit_reason",
+    "how_it_ended",
+    "known_crash",
+    "not_installed_text",
+    "plan_launch",
+    "start_failure",
+]
 
 
 @dataclass(frozen=True)
@@ -31,16 +40,24 @@ class Launch:
 
 
 def plan_launch(
-    base_argv: Sequence[str], spec: LaunchSpec, addons: Sequence[Addon], environ: Mapping[str, str]
+    resolved: ResolvedCommand,
+    spec: LaunchSpec,
+    addons: Sequence[Addon],
+    environ: Mapping[str, str],
 ) -> Launch:
-    """The command line, directory and environment of a launch; addons add theirs in order.
+    """The command line, directory and environment of a launch of the ``resolved`` command;
+    addons add theirs in order.
 
     Raises
     ------
+    AgentNotInstalledError
+        When no agent was found: the message says how to install the pinned one.
     AgentStartError
         When the working directory does not exist, or project trust is asked of an agent
         that does not accept ``--approve``.
     """
+    if resolved.nothing_found:
+        raise AgentNotInstalledError(not_installed_text(resolved.why_not_pinned))
     cwd = spec.cwd
     if cwd is not None:
         cwd = os.path.abspath(os.path.expanduser(cwd))
@@ -48,7 +65,7 @@ def plan_launch(
             raise AgentStartError(f"the working directory {cwd!r} does not exist")
     env = dict(environ)
     env.update({str(k): str(v) for k, v in spec.env.items()})
-    argv = list(base_argv)
+    argv = build_argv(resolved.argv, spec)
     for addon in addons:
         additions = addon.launch()
         env.update(additions.env)
@@ -63,6 +80,18 @@ def plan_launch(
             raise AgentStartError(str(exc)) from None
         argv.append("--approve")
     return Launch(argv, cwd, prepared.env, line, prepared)
+
+
+def not_installed_text(why_not_pinned: str = "") -> str:
+    """What to do when no agent is installed, in one short paragraph."""
+    pin = pin_of("current")
+    return (
+        f"the agent is not installed. atomic-jupyter runs {pin.package} {pin.version}, "
+        "pinned by this version: install it with `%atomic_agent install` in a notebook or "
+        "`atomic-jupyter install-agent` in a terminal (npm downloads it, about a minute), "
+        "or name an agent you have with --command, AtomicAgent.command or "
+        f"$ATOMIC_AGENT_COMMAND." + (f"\n({why_not_pinned})" if why_not_pinned else "")
+    )
 
 
 def agent_line(prepared: PreparedAgent) -> AgentLine:

@@ -110,10 +110,10 @@ class AgentSession:
         self.name = name
         self.spec = spec or LaunchSpec()
         self.config: Settings = config or SessionSettings()
-        resolved = resolve_command(self.spec.command, self.config.command or None)
-        self.command_source = resolved.source
-        self._base_argv = build_argv(resolved.argv, self.spec)
-        self.argv = list(self._base_argv)
+        self.resolved = resolve_command(
+            self.spec.command, self.config.command or None, agent_home=self.config.agent_home
+        )
+        self.argv = build_argv(self.resolved.argv, self.spec)
         self._lifecycle = Lifecycle()
         self._wake = WakeSignal()  # pinged on every change a blocking wait may care about
         self.extension_ui = ui = ExtensionUiState(Redactor.for_launch(self.spec.env, os.environ))
@@ -281,7 +281,7 @@ class AgentSession:
         if self.alive:
             raise AgentStartError(f"session {self.name!r} is already running (pid {self.pid})")
         try:
-            launch = plan_launch(self._base_argv, self.spec, self._addons, os.environ)
+            launch = plan_launch(self.resolved, self.spec, self._addons, os.environ)
         except BaseException:
             self._addons_exited()
             raise

@@ -16,6 +16,7 @@ class Settings(Protocol):
     startup_timeout: float
     request_timeout: float
     prototyping: bool
+    agent_home: str | None
 
 
 @dataclass
@@ -32,9 +33,12 @@ class SessionSettings:
         Seconds to wait for the agent to answer a command sent with ``request()``.
     prototyping:
         Load the prototype hub extension, so cell-defined extensions load without a restart.
+    agent_home:
+        An agent home looked in first for the pinned agent (None: only the usual ones).
     """
 
     command: str | Sequence[str] | None = None
     startup_timeout: float = 60.0
     request_timeout: float = 30.0
     prototyping: bool = True
+    agent_home: str | None = None

@@ -5,12 +5,22 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["LaunchSpec", "ResolvedCommand", "build_argv", "pinned_agent_paths", "resolve_command"]
+from atomic_jupyter.transport.agent_install import agent_homes, find_installed, pin_of
+from atomic_jupyter.transport.agent_install.pins import pins
+
+__all__ = [
+    "Candidate",
+    "LaunchSpec",
+    "ResolvedCommand",
+    "build_argv",
+    "installed_agent_folders",
+    "resolution",
+    "resolve_command",
+]
 
 #: The environment variable that names the agent command when nothing more specific does.
 COMMAND_ENV_VAR = "ATOMIC_AGENT_COMMAND"
@@ -18,10 +28,17 @@ COMMAND_ENV_VAR = "ATOMIC_AGENT_COMMAND"
 
 @dataclass(frozen=True)
 class ResolvedCommand:
-    """An agent command and where it came from (for error messages)."""
+    """An agent command and where it came from (for error messages); when nothing was found,
+    why the pinned agent could not be used."""
 
     argv: tuple[str, ...]
     source: str
+    why_not_pinned: str = ""
+
+    @property
+    def nothing_found(self) -> bool:
+        """Whether no command was given or found (``atomic`` is then only a guess)."""
+        return self.source == NOTHING_FOUND
 
 
 @dataclass(frozen=True)
@@ -66,52 +83,95 @@ def _split(command: str | Sequence[str]) -> tuple[str, ...]:
     return tuple(str(part) for part in command)
 
 
-def pinned_agent_paths() -> list[Path]:
-    """Where the project's own pinned agent (the current line) may be installed, most specific
-    first."""
-    package_dir = Path(__file__).resolve().parents[1]
-    return [
-        package_dir.parent / "agent" / "node_modules" / ".bin" / "pi",
-        Path(sys.prefix) / "share" / "atomic-jupyter" / "agent" / "node_modules" / ".bin" / "pi",
-    ]
+#: The source of the command chosen when nothing was found (it is then plain ``atomic``).
+NOTHING_FOUND = "the default (nothing else was found)"
 
 
-def pinned_agent_folders() -> list[Path]:
-    """The folders of the pinned installs (``agent/`` and beside it), most specific first:
-    where tools the agent's own install may lack (TypeScript) are found."""
-    return [path.parents[2] for path in pinned_agent_paths()]
+@dataclass(frozen=True)
+class Candidate:
+    """One step of the command's resolution: where it looked, what it found (``argv``, None
+    when nothing), and a note (why not, or which install)."""
+
+    source: str
+    argv: tuple[str, ...] | None
+    note: str = ""
+
+
+def installed_agent_folders(
+    agent_home: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None
+) -> list[Path]:
+    """The folders of every complete pinned install (any line), the current line first: where
+    tools the agent's own install may lack (TypeScript) are found."""
+    homes = agent_homes(agent_home, environ)
+    return [found.folder for pin in pins() if (found := find_installed(pin, homes).found)]
+
+
+def resolution(
+    explicit: str | Sequence[str] | None = None,
+    configured: str | Sequence[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+    agent_home: str | os.PathLike[str] | None = None,
+) -> list[Candidate]:
+    """Every step of :func:`resolve_command`, in order, with what each found."""
+    environ = os.environ if environ is None else environ
+    steps: list[Candidate] = []
+    for value, source in (
+        (explicit, "--command"),
+        (configured, "AtomicAgent.command"),
+        (environ.get(COMMAND_ENV_VAR) or None, f"${COMMAND_ENV_VAR}"),
+    ):
+        argv = _split(value) if value else ()
+        steps.append(Candidate(source, argv or None, "" if argv else "not set"))
+    path = environ.get("PATH", os.defpath)
+    for name in ("atomic", "pi"):
+        found = shutil.which(name, path=path)
+        steps.append(
+            Candidate(f"{name!r} on PATH", (found,) if found else None, "" if found else "none")
+        )
+    pin = pin_of("current")
+    search = find_installed(pin, agent_homes(agent_home, environ))
+    if search.found is not None:
+        installed = search.found
+        steps.append(
+            Candidate(
+                f"the pinned agent in {installed.home.source}",
+                (str(installed.executable),),
+                f"{pin.describe()} in {installed.folder}",
+            )
+        )
+    else:
+        damaged = "; ".join(f"{folder}: {problem}" for folder, problem in search.damaged)
+        looked = ", ".join(str(home.path) for home in search.homes)
+        steps.append(
+            Candidate(
+                "the pinned agent",
+                None,
+                f"{pin.describe()} is not installed in {looked}"
+                + (f" (damaged: {damaged})" if damaged else ""),
+            )
+        )
+    return steps
 
 
 def resolve_command(
     explicit: str | Sequence[str] | None = None,
     configured: str | Sequence[str] | None = None,
     environ: Mapping[str, str] | None = None,
+    agent_home: str | os.PathLike[str] | None = None,
 ) -> ResolvedCommand:
     """Choose the agent command.
 
     The order is: ``explicit`` (``--command``), ``configured`` (``AtomicAgent.command``),
-    ``$ATOMIC_AGENT_COMMAND``, ``atomic`` on PATH, ``pi`` on PATH, then the project's pinned
-    install. When none is found the result is plain ``atomic``, so the error names it.
+    ``$ATOMIC_AGENT_COMMAND``, ``atomic`` on PATH, ``pi`` on PATH, then the pinned agent
+    installed in an agent home (``AtomicAgent.agent_home``, ``$ATOMIC_JUPYTER_AGENT_HOME``,
+    the user's data folder, the Python environment's). When none is found the result is
+    plain ``atomic`` from :data:`NOTHING_FOUND`, with why the pinned agent was not usable.
     """
-    environ = os.environ if environ is None else environ
-    for value, source in (
-        (explicit, "--command"),
-        (configured, "AtomicAgent.command"),
-        (environ.get(COMMAND_ENV_VAR) or None, f"${COMMAND_ENV_VAR}"),
-    ):
-        if value:
-            argv = _split(value)
-            if argv:
-                return ResolvedCommand(argv, source)
-    path = environ.get("PATH", os.defpath)
-    for name in ("atomic", "pi"):
-        found = shutil.which(name, path=path)
-        if found:
-            return ResolvedCommand((found,), f"{name!r} on PATH")
-    for candidate in pinned_agent_paths():
-        if candidate.exists():
-            return ResolvedCommand((str(candidate),), "the project's pinned agent")
-    return ResolvedCommand(("atomic",), "the default (nothing else was found)")
+    steps = resolution(explicit, configured, environ, agent_home)
+    for step in steps:
+        if step.argv:
+            return ResolvedCommand(step.argv, step.source)
+    return ResolvedCommand(("atomic",), NOTHING_FOUND, steps[-1].note)
 
 
 def _has_mode(args: Sequence[str]) -> bool:

@@ -10,16 +10,20 @@ import os
 import random
 from pathlib import Path
 
+from atomic_jupyter.transport.agent_install import LINES, install_folder, pin_of
+
 ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"
 HARNESS = TESTS / "harness"
 EXTENSIONS = TESTS / "extensions"
 #: The fault-injecting stand-in agent, run as a script: ``[sys.executable, str(STANDIN_AGENT)]``.
 STANDIN_AGENT = HARNESS / "standin_agent.py"
+#: The checkout's agent home: ``make agent`` installs both pinned lines there.
+AGENT_HOME = ROOT / ".agents"
 #: The pinned agents, by line: ``current`` (the default) and ``0.73``.
 PINNED_AGENTS = {
-    "current": ROOT / "agent" / "node_modules" / ".bin" / "pi",
-    "0.73": ROOT / "agent" / "v0.73" / "node_modules" / ".bin" / "pi",
+    line: install_folder(AGENT_HOME, pin_of(line)) / "node_modules" / ".bin" / pin_of(line).bin_name
+    for line in LINES
 }
 #: The line the tests run (``ATOMIC_TEST_AGENT``: ``current`` unless set).
 AGENT_LINE = os.environ.get("ATOMIC_TEST_AGENT") or "current"

@@ -37,7 +37,7 @@ from atomic_jupyter.protocol.agent_line import REFERENCE_PACKAGES
 from atomic_jupyter.protocol.messages import AgentEvent
 from atomic_jupyter.session.observers import Listeners, Subscription
 from atomic_jupyter.session.plugins import LaunchAdditions
-from atomic_jupyter.transport.launch import pinned_agent_folders
+from atomic_jupyter.transport.launch import installed_agent_folders
 from atomic_jupyter.transport.node import NodeRuntime, choose_node
 
 if TYPE_CHECKING:
@@ -316,7 +316,12 @@ class PrototypeManager:
         typed = api_modules(package.folder, package.name, REFERENCE_PACKAGES)
         loaded = api_modules(package.folder, package.name, self.session.agent.package_names)
         tsc = _find_up(package.folder, TSC) or next(
-            (folder / TSC for folder in pinned_agent_folders() if (folder / TSC).exists()), None
+            (
+                folder / TSC
+                for folder in installed_agent_folders(self.session.config.agent_home)
+                if (folder / TSC).exists()
+            ),
+            None,
         )
         if tsc is None:
             not_run.append(f"type check: TypeScript was not found next to {package.folder}")

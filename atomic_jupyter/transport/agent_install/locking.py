@@ -1,0 +1,83 @@
+"""One install at a time per agent line and home: an exclusive lock on a file, held by the
+operating system, so a process that dies releases it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+__all__ = ["install_lock"]
+
+if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
+    import msvcrt
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+        except OSError:
+            return False
+        return True
+
+    def _lock(fd: int) -> None:
+        while True:
+            try:
+                msvcrt.locking(fd, msvcrt.LK_LOCK, 1)  # retries for 10 s, then raises
+                return
+            except OSError:
+                continue
+
+    def _unlock(fd: int) -> None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
+
+else:
+    import fcntl
+
+    def _try_lock(fd: int) -> bool:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _lock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def _holder(path: Path) -> str:
+    try:
+        text = path.read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+    return f" (process {text})" if text.isdigit() else ""
+
+
+@contextlib.contextmanager
+def install_lock(path: Path, on_wait: Callable[[str], None] | None = None) -> Iterator[bool]:
+    """Hold the lock at ``path`` for the ``with`` block; yields whether it had to wait.
+
+    ``on_wait`` is told, once, who holds it when another process does.
+    """
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        waited = False
+        if not _try_lock(fd):
+            waited = True
+            if on_wait is not None:
+                on_wait(f"another install is running{_holder(path)}; waiting for it to finish")
+            _lock(fd)
+        os.ftruncate(fd, 0)
+        os.write(fd, str(os.getpid()).encode())
+        try:
+            yield waited
+        finally:
+            os.ftruncate(fd, 0)
+            _unlock(fd)
+    finally:
+        os.close(fd)

@@ -1,0 +1,148 @@
+"""Reading ``npm ci --loglevel=http`` as it runs: progress, a summary, and why it failed.
+
+Sans-IO: :class:`NpmLog` is fed npm's output one line at a time and says what it means.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass
+
+__all__ = ["NpmFailure", "NpmLog", "Progress"]
+
+_TARBALL = re.compile(r"^npm http fetch GET (\d{3}) \S+?/-/\S+\.tgz")
+_FAILED_FETCH = re.compile(r"^npm http fetch GET (\S+) attempt \d+ failed with (E[A-Z_]+)")
+_CODE = re.compile(r"^npm (?:error|ERR!) code (\S+)")
+_ADDED = re.compile(r"^(added \d+ packages?.*)$")
+#: Error codes that mean the registry could not be reached.
+NETWORK_CODES = frozenset(
+    {"ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "ECONNRESET", "EHOSTUNREACH",
+     "ENETUNREACH", "ERR_SOCKET_TIMEOUT", "EPROTO", "SELF_SIGNED_CERT_IN_CHAIN"}
+)  # fmt: skip
+#: Lines of npm's own that say nothing to a person installing the agent.
+_NOISE = ("npm warn Unknown user config", "npm http fetch", "npm warn allow-scripts")
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where an install is.
+
+    Attributes
+    ----------
+    phase:
+        ``"waiting"`` (for another install), ``"preparing"``, ``"downloading"``,
+        ``"checking"``, ``"done"``.
+    message:
+        What is happening, in words.
+    done, total:
+        Packages fetched so far, out of how many (both 0 outside ``"downloading"``).
+    """
+
+    phase: str
+    message: str
+    done: int = 0
+    total: int = 0
+
+    @property
+    def fraction(self) -> float:
+        """How far the install is, from 0 to 1 (downloading is most of it)."""
+        if self.phase == "done":
+            return 1.0
+        if self.phase == "checking":
+            return 0.95
+        if self.phase == "downloading" and self.total:
+            return 0.05 + 0.85 * min(self.done, self.total) / self.total
+        return 0.02 if self.phase == "preparing" else 0.0
+
+
+@dataclass(frozen=True)
+class NpmFailure:
+    """Why ``npm ci`` failed.
+
+    Attributes
+    ----------
+    kind:
+        ``"registry"`` (unreachable), ``"integrity"`` (a download does not match the lock
+        file), ``"lock"`` (the lock file does not match the manifest), or ``"npm"``.
+    message:
+        One sentence for a person, without npm's stack.
+    """
+
+    kind: str
+    message: str
+
+
+class NpmLog:
+    """npm's output, line by line: counts the packages fetched, keeps the last lines worth
+    showing, and remembers the error code and npm's summary.
+
+    Parameters
+    ----------
+    total:
+        How many packages the lock file installs.
+    """
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self.fetched = 0
+        self.code: str | None = None
+        self.summary: str | None = None
+        self.unreachable: str | None = None
+        self.tail: deque[str] = deque(maxlen=12)
+        self._errors: list[str] = []
+
+    def feed(self, line: str) -> Progress | None:
+        """Take one line; the new progress when it moved, else None."""
+        line = line.rstrip()
+        if not line:
+            return None
+        if not line.startswith(_NOISE):
+            self.tail.append(line)
+        if match := _FAILED_FETCH.match(line):
+            self.unreachable = self.unreachable or match.group(1)
+            return None
+        if _TARBALL.match(line):
+            self.fetched += 1
+            return Progress(
+                "downloading",
+                f"downloading packages: {min(self.fetched, self.total)} of {self.total}",
+                self.fetched,
+                self.total,
+            )
+        if match := _CODE.match(line):
+            self.code = self.code or match.group(1)
+        if line.startswith(("npm error ", "npm ERR! ")) and len(self._errors) < 6:
+            text = line.split(" ", 2)[2].strip()
+            if text and not text.startswith(("code ", "errno ", "A complete log", "at ")):
+                self._errors.append(text)
+        if match := _ADDED.match(line):
+            self.summary = match.group(1)
+        return None
+
+    def failure(self, exit_code: int, registry: str | None = None) -> NpmFailure:
+        """What went wrong, once npm exited with ``exit_code``."""
+        first = self._errors[0] if self._errors else f"npm exited with code {exit_code}"
+        if self.code in NETWORK_CODES or (self.code is None and self.unreachable):
+            where = registry or "the npm registry"
+            return NpmFailure(
+                "registry",
+                f"could not reach {where} ({self.code or 'no answer'}). Check the network, "
+                "or name a mirror with $npm_config_registry.",
+            )
+        if self.code == "EINTEGRITY":
+            return NpmFailure(
+                "integrity",
+                "a downloaded package does not match the checksum in the lock file, so it "
+                f"was not installed ({first}).",
+            )
+        if self.code in ("EUSAGE", "ELOCKVERIFY") and "sync" in " ".join(self._errors):
+            return NpmFailure(
+                "lock",
+                "the lock file does not match its package.json, so npm ci refused it.",
+            )
+        return NpmFailure("npm", f"npm ci failed: {first}")
+
+    def shown(self) -> str:
+        """The last lines of npm's output worth showing (warnings and errors)."""
+        return "\n".join(self.tail)
