@@ -22,7 +22,8 @@ __all__ = ["ProgressPrinter", "main"]
 
 class ProgressPrinter:
     """Shows an install's progress on a terminal: a bar redrawn in place on a TTY, a line
-    per step (and per quarter of the download) otherwise."""
+    per step (and per quarter of the download) otherwise; nothing once done (the result
+    follows)."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
@@ -32,14 +33,14 @@ class ProgressPrinter:
         self._drawn = False
 
     def __call__(self, progress: Progress) -> None:
+        if progress.phase == "done":  # the result is printed next, in full
+            self.end()
+            return
         if self.tty:
             filled = int(progress.fraction * 30)
             bar = "#" * filled + "." * (30 - filled)
             self.stream.write(f"\r[{bar}] {progress.fraction:4.0%} {progress.message[:60]:<60}")
             self._drawn = True
-            if progress.phase == "done":
-                self.stream.write("\n")
-                self._drawn = False
         else:
             quarter = int(progress.fraction * 4)
             if progress.phase != self._phase or quarter != self._quarter:
@@ -49,9 +50,10 @@ class ProgressPrinter:
         self.stream.flush()
 
     def end(self) -> None:
-        """Finish the line a bar was drawn on."""
+        """Clear the line a bar was drawn on."""
         if self._drawn:
-            self.stream.write("\n")
+            self.stream.write("\r" + " " * 98 + "\r")
+            self.stream.flush()
             self._drawn = False
 
 

@@ -33,9 +33,12 @@ from typing import Any
 import pytest
 from nbval.plugin import IPyNbCell
 
-from tests.harness.support import AGENT_LINE, PINNED_AGENT
+from tests.harness.support import AGENT_HOME, AGENT_LINE, PINNED_AGENT
 
-# The notebooks' kernels inherit this environment: point them at the line under test.
+# The notebooks' kernels inherit this environment: point them at the line under test. The
+# current line is found as a user's would be, installed in an agent home (`make` names the
+# checkout's too).
+os.environ.setdefault("ATOMIC_JUPYTER_AGENT_HOME", str(AGENT_HOME))
 if AGENT_LINE != "current":
     os.environ["ATOMIC_AGENT_COMMAND"] = str(PINNED_AGENT)
 

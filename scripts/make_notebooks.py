@@ -42,7 +42,10 @@ QUICKSTART = [
         "and answer its questions by clicking.\n\n"
         "This notebook needs **no API key**: `--demo` runs the real agent on an offline demo model "
         "(scripted answers, served inside this kernel on 127.0.0.1) with a demo extension that shows "
-        "every kind of dialog. Run the cells from the top."
+        "every kind of dialog. Run the cells from the top.\n\n"
+        "The agent itself is installed once per user: `%atomic_agent install` in a cell, or "
+        "`atomic-jupyter install-agent` in a terminal. If it is missing, the start cell below says so "
+        "and offers a button that installs it and starts."
     ),
     code("%load_ext atomic_jupyter"),
     md(

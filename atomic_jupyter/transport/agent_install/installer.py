@@ -23,11 +23,17 @@ from urllib.parse import urlsplit
 
 from atomic_jupyter._version import __version__
 from atomic_jupyter.errors import AgentInstallError
-from atomic_jupyter.transport.agent_install.homes import AgentHome, install_home
+from atomic_jupyter.transport.agent_install.homes import (
+    USER_HOME_SOURCE,
+    AgentHome,
+    agent_homes,
+    install_home,
+)
 from atomic_jupyter.transport.agent_install.layout import (
     MARKER,
     InstalledAgent,
     check_install,
+    find_installed,
     install_folder,
 )
 from atomic_jupyter.transport.agent_install.locking import install_lock
@@ -83,12 +89,16 @@ class InstallResult:
         pin = self.agent.pin
         if self.action == "present":
             head = f"{pin.describe()} is already installed; nothing to do."
+            if self.agent.home.source != USER_HOME_SOURCE:
+                head += f" (It is in {self.agent.home.source}.)"
         else:
             how = (
                 f" with Node.js {self.node.version_text} ({self.node.source})" if self.node else ""
             )
             head = f"Installed {pin.describe()} in {self.seconds:.0f} s{how}."
         lines = [head, f"Where: {self.agent.folder}", f"Agent: {self.agent.executable}"]
+        if self.summary:
+            lines.append(f"npm: {self.summary}")
         return "\n".join([*lines, *self.notes])
 
 
@@ -199,6 +209,9 @@ def _run_npm(
         process.kill()
         process.wait()
         raise
+    finally:
+        if process.stdout is not None:
+            process.stdout.close()
     if code != 0:
         failure = log.failure(code, _registry(environ, log.unreachable))
         shown = log.shown()
@@ -262,7 +275,8 @@ def install_agent(
         ``"current"`` or ``"0.73"``.
     home:
         The agent home; :func:`~atomic_jupyter.transport.agent_install.homes.install_home`
-        chooses when None.
+        chooses when None, and then a whole install in any home a kernel looks in (the
+        Python environment's, put there by an image) counts as installed.
     force:
         Install again even when a complete install is there.
     on_progress:
@@ -292,6 +306,12 @@ def install_agent(
     if not force and check_install(final, pin) is None:
         report(Progress("done", f"{pin.describe()} is already installed"))
         return InstallResult(InstalledAgent(pin, final, target), "present")
+    if not force and home is None and target.source == USER_HOME_SOURCE:
+        # Nothing named: one a kernel would use anyway (an image's, say) is enough.
+        found = find_installed(pin, agent_homes(None, environ)).found
+        if found is not None:
+            report(Progress("done", f"{pin.describe()} is already installed"))
+            return InstallResult(found, "present")
     line_folder = final.parent
     try:
         line_folder.mkdir(parents=True, exist_ok=True)

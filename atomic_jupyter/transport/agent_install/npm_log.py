@@ -15,6 +15,10 @@ _TARBALL = re.compile(r"^npm http fetch GET (\d{3}) \S+?/-/\S+\.tgz")
 _FAILED_FETCH = re.compile(r"^npm http fetch GET (\S+) attempt \d+ failed with (E[A-Z_]+)")
 _CODE = re.compile(r"^npm (?:error|ERR!) code (\S+)")
 _ADDED = re.compile(r"^(added \d+ packages?.*)$")
+_ERROR = re.compile(r"^npm (?:error|ERR!)(?: (.*))?$")
+#: The parts of an npm error written for npm's developers: its JavaScript stack, the error
+#: object's fields, and the errno and syscall lines.
+_DETAIL = re.compile(r"^(?:\s+at |\s+\w+: |\s*[{}]$|(?:errno|syscall) \S+$)")
 #: Error codes that mean the registry could not be reached.
 NETWORK_CODES = frozenset(
     {"ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "ECONNRESET", "EHOSTUNREACH",
@@ -91,13 +95,16 @@ class NpmLog:
         self.unreachable: str | None = None
         self.tail: deque[str] = deque(maxlen=12)
         self._errors: list[str] = []
+        self._usage = False
 
     def feed(self, line: str) -> Progress | None:
         """Take one line; the new progress when it moved, else None."""
         line = line.rstrip()
         if not line:
             return None
-        if not line.startswith(_NOISE):
+        if error := _ERROR.match(line):
+            self._read_error(line, (error.group(1) or "").rstrip())
+        elif not line.startswith(_NOISE):
             self.tail.append(line)
         if match := _FAILED_FETCH.match(line):
             self.unreachable = self.unreachable or match.group(1)
@@ -112,13 +119,29 @@ class NpmLog:
             )
         if match := _CODE.match(line):
             self.code = self.code or match.group(1)
-        if line.startswith(("npm error ", "npm ERR! ")) and len(self._errors) < 6:
-            text = line.split(" ", 2)[2].strip()
-            if text and not text.startswith(("code ", "errno ", "A complete log", "at ")):
-                self._errors.append(text)
         if match := _ADDED.match(line):
             self.summary = match.group(1)
         return None
+
+    def _read_error(self, line: str, text: str) -> None:
+        """Keep an ``npm error`` line worth showing: not its stack, nor its usage help."""
+        if text == "Usage:":
+            # npm's help for the command: its one-line description came just before
+            self._usage = True
+            if self.tail and _ERROR.match(self.tail[-1]):
+                dropped = self.tail.pop().split(" ", 2)[-1]
+                if self._errors and self._errors[-1] == dropped:
+                    self._errors.pop()
+            return
+        if text.startswith("A complete log"):
+            self._usage = False
+            self.tail.append(line)
+            return
+        if self._usage or not text.strip() or _DETAIL.match(text):
+            return
+        self.tail.append(line)
+        if not text.startswith("code ") and len(self._errors) < 6:
+            self._errors.append(text.strip())
 
     def failure(self, exit_code: int, registry: str | None = None) -> NpmFailure:
         """What went wrong, once npm exited with ``exit_code``."""
@@ -134,12 +157,14 @@ class NpmLog:
             return NpmFailure(
                 "integrity",
                 "a downloaded package does not match the checksum in the lock file, so it "
-                f"was not installed ({first}).",
+                f"was not installed ({first.rstrip('.')}).",
             )
         if self.code in ("EUSAGE", "ELOCKVERIFY") and "sync" in " ".join(self._errors):
+            causes = [e for e in self._errors if e.startswith(("Invalid: ", "Missing: "))]
+            because = f" ({'; '.join(causes)})" if causes else ""
             return NpmFailure(
                 "lock",
-                "the lock file does not match its package.json, so npm ci refused it.",
+                f"the lock file does not match its package.json, so npm ci refused it{because}.",
             )
         return NpmFailure("npm", f"npm ci failed: {first}")
 

@@ -10,6 +10,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 __all__ = ["LINES", "AgentPin", "PinError", "pin_of", "pins"]
 
@@ -79,13 +80,27 @@ def read_pin(line: str, folder: Path) -> AgentPin:
     PinError
         When a file is missing or unreadable, or the lock file does not pin the agent.
     """
-    try:
-        raw = [(folder / name).read_bytes() for name in PIN_FILES]
-        manifest, lock = (json.loads(data) for data in raw)
-    except (OSError, ValueError) as exc:
-        raise PinError(f"the agent pin in {folder} cannot be read: {exc}") from None
-    names = [name for name in manifest.get("dependencies", {}) if name.endswith("coding-agent")]
-    packages = lock.get("packages") if isinstance(lock, dict) else None
+    raw: list[bytes] = []
+    parsed: list[dict[str, Any]] = []
+    for name in PIN_FILES:
+        try:
+            data = (folder / name).read_bytes()
+            value = json.loads(data)
+        except OSError as exc:
+            raise PinError(f"the agent pin in {folder} cannot be read: {exc}") from None
+        except ValueError as exc:
+            raise PinError(
+                f"the agent pin in {folder} cannot be read: {name} is not JSON ({exc})"
+            ) from None
+        if not isinstance(value, dict):
+            raise PinError(f"the agent pin in {folder} cannot be read: {name} is not a JSON object")
+        raw.append(data)
+        parsed.append(value)
+    manifest, lock = parsed
+    dependencies = manifest.get("dependencies")
+    dependencies = dependencies if isinstance(dependencies, dict) else {}
+    names = [name for name in dependencies if name.endswith("coding-agent")]
+    packages = lock.get("packages")
     if len(names) != 1 or not isinstance(packages, dict):
         raise PinError(f"the agent pin in {folder} does not name one agent package")
     entry = packages.get(f"node_modules/{names[0]}")
