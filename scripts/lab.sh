@@ -10,6 +10,14 @@ TOKEN="${JUPYTER_TOKEN:-$("$PY" -c 'import secrets; print(secrets.token_hex(24))
 # The checkout's agents, installed there by the installer (the package finds them there); the
 # demo model keeps its own private config dir.
 export ATOMIC_JUPYTER_AGENT_HOME="${ATOMIC_JUPYTER_AGENT_HOME:-$ROOT/.agents}"
+# ... and that pinned agent runs, even with an `atomic` or `pi` of your own on PATH (unless you
+# name another with ATOMIC_AGENT_COMMAND).
+if [ -z "${ATOMIC_AGENT_COMMAND:-}" ]; then
+    ATOMIC_AGENT_COMMAND="$("$PY" -c 'from atomic_jupyter.transport.agent_install import agent_homes, find_installed, pin_of
+found = find_installed(pin_of("current"), agent_homes()).found
+print(found.executable if found else "")')"
+    export ATOMIC_AGENT_COMMAND
+fi
 # Defaults for this launch only (JupyterLab's overrides.json, read from the application settings
 # directory): no "Would you like to get notified about official Jupyter news?" toast. Your own
 # settings (~/.jupyter/lab/user-settings, or JUPYTERLAB_SETTINGS_DIR) are read, written and win

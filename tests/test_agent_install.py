@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 
-from atomic_jupyter.cli import ProgressPrinter
 from atomic_jupyter.errors import AgentInstallError
 from atomic_jupyter.transport.agent_install import (
     LINES,
@@ -38,6 +37,7 @@ from atomic_jupyter.transport.agent_install.layout import MARKER
 from atomic_jupyter.transport.agent_install.locking import install_lock
 from atomic_jupyter.transport.agent_install.npm_log import NpmLog
 from atomic_jupyter.transport.agent_install.pins import AgentPin
+from atomic_jupyter.ui.install_view import ProgressPrinter
 from tests.harness.child_output import ChildOutput
 from tests.harness.fake_install import fake_install
 from tests.harness.support import ROOT
@@ -768,3 +768,17 @@ def test_a_default_install_is_satisfied_by_one_in_the_environment(tmp_path, monk
             pin=dataclasses.replace(pin_of("current"), node_requirement=">=999"),
         )
     assert raised.value.kind == "node"
+
+
+def test_a_registry_url_is_shown_without_its_user_and_token():
+    from atomic_jupyter.transport.agent_install.installer import _registry, shown_url
+
+    assert (
+        shown_url("https://ada:tok-123456@npm.example.com/repo/") == "https://npm.example.com/repo/"
+    )
+    assert shown_url("http://127.0.0.1:9/") == "http://127.0.0.1:9/"
+    environ = {"npm_config_registry": "https://ada:tok-123456@npm.example.com/"}
+    assert _registry(environ, None) == "https://npm.example.com/"
+    assert (
+        _registry({}, "https://ada:tok-123456@npm.example.com/yaml") == "https://npm.example.com/"
+    )

@@ -222,3 +222,19 @@ def test_typescript_is_looked_for_beside_the_agent_then_in_the_pinned_installs(o
     report = doctor_report(str(script), str(tmp_path / "empty"), nowhere)
     assert section(report, "Prototyping checks")["TypeScript (type check)"] == "not found"
     assert any(p.startswith("Prototypes are not type-checked") for p in report.problems)
+
+
+def test_the_report_shows_no_secret(old_node):
+    """What people paste into bug reports: no token in a registry URL, no API key given to a
+    command or named like one in the environment."""
+    env = scrubbed(
+        old_node,
+        npm_config_registry="https://ada:npm-token-123456@registry.example.com/",
+        ATOMIC_AGENT_COMMAND="pi --api-key sk-cmdline-98765 --no-session",
+        OPENAI_API_KEY="sk-env-abcdef123",
+    )
+    text = doctor_report(configured_command="pi --api-key=sk-configured-555", environ=env).text()
+    for secret in ("npm-token-123456", "ada:", "sk-cmdline-98765", "sk-configured-555"):
+        assert secret not in text
+    assert "https://registry.example.com/" in text
+    assert "[redacted]" in text  # the command is shown, its key is not

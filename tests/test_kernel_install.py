@@ -73,6 +73,9 @@ def test_install_shows_progress_then_where_and_a_second_run_does_nothing(user_ke
     assert "is already installed; nothing to do" in text
     assert len(kernel.widgets("FloatProgress", last_shown=True)) == 2
 
+    doctor = kernel.execute("%atomic_agent doctor").stdout
+    assert "the pinned agent in the user data folder" in doctor and str(folder) in doctor
+
     kernel.execute("%atomic_agent start --demo")
     status = kernel.execute("%atomic_agent status --full").stdout
     assert str(folder) in status and "demo/offline-demo" in status
@@ -100,6 +103,11 @@ def test_start_without_an_agent_says_what_to_run_and_its_button_installs_and_sta
         what="the install and start to finish",
     )
     assert kernel.widget(offer.comm_id)["description"] == "Installed and started"
+    (box,) = kernel.widgets("VBox", _dom_classes=has_class("atomic-install-offer"))
+    (output,) = kernel.widgets("Output", within=box.comm_id)
+    shown = "".join(o.get("text", "") for o in output["outputs"])
+    assert f"Installed {PIN.describe()}" in shown  # the progress made way for the result
+    assert not kernel.widgets("FloatProgress")  # closed
     status = kernel.execute("%atomic_agent status --full").stdout
     home = tmp_path / "data" / "atomic-jupyter" / "agents"
     assert str(install_folder(home, PIN)) in status

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import shlex
 import shutil
 import sys
@@ -39,6 +40,7 @@ from atomic_jupyter.transport.node import (
     satisfies,
     wheel_node,
 )
+from atomic_jupyter.transport.secrets import Redactor
 
 __all__ = ["DoctorReport", "Section", "doctor_report"]
 
@@ -62,6 +64,8 @@ LAB_EXTENSIONS = {
 #: pinned installs.
 TSC = Path("node_modules/typescript/bin/tsc")
 ENV_VARS = (COMMAND_ENV_VAR, AGENT_HOME_ENV, "npm_config_registry", "XDG_DATA_HOME")
+#: ``scheme://user:token@`` in a URL: the part before the host is not shown.
+_USERINFO = re.compile(r"(\b[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)
 INSTALL_HINT = "run `atomic-jupyter install-agent` in a terminal (or `%atomic_agent install`)"
 
 
@@ -122,7 +126,28 @@ def doctor_report(
     environ:
         The environment the agent would start in (default: this process's).
     """
-    return _Doctor(configured_command, agent_home, os.environ if environ is None else environ).run()
+    environ = os.environ if environ is None else environ
+    report = _Doctor(configured_command, agent_home, environ).run()
+    return _redacted(report, configured_command, environ)
+
+
+def _redacted(
+    report: DoctorReport, configured: str | Sequence[str] | None, environ: Mapping[str, str]
+) -> DoctorReport:
+    """The report without secrets: secret-named variables' values, an ``--api-key`` on a
+    command, and a user name or token in a URL (a registry's) are not shown."""
+    commands = [configured, environ.get(COMMAND_ENV_VAR)]
+    argv = [part for c in commands if c for part in (c.split() if isinstance(c, str) else c)]
+    redact = Redactor.for_launch({}, environ, argv)
+
+    def clean(text: str) -> str:
+        return redact(_USERINFO.sub(r"\1", text))
+
+    sections = tuple(
+        Section(section.title, tuple((label, clean(value)) for label, value in section.rows))
+        for section in report.sections
+    )
+    return DoctorReport(sections, [clean(problem) for problem in report.problems])
 
 
 def _node_text(node: NodeRuntime | None, requirement: str | None = None) -> str:

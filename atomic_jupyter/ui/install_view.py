@@ -1,5 +1,6 @@
 """An install of the pinned agent, shown in a cell: a progress bar and what is happening while
-it runs, then what was installed where (or why it failed) as plain text.
+it runs, then what was installed where (or why it failed) as plain text; on a terminal, a bar
+redrawn in place (:class:`ProgressPrinter`).
 
 Updated only on the thread that runs the install (the kernel's: a cell or a button's click).
 """
@@ -7,14 +8,14 @@ Updated only on the thread that runs the install (the kernel's: a cell or a butt
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TextIO
 
 import ipywidgets as w
 
 from atomic_jupyter.transport.agent_install import Progress
 from atomic_jupyter.ui.closing import close_widget
 
-__all__ = ["InstallOffer", "InstallView"]
+__all__ = ["InstallOffer", "InstallView", "ProgressPrinter"]
 
 
 class InstallView:
@@ -69,7 +70,8 @@ class InstallOffer:
         The button's text.
     action:
         Called on click, on the kernel's thread, with the offer's output area current (what it
-        displays goes below the button). The button is disabled for good once clicked.
+        displays goes below the button). The button is disabled while it runs and for good
+        once it succeeded; after a failure (shown below it) it says "Try again".
     """
 
     def __init__(self, label: str, action: Callable[[], Any]) -> None:
@@ -89,11 +91,49 @@ class InstallOffer:
         with self.output:
             try:
                 self._action()
-            except Exception as exc:  # shown in the offer's output, like a cell's error
-                self.button.description = "Install failed"
+            except BaseException as exc:  # shown in the offer's output, like a cell's error
+                self.button.description = "Try again"
                 self.button.button_style = "danger"
+                self.button.disabled = False
                 text = getattr(exc, "_render_traceback_", None)
                 print("\n".join(text()) if text else f"{type(exc).__name__}: {exc}")
                 return
         self.button.description = "Installed and started"
         self.button.button_style = "success"
+
+
+class ProgressPrinter:
+    """Shows an install's progress on a terminal: a bar redrawn in place on a TTY, a line
+    per step (and per quarter of the download) otherwise; nothing once done (the result
+    follows)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self._phase = ""
+        self._quarter = -1
+        self._drawn = False
+
+    def __call__(self, progress: Progress) -> None:
+        if progress.phase == "done":  # the result is printed next, in full
+            self.end()
+            return
+        if self.tty:
+            filled = int(progress.fraction * 30)
+            bar = "#" * filled + "." * (30 - filled)
+            self.stream.write(f"\r[{bar}] {progress.fraction:4.0%} {progress.message[:60]:<60}")
+            self._drawn = True
+        else:
+            quarter = int(progress.fraction * 4)
+            if progress.phase != self._phase or quarter != self._quarter:
+                self.stream.write(f"{progress.message}\n")
+            self._quarter = quarter
+        self._phase = progress.phase
+        self.stream.flush()
+
+    def end(self) -> None:
+        """Clear the line a bar was drawn on."""
+        if self._drawn:
+            self.stream.write("\r" + " " * 98 + "\r")
+            self.stream.flush()
+            self._drawn = False

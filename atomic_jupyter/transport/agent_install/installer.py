@@ -48,7 +48,7 @@ from atomic_jupyter.transport.node import (
     with_node_first,
 )
 
-__all__ = ["InstallResult", "install_agent", "npm_command"]
+__all__ = ["InstallResult", "install_agent", "npm_command", "shown_url"]
 
 #: How long the installed agent may take to answer ``--version``.
 CHECK_TIMEOUT = 120.0
@@ -141,12 +141,20 @@ def _node_for(pin: AgentPin, environ: Mapping[str, str]) -> NodeRuntime:
     return node
 
 
+def shown_url(url: str) -> str:
+    """``url`` without a user name or token in it (registry URLs may carry them)."""
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+
+
 def _registry(environ: Mapping[str, str], tried: str | None) -> str:
     for key in ("npm_config_registry", "NPM_CONFIG_REGISTRY"):
         if environ.get(key):
-            return environ[key]
+            return shown_url(environ[key])
     if tried:
-        parts = urlsplit(tried)
+        parts = urlsplit(shown_url(tried))
         return f"{parts.scheme}://{parts.netloc}/"
     return "the npm registry"
 
@@ -258,6 +266,41 @@ def _check_runs(folder: Path, pin: AgentPin, environ: Mapping[str, str]) -> None
         )
 
 
+def _install_into(
+    final: Path,
+    pin: AgentPin,
+    node: NodeRuntime,
+    environ: Mapping[str, str],
+    report: Callable[[Progress], None],
+) -> NpmLog:
+    """Build the install beside ``final``, check it, then put it in place: the install that
+    was there (if any) is renamed away first and only deleted once the new one is in place,
+    and renamed back if that fails."""
+    staging = final.parent / f"{_STAGING}{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        staging.mkdir()
+        for name in ("package.json", "package-lock.json"):
+            shutil.copyfile(pin.folder / name, staging / name)
+        report(Progress("preparing", f"installing {pin.describe()} with npm ci"))
+        log = _run_npm(staging, pin, node, environ, report)
+        report(Progress("checking", "checking the install"))
+        _check_runs(staging, pin, environ)
+        trash = final.parent / f"{_TRASH}{secrets.token_hex(4)}"
+        if final.exists():
+            final.rename(trash)
+        try:
+            staging.rename(final)
+        except BaseException:
+            if trash.exists() and not final.exists():
+                trash.rename(final)
+            raise
+    except BaseException:
+        _remove(staging)
+        raise
+    _remove(trash)
+    return log
+
+
 def install_agent(
     line: str = "current",
     home: str | os.PathLike[str] | AgentHome | None = None,
@@ -322,39 +365,30 @@ def install_agent(
             "--dir or $ATOMIC_JUPYTER_AGENT_HOME.",
         ) from None
     waiting = lambda message: report(Progress("waiting", message))  # noqa: E731
-    with install_lock(line_folder / ".install.lock", waiting) as waited:
-        notes = _clean_leftovers(line_folder)
-        problem = check_install(final, pin) if final.exists() else None
-        if final.exists() and problem is None and not force:
-            report(Progress("done", f"{pin.describe()} is already installed"))
-            note = ("Another install finished it while this one waited.",) if waited else ()
-            return InstallResult(InstalledAgent(pin, final, target), "present", notes=note)
-        if problem is not None:
-            notes.append(f"The install that was there could not be used ({problem}); replaced.")
-        node = _node_for(pin, environ)
-        staging = line_folder / f"{_STAGING}{os.getpid()}-{secrets.token_hex(4)}"
-        try:
-            staging.mkdir()
-            for name in ("package.json", "package-lock.json"):
-                shutil.copyfile(pin.folder / name, staging / name)
-            report(Progress("preparing", f"installing {pin.describe()} with npm ci"))
-            log = _run_npm(staging, pin, node, environ, report)
-            report(Progress("checking", "checking the install"))
-            _check_runs(staging, pin, environ)
-            if final.exists():
-                trash = line_folder / f"{_TRASH}{secrets.token_hex(4)}"
-                final.rename(trash)
-                _remove(trash)
-            staging.rename(final)
-        except KeyboardInterrupt:
-            _remove(staging)
-            raise AgentInstallError(
-                "interrupted",
-                f"the install of {pin.describe()} was interrupted; nothing was installed.",
-            ) from None
-        except BaseException:
-            _remove(staging)
-            raise
+    try:
+        with install_lock(line_folder / ".install.lock", waiting) as waited:
+            notes = _clean_leftovers(line_folder)
+            problem = check_install(final, pin) if final.exists() else None
+            if final.exists() and problem is None and not force:
+                report(Progress("done", f"{pin.describe()} is already installed"))
+                note = ("Another install finished it while this one waited.",) if waited else ()
+                return InstallResult(InstalledAgent(pin, final, target), "present", notes=note)
+            if problem is not None:
+                notes.append(f"The install that was there could not be used ({problem}); replaced.")
+            node = _node_for(pin, environ)
+            log = _install_into(final, pin, node, environ, report)
+    except KeyboardInterrupt:
+        raise AgentInstallError(
+            "interrupted",
+            f"the install of {pin.describe()} was interrupted; nothing was installed.",
+        ) from None
+    except OSError as exc:
+        raise AgentInstallError(
+            "permission",
+            f"could not install {pin.describe()} in {line_folder}: {exc.strerror or exc}. "
+            "Nothing was installed. Choose another folder with --dir or "
+            "$ATOMIC_JUPYTER_AGENT_HOME.",
+        ) from None
     agent = InstalledAgent(pin, final, target)
     report(Progress("done", f"installed {pin.describe()}"))
     return InstallResult(
