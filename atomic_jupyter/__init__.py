@@ -22,6 +22,7 @@ from atomic_jupyter.errors import (
     AgentStartError,
     AgentVersionError,
     AtomicAgentError,
+    CitationError,
     CommandError,
     CommandTimeoutError,
     DialogNotPendingError,
@@ -42,6 +43,7 @@ __all__ = [
     "AgentStartError",
     "AtomicAgent",
     "AtomicAgentError",
+    "CitationError",
     "CommandError",
     "CommandTimeoutError",
     "Dialog",
@@ -58,7 +60,9 @@ __all__ = [
 
 def load_ipython_extension(ipython: Any) -> None:
     """Register ``%atomic_agent`` (called by ``%load_ext atomic_jupyter``)."""
+    from atomic_jupyter.notebook.kernel_values import install_error_log
     from atomic_jupyter.notebook.magics import AtomicAgentMagics, AtomicExtensionMagics
 
+    install_error_log(ipython)  # $`Err` and %atomic_agent fix: the cells that failed from now
     ipython.register_magics(AtomicAgentMagics)
     ipython.register_magics(AtomicExtensionMagics)

@@ -83,6 +83,11 @@ class DialogNotPendingError(AtomicAgentError):
     """An answer was given to a dialog that is no longer waiting for one; nothing was sent."""
 
 
+class CitationError(AtomicAgentError):
+    """A value cited in a prompt (``$`name```) cannot be given: an unknown name, a failing
+    expression, or no such cell or error. Nothing was sent."""
+
+
 class PrototypeError(AtomicAgentError):
     """A prototype extension could not be defined (bad name, busy agent, no agent, or
     prototyping is off)."""

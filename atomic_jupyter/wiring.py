@@ -1,5 +1,6 @@
 """Plugs the upper layers into every session: addons (prototyping, then the demo model, in
-the order their arguments go on the command line) and the notebook's presentation.
+the order their arguments go on the command line), the notebook's presentation, and what a
+prompt's citations (``$`name```) stand for.
 
 Imported by the package itself, so any ``import atomic_jupyter...`` wires sessions the same.
 """
@@ -8,9 +9,12 @@ from __future__ import annotations
 
 from atomic_jupyter.addons.demo.runtime import demo_addon
 from atomic_jupyter.addons.prototype.manager import prototype_addon
+from atomic_jupyter.notebook.kernel_values import cite
 from atomic_jupyter.notebook.presentation import NotebookPresentation
+from atomic_jupyter.session.citations import use_citation_resolver
 from atomic_jupyter.session.session import AgentSession
 
 AgentSession.register_addon(prototype_addon)
 AgentSession.register_addon(demo_addon)
 AgentSession.use_presentation(NotebookPresentation)
+use_citation_resolver(cite)  # $`name` in a prompt: the kernel's values

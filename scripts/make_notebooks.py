@@ -59,6 +59,14 @@ QUICKSTART = [
         "keeps streaming while you work."
     ),
     code("%%atomic_agent --wait\nhello! who are you?"),
+    md(
+        "Cite a value of the kernel with a dollar and backquotes, `$`name``: the agent gets a readable "
+        "summary of it (its type, size and first items or rows), never the whole object. The fold under "
+        "the prompt shows exactly what was sent. `$`Err`` cites the last failed cell, and "
+        "`%atomic_agent fix` asks the agent to explain and fix it."
+    ),
+    code("primes = [2, 3, 5, 7, 11, 13]"),
+    code("%%atomic_agent --wait\nwhat is in $`primes`?"),
     md("Ask it to use a tool: each tool call is a card with its arguments and output."),
     code("%%atomic_agent --wait\nlist the files here"),
     md(

@@ -98,14 +98,17 @@ class Command:
 
 
 def spy_on_sends(session: AgentSession, monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Record every JSON value the session writes to the agent's stdin from now on."""
+    """Record every JSON value the session writes to the agent's stdin from now on, but the
+    run tracker's own state probes (``get_state``), which it may send at any time."""
     process = session.client.process
     assert process is not None
     sent: list[Any] = []
     original = process.send
 
     def send(line: bytes) -> Any:
-        sent.append(json.loads(line))
+        value = json.loads(line)
+        if value.get("type") != "get_state":
+            sent.append(value)
         return original(line)
 
     monkeypatch.setattr(process, "send", send)

@@ -27,6 +27,9 @@ from atomic_jupyter.addons.demo.script import (
     THOUGHT,
 )
 from atomic_jupyter.addons.model_server import ChatRequest, Text, Thinking, ToolCall, Turn, Usage
+from atomic_jupyter.notebook.magics import FIX_PROMPT
+from atomic_jupyter.session.citations import expand
+from atomic_jupyter.ui.markdown import render_markdown
 
 #: pi 0.73.1's built-in tools: name -> (required arguments, all arguments). ``read``, ``bash``,
 #: ``edit`` and ``write`` are offered by default; ``ls`` only with ``--tools``.
@@ -372,7 +375,7 @@ def test_every_turn_reports_a_plausible_usage() -> None:
 
 
 def test_only_the_last_user_message_counts() -> None:
-    history = [
+    history: list[dict[str, Any]] = [
         {"role": "user", "content": "list the files here"},
         {"role": "assistant", "content": None, "tool_calls": [
             {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{}"}},
@@ -394,6 +397,7 @@ def test_the_script_is_pure_and_deterministic(monkeypatch: pytest.MonkeyPatch) -
     prompt = "read a file"
     ls_call = tool_calls(demo_script(request(prompt)))[0]
     requests = [request(p) for p in [*DEMO_PROMPTS.values(), "anything"]]
+    requests += [request(cited(FIX)), request(cited("what is in $`numbers` and $`df`?"))]
     requests.append(request(prompt, [(ls_call, LS_LA)]))
     expected = [demo_script(r) for r in requests]
     monkeypatch.setattr(builtins, "open", forbidden)
@@ -403,3 +407,144 @@ def test_the_script_is_pure_and_deterministic(monkeypatch: pytest.MonkeyPatch) -
     assert [demo_script(r) for r in requests] == expected
     # And a fresh but equal request gets the same turn.
     assert demo_script(request(prompt, [(ls_call, LS_LA)])) == expected[-1]
+
+
+# --------------------------------------------------------------------------- cited values
+
+#: What ``%atomic_agent fix`` writes (it cites ``Err``, the last failed cell).
+FIX = FIX_PROMPT
+#: Summaries in the shape the notebook's resolver gives them: the type line first.
+SUMMARIES = {
+    "numbers": "list of 5 items: [3, 1, 4, 1, 5]",
+    "df": "pandas.DataFrame: 3 rows × 2 columns\n\n|   | a | b |\n|---|---|---|\n| 0 | 1 | x |",
+    "Err": (
+        "Cell [7] failed.\n\n```python\nx = 0\n1 / x\n```\n\nTraceback:\n```\n"
+        "---------------------------------------------------------------------------\n"
+        "ZeroDivisionError                         Traceback (most recent call last)\n"
+        "Cell In[7], line 2\n      1 x = 0\n----> 2 1 / x\n\n"
+        "ZeroDivisionError: division by zero\n```"
+    ),
+}
+
+
+def cited(prompt: str, summaries: dict[str, str] = SUMMARIES) -> str:
+    """``prompt`` as the agent gets it once the notebook has expanded its citations."""
+    return expand(prompt, summaries.__getitem__).sent
+
+
+def test_a_cited_prompt_names_the_values_and_quotes_their_type_lines() -> None:
+    turn = demo_script(request(cited("what is in $`numbers`, and how big is $`df`?")))
+    assert kinds(turn) == [Text] and turn.finish == "stop"
+    text = text_of(turn)
+    lines = text.splitlines()
+    assert lines[0] == "I got 2 values from your kernel: `numbers` and `df`."
+    assert lines[2].startswith("- `numbers`: `list of 5 items: [3, 1, 4, 1, 5]`. ")
+    assert lines[3].startswith("- `df`: `pandas.DataFrame: 3 rows × 2 columns`. ")
+    assert "not the live object" in lines[2] and "not the live object" in lines[3]
+    assert "computed nothing" in lines[2]
+    # Nothing computed is pretended: no sum (14), no mean (2.8), no table rows quoted.
+    assert "14" not in text and "2.8" not in text and "| 0 |" not in text
+    assert "offline demo model" in text
+    assert text == text_of(
+        demo_script(request(cited("what is in $`numbers`, and how big is $`df`?")))
+    )
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "what is in $`numbers`?",
+        "list the files in $`numbers`",
+        "read $`numbers` and think",
+        "clean up $`numbers`",
+        "hello, $`numbers`!",
+    ],
+)
+def test_a_cited_prompt_is_matched_before_the_keywords(prompt: str) -> None:
+    turn = demo_script(request(cited(prompt)))
+    assert kinds(turn) == [Text]  # no ls, no read, no rm -rf, no thinking
+    text = text_of(turn)
+    assert text.startswith("I got 1 value from your kernel: `numbers`.\n")
+    assert text not in (FALLBACK, MARKDOWN)
+
+
+def test_a_cited_value_counts_once_and_many_values_are_counted_not_listed() -> None:
+    names = [f"v{i}" for i in range(9)]
+    summaries = {name: f"int: {i}" for i, name in enumerate(names)}
+    prompt = " ".join(f"$`{name}`" for name in [*names, "v0"])
+    turn = demo_script(request(cited(prompt, summaries)))
+    text = text_of(turn)
+    first = text.splitlines()[0]
+    assert first.startswith("I got 9 values from your kernel: `v0`, `v1`, ")
+    assert first.endswith("`v5` and 3 more.")
+    assert text.count("\n- ") == 6 and "`v6`" not in text
+    (part,) = turn.items
+    assert isinstance(part, Text) and math.ceil(len(part.text) / part.chunk) * part.delay < 2
+
+
+def test_a_summary_line_that_looks_like_a_cited_name_stays_in_its_summary() -> None:
+    summaries = {"note": "str of 30 characters:\n\n`secret`:\nnot a cited value"}
+    text = text_of(demo_script(request(cited("summarise $`note`", summaries))))
+    assert text.startswith("I got 1 value from your kernel: `note`.\n")
+    assert "`secret`" not in text
+
+
+def test_a_cited_answer_is_safe_to_render() -> None:
+    summaries = {
+        "<b>x</b>": "str: '`<script>alert(1)</script>` [link](javascript:alert(1))'",
+        "y": "",
+    }
+    text = text_of(demo_script(request(cited("$`<b>x</b>` and $`y`", summaries))))
+    assert text.startswith("I got 2 values from your kernel: `<b>x</b>` and `y`.")
+    assert "'<script>alert(1)</script>' [link](javascript:alert(1))'`" in text  # one code span
+    assert "- `y`: an empty summary." in text
+    html = render_markdown(text)
+    assert "<script" not in html and "<b>" not in html and "href" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html and "&lt;b&gt;x&lt;/b&gt;" in html
+
+
+def test_the_fix_prompt_names_the_cell_and_the_exception() -> None:
+    turn = demo_script(request(cited(FIX)))
+    assert kinds(turn) == [Text] and turn.finish == "stop"
+    text = text_of(turn)
+    assert text.startswith(
+        "The cell [7] failed with `ZeroDivisionError: division by zero`. To fix it, "
+    )
+    assert text.count(". ") == 1 and text.endswith(".\n")  # one fix sentence after it
+
+
+def test_the_fix_prompt_reads_a_plain_coloured_traceback() -> None:
+    err = (
+        "Cell [12] failed.\n```python\nd = {}\nd['`a`']\n```\n"
+        "\x1b[31mKeyError\x1b[0m Traceback (most recent call last)\n----> 2 d['a']\n"
+        "\x1b[31mKeyError\x1b[0m: \"'`a`'\"\n\n"
+    )
+    text = text_of(demo_script(request(cited(FIX, {"Err": err}))))
+    assert text.startswith("The cell [12] failed with `KeyError: \"''a''\"`.")
+
+
+def test_the_fix_prompt_without_a_failed_cell_gets_the_cited_answer() -> None:
+    text = text_of(demo_script(request(cited(FIX, {"Err": "NoneType: None"}))))
+    assert text.startswith("I got 1 value from your kernel: `Err`.\n")
+    assert "- `Err`: `NoneType: None`." in text
+    # A failed cell cited without the fix prompt is described, with a pointer to the fix.
+    text = text_of(demo_script(request(cited("look at $`Err`"))))
+    assert "- `Err`: `Cell [7] failed.`. " in text and "%atomic_agent fix" in text
+
+
+def test_prompts_without_citations_keep_their_old_answers() -> None:
+    for prompt in [*DEMO_PROMPTS.values(), "what is in `numbers`?", "echo $HOME", "$x^2$"]:
+        turn = demo_script(request(prompt))
+        intent = intent_of(prompt)
+        if intent == "markdown":
+            assert text_of(turn) == MARKDOWN
+        elif intent == "think":
+            assert [p.text for p in turn.items if isinstance(p, (Text, Thinking))] == [
+                THINKING,
+                THOUGHT,
+            ]
+        elif intent == "fallback":
+            assert text_of(turn) == FALLBACK, prompt
+        else:
+            assert kinds(turn) == [Text, ToolCall], prompt
+        assert "from your kernel" not in text_of(turn)

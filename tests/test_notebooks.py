@@ -145,6 +145,11 @@ WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 #: Each prompt cell of the quickstart, and what its record must say.
 RECORDED = {
     "hello! who are you?": ["> hello! who are you?", "Hello from the offline demo model"],
+    "what is in $`primes`?": [
+        "> what is in $`primes`?",
+        "Sent to the agent, with 1 cited value: primes",
+        "I got 1 value from your kernel:",
+    ],
     "list the files here": ["> list the files here", "tool bash · $ ls -la"],
     "clean up the scratch files": [
         "> clean up the scratch files",

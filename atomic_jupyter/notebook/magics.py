@@ -46,9 +46,16 @@ PLAIN_ACTIONS = {
 }
 ACTIONS = [
     "start", "stop", "restart", "status", "show", "wait", "policy", "new", "cycle_model",
-    "install", "doctor",
+    "install", "doctor", "fix",
     "model", "thinking", "export", *sorted(TEXT_ACTIONS), *sorted(PLAIN_ACTIONS),
 ]  # fmt: skip
+
+
+#: What ``%atomic_agent fix`` sends: the last failed cell (its source and traceback) cited.
+FIX_PROMPT = (
+    "Explain the last error in this notebook and fix it: what went wrong, why, and the "
+    "corrected code. $`Err`"
+)
 
 
 class MagicUsageError(AtomicAgentError):
@@ -200,7 +207,7 @@ class AtomicAgentMagics(Magics):
     @argument(
         "--wait",
         action="store_true",
-        help="cell magic: block until the run ends (for Run All, nbval, papermill)",
+        help="cell magic and fix: block until the run ends (for Run All, nbval, papermill)",
     )
     @argument(
         "--steer",
@@ -239,6 +246,8 @@ class AtomicAgentMagics(Magics):
           [--trust-project] [--env KEY=VALUE ...] [-- AGENT ARGS]``, ``stop``, ``restart``,
           ``status``, ``show`` (the panel again);
         - ``wait [--timeout S]``: block until the latest run ends, or a dialog needs you;
+        - ``fix [--wait]``: send the last failed cell (source and traceback) and ask the agent
+          to explain and fix it;
         - ``steer TEXT``, ``follow_up TEXT``, ``clear_queue``, ``abort``, ``new``;
         - ``bash COMMAND``, ``compact [INSTRUCTIONS]``, ``name NAME``;
         - ``state``, ``messages``, ``entries``, ``tree``, ``stats``, ``commands``, ``models``,
@@ -267,6 +276,12 @@ class AtomicAgentMagics(Magics):
             return None
         if args.action == "install":
             installing.install(args.line, force=args.force, home=_config(self).agent_home)
+            return None
+        if args.action == "fix":
+            session = api.session(args.name)
+            run = session.prompt(FIX_PROMPT)
+            if args.wait:
+                session.wait(timeout=args.timeout, run=run)
             return None
         if args.action == "doctor":
             from atomic_jupyter.notebook.doctor import doctor_report

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 from atomic_jupyter.errors import AgentNotRunningError, AtomicAgentError, CommandTimeoutError
 from atomic_jupyter.protocol.messages import Response
 from atomic_jupyter.session.channel import CommandChannel, as_command
+from atomic_jupyter.session.citations import citation_resolver, expand
 from atomic_jupyter.session.commands import command_result_text
 from atomic_jupyter.session.dialog_registry import DialogRegistry
 from atomic_jupyter.session.images import image_contents
@@ -87,7 +88,9 @@ class Conversation:
         Parameters
         ----------
         text:
-            The prompt.
+            The prompt. Values cited in it as ``$`name``` (a name or expression of the
+            kernel, ``In[n]``, ``Out[n]``, ``Err``, ``Err[n]``) are sent as readable
+            summaries after it; a prompt without citations is sent as written.
         images:
             Images sent with it: paths, bytes or PIL images (one, or a list).
         streaming_behavior:
@@ -99,17 +102,26 @@ class Conversation:
             a view that places the area itself (the panel's Send) passes True.
         fields:
             More fields for the ``prompt`` command.
+
+        Raises
+        ------
+        CitationError
+            When a cited value cannot be given (nothing is sent).
         """
         if not isinstance(text, str):
             raise TypeError(f"a prompt is a str, not {type(text).__name__}")
         if streaming_behavior not in (None, "steer", "followUp"):
             raise ValueError('streaming_behavior is "steer" or "followUp"')
-        command = {"type": "prompt", "message": text, **fields}
+        expanded = expand(text, citation_resolver())
+        command = {"type": "prompt", "message": expanded.sent, **fields}
         if images is not None:
             command["images"] = image_contents(images)
         if streaming_behavior is not None:
             command["streamingBehavior"] = streaming_behavior
-        return self._send_run(PromptRun("", text), command, display=display, shown=shown)
+        run = PromptRun("", text)
+        run.sent = expanded.sent
+        run.cited = tuple(dict.fromkeys(c.expression for c in expanded.citations))
+        return self._send_run(run, command, display=display, shown=shown)
 
     def command(
         self,

@@ -28,7 +28,7 @@ class PromptRun:
     id:
         The id of the ``prompt`` command.
     message:
-        The text sent.
+        The prompt as written (the header shows it).
     response:
         The agent's ``response`` to the command, once it came (for an extension command
         it comes when the command's handler has finished).
@@ -46,6 +46,10 @@ class PromptRun:
         self.response: Response | None = None
         self.error: str | None = None
         self.transcript = Transcript(message)
+        #: What the agent got: ``message`` with its cited values (``$`name```) expanded.
+        self.sent = message
+        #: The expressions cited in ``message``, each once, in order.
+        self.cited: tuple[str, ...] = ()
         #: Whether the run's area is on the page (a prompt cell, or the panel's editor).
         self.shown = False
         #: Whether the prompt waits in the agent's queue behind a running run.

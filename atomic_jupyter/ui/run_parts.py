@@ -180,11 +180,21 @@ def describe_header(run: PromptRun, finished: bool) -> Group:
     )
 
 
-def describe_message(run: PromptRun) -> Text | None:
-    """The whole prompt, when it is longer than the header's first line."""
-    if "\n" not in run.message:
+def describe_message(run: PromptRun) -> Part | None:
+    """The whole prompt, when it is longer than the header's first line, and, when it cited
+    values, a fold with the prompt exactly as the agent got it."""
+    parts: list[Part] = []
+    if "\n" in run.message:
+        parts.append(Text("atomic-run-message", run.message, "muted", plain=""))
+    if run.sent != run.message:
+        count = len(run.cited)
+        names = ", ".join(run.cited)
+        summary = f"Sent to the agent, with {count} cited value{'s' if count != 1 else ''}: {names}"
+        sent = Text("atomic-run-sent-text", run.sent, "muted")
+        parts.append(Fold("atomic-run-sent", summary, sent, plain=f"{summary}:\n{run.sent}"))
+    if not parts:
         return None
-    return Text("atomic-run-message", run.message, "muted", plain="")
+    return parts[0] if len(parts) == 1 else Group("atomic-run-details", tuple(parts))
 
 
 def describe_footer(run: PromptRun, finished: bool) -> Text:
