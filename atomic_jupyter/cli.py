@@ -2,7 +2,7 @@
 report on the set-up.
 
 - ``atomic-jupyter install-agent [--line current|0.73|all] [--dir DIR | --sys-prefix]
-  [--force]``
+  [--force] [--prune]``
 - ``atomic-jupyter doctor``
 """
 
@@ -13,8 +13,9 @@ import sys
 from collections.abc import Sequence
 
 from atomic_jupyter.errors import AtomicAgentError
-from atomic_jupyter.transport.agent_install import LINES, install_agent
+from atomic_jupyter.transport.agent_install import LINES, install_agent, install_home
 from atomic_jupyter.transport.agent_install.homes import AGENT_HOME_ENV, sys_prefix_home
+from atomic_jupyter.transport.agent_install.prune import prune_installs
 from atomic_jupyter.ui.install_view import ProgressPrinter
 
 __all__ = ["main"]
@@ -33,6 +34,10 @@ def _install(args: argparse.Namespace) -> int:
             print(f"error: {exc}", file=sys.stderr)
             return 1
         print(result.describe())
+    if args.prune:
+        target = install_home(home).path
+        removed = prune_installs(target)
+        print("\n".join(removed) if removed else f"Nothing to prune in {target}.")
     return 0
 
 
@@ -67,6 +72,14 @@ def parser() -> argparse.ArgumentParser:
         help=f"install for everyone using this Python environment ({sys_prefix_home()})",
     )
     install.add_argument("--force", action="store_true", help="install again even if present")
+    install.add_argument(
+        "--prune",
+        action="store_true",
+        help=(
+            "then remove from that agent home the installs of other versions and the leftovers "
+            "of interrupted installs (stop the kernels that run an older one first)"
+        ),
+    )
     install.add_argument("--quiet", action="store_true", help="print only the result")
     install.set_defaults(run=_install)
     doctor = commands.add_parser(

@@ -782,3 +782,45 @@ def test_a_registry_url_is_shown_without_its_user_and_token():
     assert (
         _registry({}, "https://ada:tok-123456@npm.example.com/yaml") == "https://npm.example.com/"
     )
+
+
+# --------------------------------------------------------------------------- pruning
+
+
+def test_prune_removes_other_versions_and_leftovers_and_keeps_the_pins(tmp_path):
+    from atomic_jupyter.transport.agent_install.prune import prune_installs, unused_installs
+
+    home = tmp_path / "agents"
+    current, older = (pin_of(line) for line in LINES)
+    kept = [fake_install(home, current).parents[2], fake_install(home, older).parents[2]]
+    old_version = dataclasses.replace(current, version="1.5.0", digest="0123456789ab")
+    stale = fake_install(home, old_version).parents[2]
+    leftover = home / "current" / ".staging-123-abcd"
+    (leftover / "node_modules").mkdir(parents=True)
+    assert unused_installs(home) == [leftover, stale]
+    done = prune_installs(home)
+    assert done == [
+        f"Removed {leftover} (leftovers of an interrupted install).",
+        f"Removed {stale} (an install of another version).",
+    ]
+    assert all(folder.is_dir() for folder in kept) and not stale.exists()
+    assert prune_installs(home) == [] and unused_installs(tmp_path / "none") == []
+
+
+def test_prune_leaves_a_line_alone_while_an_install_runs_there(tmp_path):
+    from atomic_jupyter.transport.agent_install.prune import prune_installs
+
+    home = tmp_path / "agents"
+    old_version = dataclasses.replace(pin_of("current"), version="1.5.0", digest="0123456789ab")
+    stale = fake_install(home, old_version).parents[2]
+    holder = Holder(home / "current" / ".install.lock")
+    try:
+        assert holder.next_line() == "holding"
+        assert prune_installs(home) == [
+            f"Left {home / 'current'} alone: an install is running there."
+        ]
+        assert stale.is_dir()
+    finally:
+        holder.let_go()
+        holder.close()
+    assert prune_installs(home) == [f"Removed {stale} (an install of another version)."]

@@ -238,3 +238,11 @@ def test_the_report_shows_no_secret(old_node):
         assert secret not in text
     assert "https://registry.example.com/" in text
     assert "[redacted]" in text  # the command is shown, its key is not
+
+
+def test_installs_of_other_versions_are_listed_with_how_to_remove_them(old_node, tmp_path):
+    stale = tmp_path / "current" / "1.5.0-0123456789ab"
+    stale.mkdir(parents=True)
+    env = scrubbed(old_node, ATOMIC_JUPYTER_AGENT_HOME=str(tmp_path))
+    unused = section(doctor_report(environ=env), "Pinned agents")["not used by this version"]
+    assert unused.splitlines() == [str(stale), "(install-agent --prune removes them)"]

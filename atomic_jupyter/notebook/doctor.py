@@ -31,6 +31,7 @@ from atomic_jupyter.transport.agent_install import (
     install_home,
     pin_of,
 )
+from atomic_jupyter.transport.agent_install.prune import unused_installs
 from atomic_jupyter.transport.agent_package import PreparedAgent, prepare_agent
 from atomic_jupyter.transport.launch import COMMAND_ENV_VAR, installed_agent_folders, resolution
 from atomic_jupyter.transport.node import (
@@ -289,6 +290,14 @@ class _Doctor:
         rows.append(("agent homes looked in", "\n".join(f"{h.path} ({h.source})" for h in homes)))
         target = install_home(self.agent_home, self.environ)
         rows.append(("install-agent installs into", f"{target.path} ({target.source})"))
+        unused = [str(folder) for home in homes for folder in unused_installs(home.path)]
+        if unused:
+            rows.append(
+                (
+                    "not used by this version",
+                    "\n".join([*unused, "(install-agent --prune removes them)"]),
+                )
+            )
         return rows
 
     def node(self) -> list[Row]:

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-__all__ = ["install_lock"]
+__all__ = ["install_lock", "try_install_lock"]
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
     import msvcrt
@@ -78,6 +78,23 @@ def install_lock(path: Path, on_wait: Callable[[str], None] | None = None) -> It
             yield waited
         finally:
             os.ftruncate(fd, 0)
+            _unlock(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def try_install_lock(path: Path) -> Iterator[bool]:
+    """Hold the lock at ``path`` for the ``with`` block if it is free; yields whether it is
+    held (False: another process holds it, and nothing waits)."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        if not _try_lock(fd):
+            yield False
+            return
+        try:
+            yield True
+        finally:
             _unlock(fd)
     finally:
         os.close(fd)
