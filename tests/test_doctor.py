@@ -17,7 +17,7 @@ import pytest
 
 from atomic_jupyter.notebook import doctor
 from atomic_jupyter.notebook.doctor import DoctorReport, doctor_report
-from atomic_jupyter.transport.agent_install import AgentHome, find_installed, pin_of
+from atomic_jupyter.transport.agent_install import AgentHome, find_installed, homes, pin_of
 from atomic_jupyter.transport.agent_install.homes import sys_prefix_home
 from atomic_jupyter.transport.agent_install.layout import install_folder
 from atomic_jupyter.transport.node import wheel_node
@@ -246,3 +246,23 @@ def test_installs_of_other_versions_are_listed_with_how_to_remove_them(old_node,
     env = scrubbed(old_node, ATOMIC_JUPYTER_AGENT_HOME=str(tmp_path))
     unused = section(doctor_report(environ=env), "Pinned agents")["not used by this version"]
     assert unused.splitlines() == [str(stale), "(install-agent --prune removes them)"]
+
+
+def test_the_readme_shows_the_report_as_it_is_laid_out_now(old_node, monkeypatch):
+    """The README's sample (a user's install) has the report's sections and labels, in order;
+    the values differ."""
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    sample = readme.split("```text\natomic-jupyter doctor\n", 1)[1].split("```", 1)[0]
+    monkeypatch.setattr(homes, "user_home", lambda environ=None: AGENT_HOME)
+    report = doctor_report(environ=scrubbed(old_node))
+    titles = [s.title for s in report.sections]
+    assert [line for line in sample.splitlines() if line and not line.startswith(" ")][1:] == titles
+    for title in titles:
+        labels = [label.strip() for label, _ in section_rows(report, title)]
+        block = sample.split(f"\n{title}\n", 1)[1].split("\n\n", 1)[0]
+        for label in labels:
+            assert f"  {label}" in block, (title, label)
+
+
+def section_rows(report: DoctorReport, title: str) -> tuple[tuple[str, str], ...]:
+    return next(s.rows for s in report.sections if s.title == title)
