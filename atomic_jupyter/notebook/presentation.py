@@ -23,6 +23,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from atomic_jupyter.ui.closing import close_widget
+from atomic_jupyter.ui.dispatch import UiDispatcher
 from atomic_jupyter.ui.record import (
     Record,
     dialog_notice,
@@ -173,6 +174,8 @@ class NotebookPresentation:
     def __init__(self, session: AgentSession) -> None:
         self._session = session
         self._view: SessionView | None = None
+        self._main_work = UiDispatcher()  # made on the main thread: kernel calls run there
+        self._main_work.capture_loop()
         #: Each displayed run's output, by the run's command id (unique in the session; the
         #: run itself is not kept): its record is kept, to be sent again at stop.
         self._runs: dict[str, LiveDisplay] = {}
@@ -320,6 +323,13 @@ class NotebookPresentation:
         """Do the view work that is due (a blocking wait calls this on the main thread)."""
         if self._view is not None:
             self._view.pump()
+        self._main_work.capture_loop()
+        self._main_work.pump()
+
+    def run_on_main(self, work: Callable[[], None]) -> None:
+        """Run ``work`` on the kernel's main thread (a kernel call): at once there, else on
+        the kernel's loop when it is idle, or at the next :meth:`pump` of a blocking wait."""
+        self._main_work.call(work)
 
     def close(self) -> None:
         """Stop observing the session and close the view's widgets (a later use makes a new

@@ -50,6 +50,9 @@ class Inbox:
     accepting:
         Whether the agent can still take an answer (a dialog that comes when it cannot is
         closed at once).
+    claim:
+        Takes a dialog request that is not for a person (a kernel call) and says so; such a
+        request never becomes a dialog.
     """
 
     def __init__(
@@ -62,6 +65,7 @@ class Inbox:
         on_event: Callable[[AgentEvent], None],
         answer: Callable[[UIResponse], Any],
         accepting: Callable[[], bool],
+        claim: Callable[[DialogRequest], bool] = lambda _request: False,
     ) -> None:
         self._ui = ui
         self._dialogs = dialogs
@@ -70,13 +74,15 @@ class Inbox:
         self._on_event = on_event
         self._answer = answer
         self._accepting = accepting
+        self._claim = claim
 
     def __call__(self, message: ConnectionEvent) -> None:
         """Take one message (on the reader thread)."""
         if isinstance(message, AgentEvent):
             self._on_event(message)
         elif isinstance(message, DialogRequest):
-            self.dialog(message)
+            if not self._claim(message):
+                self.dialog(message)
         elif isinstance(message, UIRequest):
             if not self._ui.apply(message):
                 method = message.to_dict()["method"]

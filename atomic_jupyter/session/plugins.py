@@ -15,7 +15,7 @@ presentation when one is first needed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -80,6 +80,10 @@ class Presentation(Protocol):
 
     def pump(self) -> None:
         """During a blocking wait, on the main thread: do the view work that is due."""
+
+    def run_on_main(self, work: Callable[[], None]) -> None:
+        """Run ``work`` on the kernel's main thread: at once there, else when the kernel is
+        idle, or at the next :meth:`pump` of a blocking wait (any thread may ask)."""
 
     def close(self) -> None:
         """Stop observing the session."""

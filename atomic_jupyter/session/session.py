@@ -33,6 +33,7 @@ from atomic_jupyter.session.dialog_registry import DialogRegistry
 from atomic_jupyter.session.event_log import EventLog
 from atomic_jupyter.session.extension_ui import ExtensionUiState
 from atomic_jupyter.session.inbox import Inbox
+from atomic_jupyter.session.kernel_tools import KernelTools, kernel_tools_for
 from atomic_jupyter.session.launch_env import exit_reason, plan_launch, start_failure
 from atomic_jupyter.session.lifecycle import Lifecycle
 from atomic_jupyter.session.observers import Listeners, Subscription, WakeSignal
@@ -134,6 +135,7 @@ class AgentSession:
             on_event=self._on_event,
             answer=lambda response: self._channel.answer(response),
             accepting=lambda: self._channel.accepting(),
+            claim=lambda request: self._kernel_tools.claims(request),
         )
         self.client = AgentClient(on_message=inbox)
         self._channel = CommandChannel(
@@ -159,6 +161,7 @@ class AgentSession:
         self.event_listeners: Listeners[Callable[[AgentEvent], None]] = Listeners(ui.diagnose)
         self._addons = [a for a in (f(self) for f in self.addon_factories) if a is not None]
         self._prototypes = Prototypes(self.addon("prototypes"))
+        self._kernel_tools = kernel_tools_for(self)
         self._presentation: Presentation | None = None
 
     def __repr__(self) -> str:
@@ -184,17 +187,14 @@ class AgentSession:
     diagnostic_count = property(
         lambda self: self.extension_ui.diagnostic_count, doc="How many messages were ignored."
     )
-    dialogs = property(
-        lambda self: self.dialog_registry.all(), doc="Every dialog kept, oldest first."
-    )
+    dialogs = property(lambda self: self.dialog_registry.all(), doc="Every dialog, oldest first.")
     pending_dialogs = property(
-        lambda self: self.dialog_registry.pending(), doc="Dialogs waiting for an answer."
+        lambda self: self.dialog_registry.pending(), doc="Unanswered dialogs."
     )
     runs = property(lambda self: self.tracker.runs, doc="Prompts sent (the newest 100).")
+    kernel_tools = property(lambda self: self._kernel_tools.exposed, doc="Exposed functions.")
     policies = property(lambda self: self._answers.list(), doc="The answer policies, in order.")
-    returncode = property(
-        lambda self: self._lifecycle.exit_code, doc="The agent's exit code, once exited."
-    )
+    returncode = property(lambda self: self._lifecycle.exit_code, doc="The agent's exit code.")
     prototypes = property(
         lambda self: self._prototypes.manager,
         doc="Extensions defined in notebook cells (None when ``AtomicAgent.prototyping`` is off).",
@@ -398,6 +398,8 @@ class AgentSession:
 
     request = Delegated("_channel", CommandChannel.request)
     prompt = Delegated("_conversation", Conversation.prompt)
+    expose = Delegated("_kernel_tools", KernelTools.expose)
+    unexpose = Delegated("_kernel_tools", KernelTools.unexpose)
     command = Delegated("_conversation", Conversation.command)
     stop_run = Delegated("_conversation", Conversation.stop_run)
     wait = Delegated("_conversation", Conversation.wait)

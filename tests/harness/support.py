@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 from pathlib import Path
 
 from atomic_jupyter.session.citations import CITED_HEADING
@@ -127,14 +128,26 @@ CARD_TOOL_CALLS = {
 }
 
 
+#: A prompt that makes the scripted model call a tool: ``kernel call NAME {"arg": 1}``.
+KERNEL_CALL = re.compile(r"kernel call (\w+) (\{.*\})")
+
+
 def conversation_script(request):
     """The scripted model's turns, chosen by keywords in the last user message."""
     from atomic_jupyter.addons.model_server import Fail, Text, Thinking, ToolCall, Turn, Usage
+    from atomic_jupyter.addons.model_server.request import content_text
 
     prompt = request.last_user_text.lower()
     turn = request.turn_index
     if CITED_HEADING.lower() in prompt:  # a prompt citing kernel values (its text may say "fail")
         return Turn([Text("I read the values you cited.")], usage=Usage(40, 6))
+    call = KERNEL_CALL.search(request.last_user_text)
+    if call:  # "kernel call NAME {json}": call that tool, then say what it answered
+        if turn == 0:
+            return Turn([ToolCall(call.group(1), json.loads(call.group(2)))], usage=Usage(40, 8))
+        result = request.tool_results[-1] if request.tool_results else {}
+        said = content_text(result.get("content"))
+        return Turn([Text(f"The tool answered: {said}")], usage=Usage(50, 8))
     if "long markdown" in prompt:
         return Turn([Text(LONG_MARKDOWN, chunk=40, delay=0.0005)], usage=Usage(100, 20000))
     if "long answer" in prompt:

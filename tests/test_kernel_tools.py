@@ -1,0 +1,133 @@
+"""Python functions of the kernel as the agent's tools (``session.expose``), in a real kernel
+driven like JupyterLab, with the real agent (both lines) and the scripted model, which calls
+the tool and repeats what it answered."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.harness.widget_text import has_class, text
+
+pytestmark = [pytest.mark.kernel, pytest.mark.agent]
+
+TOOLS = '''
+import time
+import atomic_jupyter as aj
+
+calls = []
+
+def area(r: float) -> float:
+    """The area of a circle of radius r."""
+    calls.append(("area", r, time.monotonic()))
+    return 3.0 * r * r
+
+def explode(reason: str) -> str:
+    """Always fails."""
+    raise RuntimeError(f"boom: {reason}")
+
+def delete_things(n: int) -> str:
+    """Deletes n things (it does not really)."""
+    calls.append(("delete_things", n, time.monotonic()))
+    return f"deleted {n}"
+
+s = aj.session()
+s.expose(area)
+s.expose(explode)
+s.expose(delete_things, side_effects=True)
+'''
+
+
+@pytest.fixture(scope="module")
+def kernel_agent_home(scripted_model) -> Path:
+    _server, home, _args = scripted_model
+    return home
+
+
+@pytest.fixture(scope="module")
+def kernel_setup(scripted_model) -> list[str]:
+    _server, _home, args = scripted_model
+    return [f"%atomic_agent start -- {' '.join(args)}", TOOLS]
+
+
+def last_answer(scripted_model) -> str:
+    server, _home, _args = scripted_model
+    results = server.requests[-1].tool_results
+    from atomic_jupyter.addons.model_server.request import content_text
+
+    return content_text(results[-1].get("content")) if results else ""
+
+
+def test_an_exposed_function_is_called_with_typed_arguments_during_a_wait(kernel, scripted_model):
+    result = kernel.execute('%%atomic_agent --wait\nkernel call area {"r": 2}', timeout=60)
+    assert result.ok
+    assert last_answer(scripted_model) == "`float`: 12.0" or "12.0" in last_answer(scripted_model)
+    calls = kernel.execute("print(calls[-1][:2])").stdout.strip()
+    assert calls == "('area', 2.0)"  # a float, as the hint says, though JSON sent 2
+
+
+def test_an_exception_reaches_the_model_and_the_kernel_goes_on(kernel, scripted_model):
+    kernel.execute('%%atomic_agent --wait\nkernel call explode {"reason": "testing"}', timeout=60)
+    answer = last_answer(scripted_model)
+    assert "RuntimeError: boom: testing" in answer and "Traceback" in answer
+    assert kernel.execute("print(1 + 1)").stdout.strip() == "2"
+
+
+def test_a_call_needing_approval_asks_in_the_tool_card_and_a_refusal_reaches_the_model(
+    kernel, scripted_model
+):
+    result = kernel.execute('%%atomic_agent\nkernel call delete_things {"n": 3}')
+    (area_id,) = result.widget_ids
+    no = None
+
+    def refuse_button():
+        found = kernel.widgets("Button", within=area_id, description="No")
+        return found[0] if found else None
+
+    kernel.wait_for(lambda: refuse_button() is not None, timeout=30, what="the approval dialog")
+    no = refuse_button()
+    card = kernel.find("VBox", within=area_id, _dom_classes=has_class("atomic-tool"))
+    assert no.comm_id in {ref.comm_id for ref in kernel.descendants(card.comm_id)}
+    kernel.click(no.comm_id)
+    kernel.execute("import atomic_jupyter as aj; aj.session().wait(timeout=60)")
+    assert "declined to run delete_things" in last_answer(scripted_model)
+    assert (
+        kernel.execute("print([c for c in calls if c[0] == 'delete_things'])").stdout.strip()
+        == "[]"
+    )
+
+
+def test_a_busy_kernel_makes_a_call_wait_and_its_card_says_so(kernel, scripted_model):
+    result = kernel.execute('%%atomic_agent\nkernel call area {"r": 1}')
+    (area_id,) = result.widget_ids
+    busy = kernel.submit(
+        "import time\nstarted = time.monotonic()\ntime.sleep(4)\nended = time.monotonic()"
+    )
+    kernel.wait_for(
+        lambda: any(
+            "waiting for the kernel" in text(ref) for ref in kernel.widgets("HTML", within=area_id)
+        ),
+        timeout=30,
+        what="the card to say the call waits for the kernel",
+    )
+    kernel.collect(busy, timeout=30)
+    kernel.execute("import atomic_jupyter as aj; aj.session().wait(timeout=60)")
+    ran_at = float(kernel.execute("print([c for c in calls if c[0] == 'area'][-1][2])").stdout)
+    ended = float(kernel.execute("print(ended)").stdout)
+    assert ran_at >= ended  # after the busy cell, on the kernel's thread
+    assert "3.0" in last_answer(scripted_model)
+
+
+def test_tools_are_there_again_after_a_restart(kernel, scripted_model):
+    kernel.execute("%atomic_agent restart")
+    kernel.execute('%%atomic_agent --wait\nkernel call area {"r": 3}', timeout=60)
+    assert "27.0" in last_answer(scripted_model)
+
+
+def test_an_unexposed_function_cannot_be_called(kernel, scripted_model):
+    kernel.execute("aj.session().unexpose('explode')")
+    kernel.execute('%%atomic_agent --wait\nkernel call explode {"reason": "again"}', timeout=60)
+    answer = last_answer(scripted_model)
+    assert "boom" not in answer
+    assert "explode" in answer  # the agent says it has no such tool

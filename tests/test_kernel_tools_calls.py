@@ -1,0 +1,101 @@
+"""The session's side of kernel calls, one layer alone (no agent, no kernel): which editor
+requests are kernel calls, what a forged or malformed one gets, where a call runs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from atomic_jupyter.protocol.messages import EditorRequest, UIResponse
+from atomic_jupyter.session.kernel_tools import CALL_PREFIX, KernelTools
+
+
+class Channel:
+    def __init__(self) -> None:
+        self.secret: str | None = "s3cret"
+        self.published: list[list[dict[str, Any]]] = []
+
+    def publish(self, specs: list[dict[str, Any]]) -> None:
+        self.published.append(specs)
+
+
+def twice(x: int) -> int:
+    """Twice x."""
+    return 2 * x
+
+
+@pytest.fixture
+def tools() -> tuple[KernelTools, Channel, list[UIResponse], list]:
+    channel, answers, queued, notes = Channel(), [], [], []
+    made = KernelTools(
+        channel=lambda: channel,
+        answer=answers.append,
+        run_on_main=lambda: queued.append,
+        wake=lambda: None,
+        diagnose=notes.append,
+    )
+    made.expose(twice)
+    return made, channel, answers, queued
+
+
+def call(title: str, prefill: str) -> EditorRequest:
+    return EditorRequest("r1", title=title, prefill=prefill)
+
+
+def answer_of(answers: list[UIResponse]) -> dict[str, Any]:
+    (only,) = answers
+    return json.loads(only.to_dict()["value"])
+
+
+def test_a_call_with_the_secret_is_queued_for_the_main_thread_then_answered(tools):
+    made, channel, answers, queued = tools
+    assert channel.published[-1][0]["name"] == "twice"
+    payload = json.dumps({"tool": "twice", "args": {"x": 21}})
+    assert made.claims(call(CALL_PREFIX + "s3cret", payload))
+    assert answers == [] and len(queued) == 1  # not run on this (the reader) thread
+    queued[0]()
+    assert answer_of(answers) == {"ok": True, "text": "42"}
+
+
+@pytest.mark.parametrize("title", [CALL_PREFIX + "wrong", CALL_PREFIX, CALL_PREFIX + "s3cret2"])
+def test_a_call_without_the_secret_is_refused_and_nothing_runs(tools, title):
+    made, _channel, answers, queued = tools
+    assert made.claims(call(title, json.dumps({"tool": "twice", "args": {"x": 1}})))
+    assert queued == []
+    assert answer_of(answers)["ok"] is False and "secret" in answer_of(answers)["error"]
+
+
+def test_a_function_not_exposed_cannot_be_called(tools):
+    made, _channel, answers, queued = tools
+    assert made.claims(call(CALL_PREFIX + "s3cret", json.dumps({"tool": "print", "args": {}})))
+    assert queued == []
+    assert answer_of(answers) == {
+        "ok": False,
+        "error": "'print' is not a function the notebook exposed",
+    }
+
+
+def test_other_editors_are_dialogs_for_a_person(tools):
+    made, *_ = tools
+    assert not made.claims(call("Edit the plan", "atomic-kernel-call s3cret"))
+    assert not made.claims(call("atomic-kernel-callx", "{}"))
+
+
+def test_bad_arguments_and_malformed_calls_are_errors_for_the_model(tools):
+    made, _channel, answers, queued = tools
+    made.claims(call(CALL_PREFIX + "s3cret", json.dumps({"tool": "twice", "args": {"x": "a"}})))
+    queued[0]()
+    assert answer_of(answers)["ok"] is False and "x" in answer_of(answers)["error"]
+    answers.clear()
+    made.claims(call(CALL_PREFIX + "s3cret", "not json"))
+    assert "not {tool, args}" in answer_of(answers)["error"]
+
+
+def test_unexpose_publishes_what_is_left(tools):
+    made, channel, *_ = tools
+    made.unexpose("twice")
+    assert channel.published[-1] == [] and made.exposed == {}
+    with pytest.raises(KeyError):
+        made.unexpose("twice")
