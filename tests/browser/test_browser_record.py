@@ -75,7 +75,7 @@ def test_the_reopened_quickstart_shows_the_conversation_not_broken_widgets(
 ) -> None:
     nb = reopened
     runs = nb.notebook.locator(".atomic-record-run")
-    expect(runs).to_have_count(4)
+    expect(runs).to_have_count(5)
     hello = cell_with(nb, "hello! who are you?").locator(".atomic-record-run")
     expect(hello.locator(".atomic-run-prompt")).to_have_text("> hello! who are you?")
     expect(hello.locator(".atomic-run-state")).to_have_text("done")
@@ -86,6 +86,12 @@ def test_the_reopened_quickstart_shows_the_conversation_not_broken_widgets(
     expect(
         hello.locator(".atomic-assistant-text h1, .atomic-assistant-text h2").first
     ).to_be_visible()
+    # A prompt that cited a value: as written in the header, as sent in a closed fold.
+    cited = cell_with(nb, "what is in $`primes`?").locator(".atomic-record-run")
+    expect(cited.locator(".atomic-run-prompt")).to_have_text("> what is in $`primes`?")
+    sent = cited.locator("details.atomic-run-sent")
+    expect(sent.locator("summary")).to_have_text("Sent to the agent, with 1 cited value: primes")
+    expect(sent).not_to_have_attribute("open", "")
     tools = cell_with(nb, "list the files here").locator(".atomic-tool")
     expect(tools.locator(".atomic-tool-header")).to_contain_text("tool bash · $ ls -la · done")
     guarded = cell_with(nb, "clean up the scratch files")
