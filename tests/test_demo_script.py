@@ -548,3 +548,38 @@ def test_prompts_without_citations_keep_their_old_answers() -> None:
         else:
             assert kinds(turn) == [Text, ToolCall], prompt
         assert "from your kernel" not in text_of(turn)
+
+
+# --------------------------------------------------------------------------- kernel tools
+
+AREA_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "circle_area",
+        "description": "The area of a circle.",
+        "parameters": {
+            "type": "object",
+            "properties": {"radius": {"type": "number"}, "unit": {"type": "string"}},
+            "required": ["radius"],
+        },
+    },
+}
+
+
+def test_a_prompt_naming_an_exposed_function_calls_it_with_arguments_from_the_prompt():
+    from atomic_jupyter.addons.demo.script import demo_script
+    from atomic_jupyter.addons.model_server import ToolCall
+    from atomic_jupyter.addons.model_server.request import ChatRequest
+
+    ask = {"role": "user", "content": "use circle_area for a radius of 2.5 in 'cm'"}
+    body = {"messages": [ask], "tools": [AREA_TOOL], "stream": True}
+    first = demo_script(ChatRequest(body))
+    (call,) = [p for p in first.parts if isinstance(p, ToolCall)]
+    assert call.name == "circle_area" and call.arguments == {"radius": 2.5, "unit": "cm"}
+    called = {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function"}]}
+    answered = {"role": "tool", "tool_call_id": "c1", "content": "`float`: 19.63"}
+    second = demo_script(ChatRequest({**body, "messages": [ask, called, answered]}))
+    said = "".join(getattr(p, "text", "") for p in second.parts)
+    assert said.startswith("Your kernel's `circle_area` answered: `'float': 19.63`.")
+    bash_only = {**body, "tools": [{"type": "function", "function": {"name": "bash"}}]}
+    assert not any(isinstance(p, ToolCall) for p in demo_script(ChatRequest(bash_only)).parts)

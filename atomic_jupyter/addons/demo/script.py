@@ -12,6 +12,10 @@ any other cited prompt
     one sentence on what the demo can say about it: it sees summaries, not live objects, and
     computes nothing.
 
+A prompt that names a tool the agent offers and is not one of its own (a function the notebook
+exposed with ``session.expose``) calls it, with arguments taken from the prompt in the schema's
+order (numbers for numbers, quoted text for strings), then says what it answered.
+
 Otherwise it looks for these keywords, lower-cased (whole words; the first group that matches,
 in this order, wins):
 
@@ -123,6 +127,9 @@ def demo_script(request: ChatRequest) -> Turn:
     prompt = request.last_user_text
     if CITED_HEADING in prompt:  # before the keywords: "what is in `files`?" cites, not lists
         return _turn(request, [_text(cited_answer(prompt))])
+    kernel_tool = _offered_kernel_tool(request)
+    if kernel_tool is not None:  # "use circle_area for a radius of 2": the notebook's function
+        return _kernel_call(request, kernel_tool)
     intent = intent_of(prompt)
     if intent == "clean":
         return _clean(request)
@@ -135,6 +142,69 @@ def demo_script(request: ChatRequest) -> Turn:
     if intent == "markdown":
         return _turn(request, [_text(MARKDOWN)])
     return _turn(request, [_text(FALLBACK)])
+
+
+# --------------------------------------------------------------------------- kernel tools
+
+#: The agent's own tools: a prompt naming one of these is not about a notebook function.
+BUILT_IN_TOOLS = frozenset({"bash", "read", "edit", "write", "ls", "grep", "find"})
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_QUOTED = re.compile(r"[\"']([^\"']*)[\"']")
+
+
+def _offered_kernel_tool(request: ChatRequest) -> dict[str, Any] | None:
+    """The tool the prompt names, when the agent offers one that is not its own (a function
+    the notebook exposed)."""
+    words = set(re.findall(r"\w+", request.last_user_text))
+    tools = request.body.get("tools")
+    for tool in tools if isinstance(tools, list) else []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if not isinstance(function, dict):
+            continue
+        name = str(function.get("name", ""))
+        if name in words and name not in BUILT_IN_TOOLS:
+            return function
+    return None
+
+
+def _kernel_arguments(prompt: str, parameters: Any) -> dict[str, Any]:
+    """Arguments from the prompt, in the schema's order: numbers for numbers, quoted text for
+    strings, ``true`` for flags."""
+    numbers = [float(n) for n in _NUMBER.findall(prompt)]
+    texts = _QUOTED.findall(prompt)
+    arguments: dict[str, Any] = {}
+    properties = parameters.get("properties", {}) if isinstance(parameters, dict) else {}
+    for name, schema in properties.items():
+        kind = schema.get("type") if isinstance(schema, dict) else None
+        if kind in ("number", "integer") and numbers:
+            value = numbers.pop(0)
+            arguments[name] = int(value) if kind == "integer" else value
+        elif kind == "string" and texts:
+            arguments[name] = texts.pop(0)
+        elif kind == "boolean":
+            arguments[name] = True
+    return arguments
+
+
+def _kernel_call(request: ChatRequest, function: dict[str, Any]) -> Turn:
+    name = str(function.get("name"))
+    if request.turn_index == 0:
+        arguments = _kernel_arguments(request.last_user_text, function.get("parameters"))
+        return _turn(
+            request,
+            [
+                _text(f"Let me ask your notebook: `{name}` runs in its kernel."),
+                ToolCall(name, arguments),
+            ],
+        )
+    results = _results(request)
+    answer = results[-1] if results else ""
+    first = answer.strip().splitlines()[0].replace("`", "'") if answer.strip() else "(nothing)"
+    if "Traceback" in answer or "declined" in answer or "Error" in first:
+        said = f"It did not work: `{first[:200]}`."
+    else:
+        said = f"Your kernel's `{name}` answered: `{first[:200]}`."
+    return _turn(request, [_text(said + " (I am the offline demo model: I only pass it on.)")])
 
 
 # --------------------------------------------------------------------------- texts
