@@ -8,13 +8,17 @@ Imported by the package itself, so any ``import atomic_jupyter...`` wires sessio
 from __future__ import annotations
 
 from atomic_jupyter.addons.demo.runtime import demo_addon
+from atomic_jupyter.addons.kernel_tools.runtime import kernel_tools_addon
 from atomic_jupyter.addons.prototype.manager import prototype_addon
-from atomic_jupyter.notebook.kernel_values import cite
+from atomic_jupyter.notebook.kernel_values import cite, summarize
 from atomic_jupyter.notebook.presentation import NotebookPresentation
 from atomic_jupyter.session.citations import use_citation_resolver
+from atomic_jupyter.session.kernel_tools import use_value_summary
 from atomic_jupyter.session.session import AgentSession
 
 AgentSession.register_addon(prototype_addon)
 AgentSession.register_addon(demo_addon)
+AgentSession.register_addon(kernel_tools_addon)
 AgentSession.use_presentation(NotebookPresentation)
 use_citation_resolver(cite)  # $`name` in a prompt: the kernel's values
+use_value_summary(summarize)  # what a kernel tool's result reads, for the model

@@ -98,25 +98,26 @@ def test_a_call_needing_approval_asks_in_the_tool_card_and_a_refusal_reaches_the
     )
 
 
-def test_a_busy_kernel_makes_a_call_wait_and_its_card_says_so(kernel, scripted_model):
-    result = kernel.execute('%%atomic_agent\nkernel call area {"r": 1}')
-    (area_id,) = result.widget_ids
+def test_a_busy_kernel_makes_a_call_wait_without_losing_it(kernel, scripted_model):
+    """The call comes while another cell computes: it runs after that cell, on the kernel's
+    thread, and the run ends with its answer. (While a cell computes the page gets no widget
+    updates at all, so the card says "waiting for the kernel…" only as the run's record.)"""
     busy = kernel.submit(
-        "import time\nstarted = time.monotonic()\ntime.sleep(4)\nended = time.monotonic()"
-    )
-    kernel.wait_for(
-        lambda: any(
-            "waiting for the kernel" in text(ref) for ref in kernel.widgets("HTML", within=area_id)
-        ),
-        timeout=30,
-        what="the card to say the call waits for the kernel",
+        "import time\nstarted = time.monotonic()\n"
+        "aj.session().prompt('kernel call area {\"r\": 1}', display=False)\n"
+        "time.sleep(3)\nended = time.monotonic()"
     )
     kernel.collect(busy, timeout=30)
-    kernel.execute("import atomic_jupyter as aj; aj.session().wait(timeout=60)")
+    kernel.execute("aj.session().wait(timeout=60)")
     ran_at = float(kernel.execute("print([c for c in calls if c[0] == 'area'][-1][2])").stdout)
     ended = float(kernel.execute("print(ended)").stdout)
     assert ran_at >= ended  # after the busy cell, on the kernel's thread
     assert "3.0" in last_answer(scripted_model)
+    updates = kernel.execute(
+        "run = aj.session().runs[-1]\n"
+        "print([b.result for b in run.transcript.snapshot() if hasattr(b, 'result')])"
+    ).stdout
+    assert "3.0" in updates
 
 
 def test_tools_are_there_again_after_a_restart(kernel, scripted_model):
@@ -131,3 +132,22 @@ def test_an_unexposed_function_cannot_be_called(kernel, scripted_model):
     answer = last_answer(scripted_model)
     assert "boom" not in answer
     assert "explode" in answer  # the agent says it has no such tool
+
+
+def test_the_panel_lists_what_the_agent_can_call(kernel):
+    panel = kernel.find("VBox", _dom_classes=has_class("atomic-panel"))
+    kernel.wait_for(
+        lambda: any(
+            "kernel tools:" in text(ref) for ref in kernel.widgets("HTML", within=panel.comm_id)
+        ),
+        timeout=15,
+        what="the panel's list of kernel tools",
+    )
+    (entry,) = [
+        text(ref)
+        for ref in kernel.widgets("HTML", within=panel.comm_id)
+        if "kernel tools:" in text(ref)
+    ]
+    assert "area" in entry and "delete_things" in entry
+    listed = kernel.execute("print(sorted(aj.session().kernel_tools))").stdout.strip()
+    assert "'area'" in listed

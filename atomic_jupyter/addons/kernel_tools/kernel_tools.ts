@@ -1,0 +1,245 @@
+/**
+ * atomic-jupyter's kernel tools, loaded into every session (`-e`): Python functions of the
+ * notebook's kernel as tools of the agent.
+ *
+ * The session's private folder ($ATOMIC_JUPYTER_KERNEL_TOOLS) holds
+ * - `secret`: this launch's secret, written by the kernel before the agent starts. It is read
+ *   and deleted at load, so an extension cannot read it later from the folder; it lives on
+ *   only in this closure (and is handed to the next instance of this extension across a
+ *   reload or a session replacement, through the same file, see `session_shutdown`);
+ * - `tools.json`: `[{"name", "description", "parameters": <JSON Schema>, "approval": bool}]`,
+ *   the tools the kernel offers. They are registered at session start, and again whenever
+ *   the kernel sends `/atomic-jupyter-tools` (after it rewrote the file): new tools are
+ *   registered, changed ones registered again, listed ones made active, and tools no longer
+ *   listed made inactive (tools cannot be unregistered). What was done goes to `status.json`.
+ *
+ * A tool's call goes back to the kernel through the agent's own stdio: an `editor` dialog
+ * whose title is `atomic-kernel-call <secret>` and whose prefill is
+ * `{"tool": NAME, "id": TOOL_CALL_ID, "args": {...}}`. The kernel runs the function and
+ * answers with `{"ok": true, "text": "..."}` or `{"ok": false, "error": "..."}` as the
+ * editor's text. A tool that needs approval asks with a `confirm` dialog first.
+ */
+import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
+import { existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+const CALL_PREFIX = "atomic-kernel-call ";
+/** What the model providers accept as a function name. */
+const TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
+
+type Spec = {
+	name: string;
+	description: string;
+	parameters: Record<string, unknown>;
+	approval: boolean;
+};
+
+type Status = { registered: string[]; active: string[]; skipped: Record<string, string> };
+
+/** Read and delete the secret file ("" when there is none). */
+function takeSecret(file: string): string {
+	try {
+		const secret = readFileSync(file, "utf8").trim();
+		unlinkSync(file);
+		return secret;
+	} catch {
+		return "";
+	}
+}
+
+/** The specs in tools.json, and why any entry was skipped. */
+function readSpecs(folder: string): { specs: Spec[]; skipped: Record<string, string> } {
+	const file = join(folder, "tools.json");
+	const skipped: Record<string, string> = {};
+	if (!existsSync(file)) return { specs: [], skipped };
+	let data: unknown;
+	try {
+		data = JSON.parse(readFileSync(file, "utf8"));
+	} catch (error) {
+		skipped["tools.json"] = `not JSON: ${error instanceof Error ? error.message : String(error)}`;
+		return { specs: [], skipped };
+	}
+	if (!Array.isArray(data)) {
+		skipped["tools.json"] = "not a list of tools";
+		return { specs: [], skipped };
+	}
+	const specs: Spec[] = [];
+	const seen = new Set<string>();
+	data.forEach((entry: any, index: number) => {
+		const name = typeof entry?.name === "string" ? entry.name : `#${index}`;
+		const parameters = entry?.parameters;
+		if (!TOOL_NAME.test(name)) {
+			skipped[name] = "a tool name is a letter or _, then up to 63 letters, digits, _ or -";
+		} else if (seen.has(name)) {
+			skipped[name] = "listed twice";
+		} else if (typeof parameters !== "object" || parameters === null || Array.isArray(parameters)) {
+			skipped[name] = "its parameters are not a JSON Schema object";
+		} else {
+			seen.add(name);
+			specs.push({
+				name,
+				description: typeof entry.description === "string" ? entry.description : "",
+				parameters,
+				approval: entry.approval === true,
+			});
+		}
+	});
+	return { specs, skipped };
+}
+
+function errorText(error: unknown): string {
+	return error instanceof Error ? error.message : String(error);
+}
+
+/** Resolve with `promise`, or reject once `signal` aborts. */
+function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined, what: string): Promise<T> {
+	if (!signal) return promise;
+	if (signal.aborted) return Promise.reject(new Error(`${what} was aborted.`));
+	return new Promise<T>((resolve, reject) => {
+		const onAbort = () => reject(new Error(`${what} was aborted.`));
+		signal.addEventListener("abort", onAbort, { once: true });
+		promise.then(
+			(value) => {
+				signal.removeEventListener("abort", onAbort);
+				resolve(value);
+			},
+			(error) => {
+				signal.removeEventListener("abort", onAbort);
+				reject(error);
+			},
+		);
+	});
+}
+
+export default function kernelTools(pi: ExtensionAPI) {
+	const folder = process.env.ATOMIC_JUPYTER_KERNEL_TOOLS;
+	if (!folder) return;
+	const secretFile = join(folder, "secret");
+	const secret = takeSecret(secretFile);
+	/** Tools this instance registered: name -> the spec they were registered with (JSON). */
+	const registered = new Map<string, string>();
+	/** The tools tools.json lists now (a call of any other is refused). */
+	let listed = new Set<string>();
+
+	async function call(spec: Spec, toolCallId: string, params: unknown, signal: AbortSignal | undefined, onUpdate: any, ctx: any) {
+		const name = spec.name;
+		if (!listed.has(name)) throw new Error(`${name} is no longer one of the notebook's tools.`);
+		if (spec.approval) {
+			const ok = await ctx.ui.confirm(`Run ${name} in the kernel?`, JSON.stringify(params ?? {}, null, 2), { signal });
+			if (!ok) throw new Error(`The person declined to run ${name} in the kernel.`);
+		}
+		if (!secret) {
+			throw new Error("The kernel did not answer (atomic-jupyter's kernel tools have no secret: restart the agent).");
+		}
+		onUpdate?.({ content: [{ type: "text", text: "waiting for the kernel…" }], details: {} });
+		const request = JSON.stringify({ tool: name, id: toolCallId, args: params ?? {} });
+		const answer: string | undefined = await unlessAborted(
+			Promise.resolve(ctx.ui.editor(`${CALL_PREFIX}${secret}`, request)),
+			signal,
+			`The call of ${name}`,
+		);
+		if (answer === undefined || answer === null) {
+			throw new Error("The kernel did not answer (is the notebook's kernel running?)");
+		}
+		let reply: any;
+		try {
+			reply = JSON.parse(answer);
+		} catch {
+			throw new Error(`The kernel's answer is not JSON: ${answer.slice(0, 200)}`);
+		}
+		if (reply?.ok === true) {
+			const text = typeof reply.text === "string" ? reply.text : JSON.stringify(reply.text ?? "");
+			return { content: [{ type: "text" as const, text }], details: { kernel: true } };
+		}
+		throw new Error(typeof reply?.error === "string" ? reply.error : `${name} failed in the kernel.`);
+	}
+
+	function register(spec: Spec): void {
+		const snippet = spec.description.split("\n")[0].trim().slice(0, 200);
+		const definition: any = {
+			name: spec.name,
+			label: spec.name,
+			description: spec.description || `${spec.name} (a function of the notebook's kernel)`,
+			...(snippet ? { promptSnippet: snippet } : {}),
+			// A plain JSON Schema: both lines validate arguments as JSON Schema (TypeBox's
+			// compiler takes plain schemas on the 0.73 line, pi-schema on the current one).
+			parameters: spec.parameters,
+			// The kernel runs one call at a time on its main thread anyway.
+			executionMode: "sequential",
+			execute: (toolCallId: string, params: unknown, signal: AbortSignal | undefined, onUpdate: any, ctx: any) =>
+				call(spec, toolCallId, params, signal, onUpdate, ctx),
+		};
+		pi.registerTool(definition);
+		registered.set(spec.name, JSON.stringify(spec));
+	}
+
+	/** Make the tools exactly those of tools.json; write and return what was done. */
+	function apply(): Status {
+		const { specs, skipped } = readSpecs(folder!);
+		// A tool of ours must not replace a built-in or another extension's tool.
+		const others = new Set(pi.getAllTools().map((tool) => tool.name).filter((name) => !registered.has(name)));
+		const wanted = new Set<string>();
+		for (const spec of specs) {
+			if (others.has(spec.name)) {
+				skipped[spec.name] = "the agent already has a tool of that name";
+				continue;
+			}
+			try {
+				if (registered.get(spec.name) !== JSON.stringify(spec)) register(spec);
+				wanted.add(spec.name);
+			} catch (error) {
+				skipped[spec.name] = errorText(error);
+			}
+		}
+		listed = wanted;
+		const active = pi.getActiveTools();
+		const next = active.filter((name) => !registered.has(name) || wanted.has(name));
+		for (const name of wanted) if (!next.includes(name)) next.push(name);
+		if (next.length !== active.length || next.some((name, i) => name !== active[i])) pi.setActiveTools(next);
+		const now = pi.getActiveTools();
+		const status: Status = {
+			registered: [...wanted],
+			active: [...wanted].filter((name) => now.includes(name)),
+			skipped,
+		};
+		try {
+			const file = join(folder!, "status.json");
+			writeFileSync(`${file}.tmp`, JSON.stringify(status));
+			renameSync(`${file}.tmp`, file);
+		} catch {
+			// the folder is gone: the session is closing
+		}
+		return status;
+	}
+
+	/** Say what the agent can call in the notebook's panel (a status entry), and what not. */
+	function report(status: Status, ctx: any): void {
+		for (const [name, why] of Object.entries(status.skipped)) {
+			ctx.ui.notify(`Kernel tool ${name} not offered: ${why}`, "warning");
+		}
+		const names = status.active;
+		ctx.ui.setStatus("atomic-kernel-tools", names.length ? `kernel tools: ${names.join(", ")}` : undefined);
+	}
+
+	pi.on("session_start", async (_event, ctx) => {
+		report(apply(), ctx);
+	});
+
+	pi.on("session_shutdown", async (event) => {
+		// A reload or a new session loads this extension again, in this process: hand the
+		// secret to that instance. On quit nothing follows.
+		if (event.reason === "quit" || !secret) return;
+		try {
+			writeFileSync(secretFile, secret, { mode: 0o600 });
+		} catch {
+			// the folder is gone: the session is closing
+		}
+	});
+
+	pi.registerCommand("atomic-jupyter-tools", {
+		description: "atomic-jupyter's own: offer the notebook kernel's functions as tools (sent by the notebook)",
+		handler: async (_args, ctx) => {
+			report(apply(), ctx);
+		},
+	});
+}
