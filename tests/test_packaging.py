@@ -202,7 +202,11 @@ def test_wheel_holds_the_agent_pins_and_the_typing_marker(dists):
 
 def test_wheel_holds_the_package_data_the_agent_loads(dists):
     members = wheel_members(dists.wheel)
-    for name in ("addons/demo/demo_extension.ts", "addons/prototype/hub.ts"):
+    for name in (
+        "addons/demo/demo_extension.ts",
+        "addons/prototype/hub.ts",
+        "addons/kernel_tools/kernel_tools.ts",
+    ):
         assert f"{PACKAGE}/{name}" in members
 
 
