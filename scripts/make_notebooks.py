@@ -356,10 +356,83 @@ PROTOTYPING = [
     code("%atomic_extension remove gate\n%atomic_agent stop"),
 ]
 
+KERNEL_TOOLS = [
+    md(
+        "# Kernel functions as the agent's tools\n\n"
+        "`aj.session().expose(fn)` gives the agent a Python function of this kernel as a tool. The "
+        "tool's schema comes from the function's type hints and its description from its docstring. "
+        "The agent calls it like any other tool; the call runs **in this kernel, on its main thread** "
+        "(as a cell would), so the function sees and changes the notebook's variables.\n\n"
+        "This notebook needs **no API key**: the offline demo model calls an exposed function when a "
+        "prompt names it, taking numbers and 'quoted text' from the prompt as its arguments."
+    ),
+    code("%load_ext atomic_jupyter\nimport atomic_jupyter as aj"),
+    code("%atomic_agent start --demo"),
+    md(
+        "## A pure function\n"
+        "Every parameter needs a type hint. A function that changes nothing is exposed as it is: "
+        "the agent calls it without asking you."
+    ),
+    code(
+        "import math\n\n\n"
+        "def circle_area(radius: float) -> float:\n"
+        '    """The area of a circle of the given radius."""\n'
+        "    return math.pi * radius**2\n\n\n"
+        "aj.session().expose(circle_area)"
+    ),
+    md(
+        "Name it in a prompt. The tool's card shows the call and what the kernel answered "
+        "(\"waiting for the kernel…\" while a cell keeps the kernel busy)."
+    ),
+    code("%%atomic_agent --wait\nuse circle_area for a radius of 2"),
+    md("The exposed functions, by name, with the schema the agent got:"),
+    code(
+        "for name, tool in aj.session().kernel_tools.items():\n"
+        '    print(name, "-", tool.spec.description, "- asks first:", tool.approval)\n'
+        "    print(tool.spec.to_json())"
+    ),
+    md(
+        "Exposing is not the same as citing: `$`name`` in a prompt sends a summary of a value once, "
+        "while an exposed function is something the agent can call whenever it decides to."
+    ),
+    code("radii = [0.5, 1.0, 2.0]"),
+    code("%%atomic_agent --wait\nwhat is in $`radii`?"),
+    md(
+        "## A function with side effects\n"
+        "`side_effects=True` says the function changes something (here, a list in the kernel). Each "
+        "call then waits for your approval: a dialog \"Run save_note in the kernel?\" appears **in the "
+        "tool's card**, with the arguments, and only Yes runs the function."
+    ),
+    code(
+        "notes = []\n\n\n"
+        "def save_note(text: str) -> str:\n"
+        '    """Append a note to the notebook\'s list of notes."""\n'
+        "    notes.append(text)\n"
+        '    return f"saved note {len(notes)}: {text}"\n\n\n'
+        "aj.session().expose(save_note, side_effects=True)"
+    ),
+    md(
+        "A notebook that runs unattended (Run All, nbval, papermill) has nobody to click Yes, and a "
+        "`--wait` cell would stop at the dialog. An answer policy answers it instead. Leave this cell "
+        "out when you want to decide each call yourself."
+    ),
+    code('%atomic_agent policy --method confirm --title "Run save_note in the kernel" yes'),
+    code("%%atomic_agent --wait\nuse save_note with \'buy milk\'"),
+    md("The function ran in this kernel, so the list changed:"),
+    code("notes"),
+    md("Take a function back; the agent no longer has the tool (at once, and after a restart)."),
+    code(
+        'aj.session().unexpose("save_note")\n'
+        "print(list(aj.session().kernel_tools))"
+    ),
+    code("%atomic_agent stop"),
+]
+
 if __name__ == "__main__":
     write("quickstart.ipynb", QUICKSTART)
     write("ui_tour.ipynb", TOUR)
     write("headless_automation.ipynb", HEADLESS)
     write("real_provider.ipynb", REAL_PROVIDER)
     write("extension_prototyping.ipynb", PROTOTYPING)
+    write("kernel_tools.ipynb", KERNEL_TOOLS)
     print("wrote", ", ".join(sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))))

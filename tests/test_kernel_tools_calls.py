@@ -99,3 +99,17 @@ def test_unexpose_publishes_what_is_left(tools):
     assert channel.published[-1] == [] and made.exposed == {}
     with pytest.raises(KeyError):
         made.unexpose("twice")
+
+
+def test_an_interrupted_call_is_answered_before_the_interrupt_goes_on(tools):
+    made, _channel, answers, queued = tools
+
+    def stuck(x: int) -> int:
+        """Interrupted."""
+        raise KeyboardInterrupt
+
+    made.expose(stuck)
+    made.claims(call(CALL_PREFIX + "s3cret", json.dumps({"tool": "stuck", "args": {"x": 1}})))
+    with pytest.raises(KeyboardInterrupt):
+        queued[0]()
+    assert answer_of(answers)["ok"] is False and "KeyboardInterrupt" in answer_of(answers)["error"]

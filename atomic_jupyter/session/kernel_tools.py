@@ -240,11 +240,13 @@ class KernelTools:
             return
         try:
             result = tool.function(**kwargs)
-        except Exception as exc:  # the tool's error, for the model; the kernel goes on
+        except BaseException as exc:  # the tool's error, for the model; the kernel goes on
             frames = exc.__traceback__.tb_next if exc.__traceback__ is not None else None
             lines = traceback.format_exception(type(exc), exc, frames)  # not this frame
             text = "".join(lines)
             self._reply(request_id, error=text[-ERROR_LIMIT:])
+            if not isinstance(exc, Exception):
+                raise  # an interrupt of the kernel: answered, then let through
             return
         try:
             summary = _summarize(result)
