@@ -382,7 +382,7 @@ KERNEL_TOOLS = [
     ),
     md(
         "Name it in a prompt. The tool's card shows the call and what the kernel answered "
-        "(\"waiting for the kernel…\" while a cell keeps the kernel busy)."
+        '("waiting for the kernel…" while a cell keeps the kernel busy).'
     ),
     code("%%atomic_agent --wait\nuse circle_area for a radius of 2"),
     md("The exposed functions, by name, with the schema the agent got:"),
@@ -400,7 +400,7 @@ KERNEL_TOOLS = [
     md(
         "## A function with side effects\n"
         "`side_effects=True` says the function changes something (here, a list in the kernel). Each "
-        "call then waits for your approval: a dialog \"Run save_note in the kernel?\" appears **in the "
+        'call then waits for your approval: a dialog "Run save_note in the kernel?" appears **in the '
         "tool's card**, with the arguments, and only Yes runs the function."
     ),
     code(
@@ -417,14 +417,11 @@ KERNEL_TOOLS = [
         "out when you want to decide each call yourself."
     ),
     code('%atomic_agent policy --method confirm --title "Run save_note in the kernel" yes'),
-    code("%%atomic_agent --wait\nuse save_note with \'buy milk\'"),
+    code("%%atomic_agent --wait\nuse save_note with 'buy milk'"),
     md("The function ran in this kernel, so the list changed:"),
-    code("notes"),
+    code('assert notes == ["buy milk"], notes\nnotes'),
     md("Take a function back; the agent no longer has the tool (at once, and after a restart)."),
-    code(
-        'aj.session().unexpose("save_note")\n'
-        "print(list(aj.session().kernel_tools))"
-    ),
+    code('aj.session().unexpose("save_note")\nprint(list(aj.session().kernel_tools))'),
     code("%atomic_agent stop"),
 ]
 

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from atomic_jupyter.protocol.messages import EditorRequest, UIResponse
+from atomic_jupyter.session import kernel_tools
 from atomic_jupyter.session.kernel_tools import CALL_PREFIX, KernelTools
 
 
@@ -27,7 +28,8 @@ def twice(x: int) -> int:
 
 
 @pytest.fixture
-def tools() -> tuple[KernelTools, Channel, list[UIResponse], list]:
+def tools(monkeypatch) -> tuple[KernelTools, Channel, list[UIResponse], list]:
+    monkeypatch.setattr(kernel_tools, "_summary", [])  # results as a plain repr
     channel, answers, queued, notes = Channel(), [], [], []
     made = KernelTools(
         channel=lambda: channel,
