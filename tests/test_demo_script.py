@@ -583,3 +583,19 @@ def test_a_prompt_naming_an_exposed_function_calls_it_with_arguments_from_the_pr
     assert said.startswith("Your kernel's `circle_area` answered: `'float': 19.63`.")
     bash_only = {**body, "tools": [{"type": "function", "function": {"name": "bash"}}]}
     assert not any(isinstance(p, ToolCall) for p in demo_script(ChatRequest(bash_only)).parts)
+
+
+def test_a_string_result_is_quoted_with_its_value_not_only_its_type_line():
+    from atomic_jupyter.addons.demo.script import demo_script
+    from atomic_jupyter.addons.model_server.request import ChatRequest
+
+    ask = {"role": "user", "content": "use circle_area for a radius of 1"}
+    called = {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function"}]}
+    answered = {
+        "role": "tool",
+        "tool_call_id": "c1",
+        "content": "`str`, 12 characters:\nsaved note 1",
+    }
+    body = {"messages": [ask, called, answered], "tools": [AREA_TOOL], "stream": True}
+    said = "".join(getattr(p, "text", "") for p in demo_script(ChatRequest(body)).parts)
+    assert "answered: `'str', 12 characters: saved note 1`." in said

@@ -199,7 +199,9 @@ def _kernel_call(request: ChatRequest, function: dict[str, Any]) -> Turn:
         )
     results = _results(request)
     answer = results[-1] if results else ""
-    first = answer.strip().splitlines()[0].replace("`", "'") if answer.strip() else "(nothing)"
+    lines = [line.strip() for line in answer.splitlines() if line.strip()] or ["(nothing)"]
+    first = lines[0] if not lines[0].endswith(":") or len(lines) == 1 else " ".join(lines[:2])
+    first = first.replace("`", "'")  # the summary's type line: quoted inside inline code
     if "Traceback" in answer or "declined" in answer or "Error" in first:
         said = f"It did not work: `{first[:200]}`."
     else:
