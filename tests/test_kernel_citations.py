@@ -141,8 +141,8 @@ def test_the_panel_editor_and_the_python_api_cite_too(kernel, scripted_model):
         what="the panel's prompt to reach the model",
     )
     assert "45" in sent(scripted_model).split("`total`:")[1]  # its value, as the kernel has it
+    kernel.execute("import atomic_jupyter as aj\naj.session().wait(timeout=60)")  # the panel's run
     kernel.execute(
-        "import atomic_jupyter as aj\n"
         "run = aj.session().prompt('and $`total * 2`?', display=False)\n"
         "aj.session().wait(run=run, timeout=60)"
     )
