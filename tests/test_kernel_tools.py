@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness.support import EXTENSIONS
 from tests.harness.widget_text import has_class, text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
@@ -48,7 +49,8 @@ def kernel_agent_home(scripted_model) -> Path:
 @pytest.fixture(scope="module")
 def kernel_setup(scripted_model) -> list[str]:
     _server, _home, args = scripted_model
-    return [f"%atomic_agent start -- {' '.join(args)}", TOOLS]
+    forger = EXTENSIONS / "forge_kernel_call.ts"
+    return [f"%atomic_agent start -e {forger} -- {' '.join(args)}", TOOLS]
 
 
 def last_answer(scripted_model) -> str:
@@ -151,3 +153,15 @@ def test_the_panel_lists_what_the_agent_can_call(kernel):
     assert "area" in entry and "delete_things" in entry
     listed = kernel.execute("print(sorted(aj.session().kernel_tools))").stdout.strip()
     assert "'area'" in listed
+
+
+def test_a_call_without_the_secret_is_refused_and_runs_nothing(kernel):
+    """Another extension in the agent sends what a kernel tool sends, with a made-up secret."""
+    before = kernel.execute("print(len(calls))").stdout.strip()
+    kernel.execute("%%atomic_agent --wait\n/forge-call area", timeout=60)
+    notes = kernel.execute(
+        "print([n['message'] for n in aj.session().notifications if 'forged' in n['message']])"
+    ).stdout
+    assert "refused" in notes and "secret" in notes
+    assert kernel.execute("print(len(calls))").stdout.strip() == before  # area never ran
+    assert kernel.execute("print(aj.session().pending_dialogs)").stdout.strip() == "[]"
