@@ -771,12 +771,14 @@ def test_a_default_install_is_satisfied_by_one_in_the_environment(tmp_path, monk
 
 
 def test_a_registry_url_is_shown_without_its_user_and_token():
-    from atomic_jupyter.transport.agent_install.installer import _registry, shown_url
+    from atomic_jupyter.transport.agent_install.installer import _registry
+    from atomic_jupyter.transport.secrets import without_userinfo
 
     assert (
-        shown_url("https://ada:tok-123456@npm.example.com/repo/") == "https://npm.example.com/repo/"
+        without_userinfo("https://ada:tok-123456@npm.example.com/repo/")
+        == "https://npm.example.com/repo/"
     )
-    assert shown_url("http://127.0.0.1:9/") == "http://127.0.0.1:9/"
+    assert without_userinfo("http://127.0.0.1:9/") == "http://127.0.0.1:9/"
     environ = {"npm_config_registry": "https://ada:tok-123456@npm.example.com/"}
     assert _registry(environ, None) == "https://npm.example.com/"
     assert (

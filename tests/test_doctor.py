@@ -20,6 +20,7 @@ from atomic_jupyter.notebook.doctor import DoctorReport, doctor_report
 from atomic_jupyter.transport.agent_install import AgentHome, find_installed, homes, pin_of
 from atomic_jupyter.transport.agent_install.homes import sys_prefix_home
 from atomic_jupyter.transport.agent_install.layout import install_folder
+from atomic_jupyter.transport.launch import TSC
 from atomic_jupyter.transport.node import wheel_node
 from tests.harness.support import AGENT_HOME, PINNED_AGENTS
 
@@ -216,7 +217,7 @@ def test_typescript_is_looked_for_beside_the_agent_then_in_the_pinned_installs(o
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     report = doctor_report(str(script), str(AGENT_HOME), scrubbed(old_node))
     tsc = section(report, "Prototyping checks")["TypeScript (type check)"]
-    assert tsc == str(install_folder(AGENT_HOME, pin_of("current")) / doctor.TSC)
+    assert tsc == str(install_folder(AGENT_HOME, pin_of("current")) / TSC)
     assert section(report, "Agent")["npm package"] == "fake-agent 0.0.1"
     nowhere = scrubbed(old_node, XDG_DATA_HOME=str(tmp_path / "data"))
     report = doctor_report(str(script), str(tmp_path / "empty"), nowhere)

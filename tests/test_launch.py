@@ -141,7 +141,7 @@ def test_a_damaged_install_is_passed_over_and_named(tmp_path, pinned):
     (broken.parents[2] / "atomic-jupyter-install.json").unlink()
     resolved = resolve_command(environ={"PATH": ""}, agent_home=str(tmp_path / "admin-agents"))
     assert resolved.argv == (pinned,)  # the user's whole install, not the damaged one
-    steps = launch.resolution(environ={"PATH": ""}, agent_home=str(tmp_path / "nowhere"))
+    steps = list(launch.resolution(environ={"PATH": ""}, agent_home=str(tmp_path / "nowhere")))
     assert [s.source for s in steps][:5] == [
         "--command",
         "AtomicAgent.command",

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import re
 import shlex
 import shutil
 import sys
@@ -33,7 +32,7 @@ from atomic_jupyter.transport.agent_install import (
 )
 from atomic_jupyter.transport.agent_install.prune import unused_installs
 from atomic_jupyter.transport.agent_package import PreparedAgent, prepare_agent
-from atomic_jupyter.transport.launch import COMMAND_ENV_VAR, installed_agent_folders, resolution
+from atomic_jupyter.transport.launch import COMMAND_ENV_VAR, find_typescript, resolution
 from atomic_jupyter.transport.node import (
     NodeRuntime,
     choose_node,
@@ -41,7 +40,7 @@ from atomic_jupyter.transport.node import (
     satisfies,
     wheel_node,
 )
-from atomic_jupyter.transport.secrets import Redactor
+from atomic_jupyter.transport.secrets import Redactor, without_userinfo
 
 __all__ = ["DoctorReport", "Section", "doctor_report"]
 
@@ -63,10 +62,7 @@ LAB_EXTENSIONS = {
 }
 #: Where the prototype add-on finds TypeScript: up from the agent's package folder, then in the
 #: pinned installs.
-TSC = Path("node_modules/typescript/bin/tsc")
 ENV_VARS = (COMMAND_ENV_VAR, AGENT_HOME_ENV, "npm_config_registry", "XDG_DATA_HOME")
-#: ``scheme://user:token@`` in a URL: the part before the host is not shown.
-_USERINFO = re.compile(r"(\b[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)
 INSTALL_HINT = "run `atomic-jupyter install-agent` in a terminal (or `%atomic_agent install`)"
 
 
@@ -142,7 +138,7 @@ def _redacted(
     redact = Redactor.for_launch({}, environ, argv)
 
     def clean(text: str) -> str:
-        return redact(_USERINFO.sub(r"\1", text))
+        return redact(without_userinfo(text))
 
     sections = tuple(
         Section(section.title, tuple((label, clean(value)) for label, value in section.rows))
@@ -158,13 +154,6 @@ def _node_text(node: NodeRuntime | None, requirement: str | None = None) -> str:
     if requirement:
         text += f"\nmeets {requirement}: {'yes' if satisfies(node.version, requirement) else 'no'}"
     return text
-
-
-def _find_up(start: Path, relative: Path) -> Path | None:
-    for parent in (start, *start.parents):
-        if (parent / relative).exists():
-            return parent / relative
-    return None
 
 
 def _lab_extension(folders: Sequence[Path], name: str) -> str | None:
@@ -217,7 +206,7 @@ class _Doctor:
         ]
 
     def resolution(self) -> list[Row]:
-        steps = resolution(None, self.configured, self.environ, self.agent_home)
+        steps = list(resolution(None, self.configured, self.environ, self.agent_home))
         chosen = next((step for step in steps if step.argv), None)
         rows: list[Row] = []
         for step in steps:
@@ -320,9 +309,7 @@ class _Doctor:
         package = self.prepared.package if self.prepared else None
         node = self.prepared.node if self.prepared else None
         node = node or choose_node(package.node_requirement if package else None, self.environ)
-        tsc = _find_up(package.folder, TSC) if package else None
-        folders = installed_agent_folders(self.agent_home, self.environ)
-        tsc = tsc or next((f / TSC for f in folders if (f / TSC).exists()), None)
+        tsc = find_typescript(package.folder if package else None, self.agent_home, self.environ)
         rows: list[Row] = [
             ("TypeScript (type check)", str(tsc) if tsc else "not found"),
             ("Node.js (type check, test load)", _node_text(node)),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,7 +17,7 @@ __all__ = [
     "LaunchSpec",
     "ResolvedCommand",
     "build_argv",
-    "installed_agent_folders",
+    "find_typescript",
     "resolution",
     "resolve_command",
 ]
@@ -97,13 +97,27 @@ class Candidate:
     note: str = ""
 
 
-def installed_agent_folders(
-    agent_home: str | os.PathLike[str] | None = None, environ: Mapping[str, str] | None = None
-) -> list[Path]:
-    """The folders of every complete pinned install (any line), the current line first: where
-    tools the agent's own install may lack (TypeScript) are found."""
+#: The TypeScript compiler inside an install's ``node_modules``.
+TSC = Path("node_modules/typescript/bin/tsc")
+
+
+def find_typescript(
+    package_folder: Path | None,
+    agent_home: str | os.PathLike[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Path | None:
+    """The TypeScript compiler that type-checks prototypes: next to the agent's own package
+    (in a folder above it), else in any complete pinned install (the current line first)."""
+    if package_folder is not None:
+        for parent in (package_folder, *package_folder.parents):
+            if (parent / TSC).exists():
+                return parent / TSC
     homes = agent_homes(agent_home, environ)
-    return [found.folder for pin in pins() if (found := find_installed(pin, homes).found)]
+    for pin in pins():
+        found = find_installed(pin, homes).found
+        if found is not None and (found.folder / TSC).exists():
+            return found.folder / TSC
+    return None
 
 
 def resolution(
@@ -111,46 +125,39 @@ def resolution(
     configured: str | Sequence[str] | None = None,
     environ: Mapping[str, str] | None = None,
     agent_home: str | os.PathLike[str] | None = None,
-) -> list[Candidate]:
-    """Every step of :func:`resolve_command`, in order, with what each found."""
+) -> Iterator[Candidate]:
+    """Every step of :func:`resolve_command`, in order, with what each found (looked at one
+    by one: a command given first costs no look-up of the others)."""
     environ = os.environ if environ is None else environ
-    steps: list[Candidate] = []
     for value, source in (
         (explicit, "--command"),
         (configured, "AtomicAgent.command"),
         (environ.get(COMMAND_ENV_VAR) or None, f"${COMMAND_ENV_VAR}"),
     ):
         argv = _split(value) if value else ()
-        steps.append(Candidate(source, argv or None, "" if argv else "not set"))
+        yield Candidate(source, argv or None, "" if argv else "not set")
     path = environ.get("PATH", os.defpath)
     for name in ("atomic", "pi"):
         found = shutil.which(name, path=path)
-        steps.append(
-            Candidate(f"{name!r} on PATH", (found,) if found else None, "" if found else "none")
-        )
+        yield Candidate(f"{name!r} on PATH", (found,) if found else None, "" if found else "none")
     pin = pin_of("current")
     search = find_installed(pin, agent_homes(agent_home, environ))
     if search.found is not None:
         installed = search.found
-        steps.append(
-            Candidate(
-                f"the pinned agent in {installed.home.source}",
-                (str(installed.executable),),
-                f"{pin.describe()} in {installed.folder}",
-            )
+        yield Candidate(
+            f"the pinned agent in {installed.home.source}",
+            (str(installed.executable),),
+            f"{pin.describe()} in {installed.folder}",
         )
     else:
         damaged = "; ".join(f"{folder}: {problem}" for folder, problem in search.damaged)
         looked = ", ".join(str(home.path) for home in search.homes)
-        steps.append(
-            Candidate(
-                "the pinned agent",
-                None,
-                f"{pin.describe()} is not installed in {looked}"
-                + (f" (damaged: {damaged})" if damaged else ""),
-            )
+        yield Candidate(
+            "the pinned agent",
+            None,
+            f"{pin.describe()} is not installed in {looked}"
+            + (f" (damaged: {damaged})" if damaged else ""),
         )
-    return steps
 
 
 def resolve_command(
@@ -167,11 +174,11 @@ def resolve_command(
     the user's data folder, the Python environment's). When none is found the result is
     plain ``atomic`` from :data:`NOTHING_FOUND`, with why the pinned agent was not usable.
     """
-    steps = resolution(explicit, configured, environ, agent_home)
-    for step in steps:
+    step = Candidate("", None)
+    for step in resolution(explicit, configured, environ, agent_home):
         if step.argv:
             return ResolvedCommand(step.argv, step.source)
-    return ResolvedCommand(("atomic",), NOTHING_FOUND, steps[-1].note)
+    return ResolvedCommand(("atomic",), NOTHING_FOUND, step.note)
 
 
 def _has_mode(args: Sequence[str]) -> bool:

@@ -18,7 +18,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["Redactor", "SECRET_NAME"]
+__all__ = ["Redactor", "SECRET_NAME", "without_userinfo"]
 
 #: Environment variable names whose values are treated as secrets.
 SECRET_NAME = re.compile(
@@ -27,6 +27,13 @@ SECRET_NAME = re.compile(
 #: Shorter values are not redacted (they would match ordinary words).
 MIN_SECRET_LENGTH = 6
 REDACTED = "[redacted]"
+#: ``scheme://user:token@`` in a URL (a registry's may carry one): what comes before the host.
+USERINFO = re.compile(r"(\b[a-z][a-z0-9+.-]*://)[^/@\s]+@", re.IGNORECASE)
+
+
+def without_userinfo(text: str) -> str:
+    """``text`` with the user name and token of every URL in it left out."""
+    return USERINFO.sub(r"\1", text)
 
 
 class Redactor:

@@ -37,7 +37,7 @@ from atomic_jupyter.protocol.agent_line import REFERENCE_PACKAGES
 from atomic_jupyter.protocol.messages import AgentEvent
 from atomic_jupyter.session.observers import Listeners, Subscription
 from atomic_jupyter.session.plugins import LaunchAdditions
-from atomic_jupyter.transport.launch import installed_agent_folders
+from atomic_jupyter.transport.launch import find_typescript
 from atomic_jupyter.transport.node import NodeRuntime, choose_node
 
 if TYPE_CHECKING:
@@ -55,7 +55,6 @@ HERE = Path(__file__).resolve().parent
 #: The hub extension loaded into every session.
 HUB_EXTENSION = HERE / "hub.ts"
 CHECKER = HERE / "check.mjs"
-TSC = Path("node_modules/typescript/bin/tsc")
 ApiModules = dict[str, ApiModule]
 NAME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 #: Marker the hub adds to a handler's error: "[atomic-extension NAME at NAME.ts:L:C]".
@@ -315,14 +314,7 @@ class PrototypeManager:
         # names the running agent resolves (the 0.73 line: its own).
         typed = api_modules(package.folder, package.name, REFERENCE_PACKAGES)
         loaded = api_modules(package.folder, package.name, self.session.agent.package_names)
-        tsc = _find_up(package.folder, TSC) or next(
-            (
-                folder / TSC
-                for folder in installed_agent_folders(self.session.config.agent_home)
-                if (folder / TSC).exists()
-            ),
-            None,
-        )
+        tsc = find_typescript(package.folder, self.session.config.agent_home)
         if tsc is None:
             not_run.append(f"type check: TypeScript was not found next to {package.folder}")
         else:

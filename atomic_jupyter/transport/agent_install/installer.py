@@ -31,6 +31,8 @@ from atomic_jupyter.transport.agent_install.homes import (
 )
 from atomic_jupyter.transport.agent_install.layout import (
     MARKER,
+    STAGING_PREFIX,
+    TRASH_PREFIX,
     InstalledAgent,
     check_install,
     find_installed,
@@ -47,13 +49,12 @@ from atomic_jupyter.transport.node import (
     wheel_root,
     with_node_first,
 )
+from atomic_jupyter.transport.secrets import without_userinfo
 
-__all__ = ["InstallResult", "install_agent", "npm_command", "shown_url"]
+__all__ = ["InstallResult", "install_agent", "npm_command"]
 
 #: How long the installed agent may take to answer ``--version``.
 CHECK_TIMEOUT = 120.0
-_STAGING = ".staging-"
-_TRASH = ".trash-"
 
 
 @dataclass(frozen=True)
@@ -141,20 +142,12 @@ def _node_for(pin: AgentPin, environ: Mapping[str, str]) -> NodeRuntime:
     return node
 
 
-def shown_url(url: str) -> str:
-    """``url`` without a user name or token in it (registry URLs may carry them)."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
-
-
 def _registry(environ: Mapping[str, str], tried: str | None) -> str:
     for key in ("npm_config_registry", "NPM_CONFIG_REGISTRY"):
         if environ.get(key):
-            return shown_url(environ[key])
+            return without_userinfo(environ[key])
     if tried:
-        parts = urlsplit(shown_url(tried))
+        parts = urlsplit(without_userinfo(tried))
         return f"{parts.scheme}://{parts.netloc}/"
     return "the npm registry"
 
@@ -166,10 +159,10 @@ def _remove(folder: Path) -> None:
 def _clean_leftovers(line_folder: Path) -> list[str]:
     notes = []
     for child in sorted(line_folder.iterdir()):
-        if child.name.startswith(_STAGING):
+        if child.name.startswith(STAGING_PREFIX):
             _remove(child)
             notes.append(f"An interrupted install was found and removed ({child.name}).")
-        elif child.name.startswith(_TRASH):
+        elif child.name.startswith(TRASH_PREFIX):
             _remove(child)
     return notes
 
@@ -276,7 +269,7 @@ def _install_into(
     """Build the install beside ``final``, check it, then put it in place: the install that
     was there (if any) is renamed away first and only deleted once the new one is in place,
     and renamed back if that fails."""
-    staging = final.parent / f"{_STAGING}{os.getpid()}-{secrets.token_hex(4)}"
+    staging = final.parent / f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
     try:
         staging.mkdir()
         for name in ("package.json", "package-lock.json"):
@@ -285,7 +278,7 @@ def _install_into(
         log = _run_npm(staging, pin, node, environ, report)
         report(Progress("checking", "checking the install"))
         _check_runs(staging, pin, environ)
-        trash = final.parent / f"{_TRASH}{secrets.token_hex(4)}"
+        trash = final.parent / f"{TRASH_PREFIX}{secrets.token_hex(4)}"
         if final.exists():
             final.rename(trash)
         try:

@@ -9,6 +9,7 @@ afterwards and is never used.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ from atomic_jupyter.transport.agent_install.pins import AgentPin
 
 __all__ = [
     "MARKER",
+    "STAGING_PREFIX",
+    "TRASH_PREFIX",
     "InstalledAgent",
     "Search",
     "check_install",
@@ -28,6 +31,9 @@ __all__ = [
 
 #: The file that says an install finished, and from which pin.
 MARKER = "atomic-jupyter-install.json"
+#: Folder names beside the installs: one being built, and one being replaced.
+STAGING_PREFIX = ".staging-"
+TRASH_PREFIX = ".trash-"
 
 
 @dataclass(frozen=True)
@@ -81,14 +87,16 @@ def _read_json(path: Path) -> object:
         return None
 
 
-def _required_packages(pin: AgentPin) -> list[str]:
+@functools.lru_cache(maxsize=8)
+def _required_packages(pin: AgentPin) -> tuple[str, ...]:
+    """The lock's non-optional package paths (read once per pin: every start checks them)."""
     lock = _read_json(pin.folder / "package-lock.json")
     packages = lock.get("packages", {}) if isinstance(lock, dict) else {}
-    return [
+    return tuple(
         path
         for path, entry in packages.items()
         if path and isinstance(entry, dict) and not entry.get("optional")
-    ]
+    )
 
 
 def check_install(folder: Path, pin: AgentPin) -> str | None:

@@ -9,12 +9,11 @@ import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
+from atomic_jupyter.transport.agent_install.layout import STAGING_PREFIX, TRASH_PREFIX
 from atomic_jupyter.transport.agent_install.locking import try_install_lock
 from atomic_jupyter.transport.agent_install.pins import AgentPin, pins
 
 __all__ = ["prune_installs", "unused_installs"]
-
-_LEFTOVERS = (".staging-", ".trash-")
 
 
 def _kept(keep: Sequence[AgentPin] | None) -> set[tuple[str, str]]:
@@ -53,7 +52,7 @@ def prune_installs(home: Path, keep: Sequence[AgentPin] | None = None) -> list[s
                 shutil.rmtree(folder, ignore_errors=True)
                 what = (
                     "leftovers of an interrupted install"
-                    if folder.name.startswith(_LEFTOVERS)
+                    if folder.name.startswith((STAGING_PREFIX, TRASH_PREFIX))
                     else "an install of another version"
                 )
                 done.append(f"Removed {folder} ({what}).")
