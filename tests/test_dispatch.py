@@ -10,6 +10,7 @@ raises, use logs it once.
 from __future__ import annotations
 
 import asyncio
+import html
 import json
 import logging
 import threading
@@ -22,6 +23,7 @@ import ipywidgets as w
 import pytest
 
 from atomic_jupyter.notebook.presentation import view_of
+from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.session import AgentSession
 from atomic_jupyter.transport.launch import LaunchSpec
 from atomic_jupyter.ui import dispatch
@@ -364,3 +366,51 @@ def test_the_guard_allows_a_live_outputs_thread_safe_appends_and_nothing_else() 
         "changed Output on thread 'after-block'",
     ]
     live.close()
+
+
+def test_a_view_renders_from_another_thread_only_while_busy_and_inside_the_marker() -> None:
+    """A kernel call waiting while a cell computes: its card is rendered from the timer's
+    thread (the kernel's loop cannot run), inside the marker, so the guard allows it."""
+    session = fed_session()
+    run = PromptRun("r1", "kernel call area")
+    run.shown = True
+    session.tracker.sent(run)
+    view = view_of(session)
+    view.run_area(run)
+    transcript = view.run_views[id(run)]
+    waiting = {"content": [{"type": "text", "text": "waiting for the kernel…"}], "details": {}}
+    call = {"toolCallId": "c1", "toolName": "area", "args": {"r": 1}}
+    on_thread(
+        lambda: session.client.receive_data(
+            line({"type": "agent_start"})
+            + line({"type": "tool_execution_start", **call})
+            + line({"type": "tool_execution_update", **call, "partialResult": waiting})
+        )
+    )
+    assert transcript.blocks.children == ()  # queued for the kernel thread
+    on_thread(view.render_while_busy, name="atomic-kernel-busy")
+    (card,) = transcript.blocks.children
+    assert "waiting for the kernel…" in " ".join(
+        html.unescape(x.value) for x in walk(card) if isinstance(x, w.HTML)
+    )
+    assert thread_guard.take() == []
+    # The render queued for the kernel thread finds nothing more to do.
+    view.pump()
+    assert transcript.blocks.children == (card,)
+    # Without the marker, the same render off the kernel's thread is caught.
+    on_thread(
+        lambda: session.client.receive_data(
+            line({"type": "tool_execution_end", **call, "result": {"content": []}})
+        )
+    )
+    on_thread(transcript.render, name="unmarked")
+    assert any(f.startswith("changed") and "'unmarked'" in f for f in thread_guard.take())
+    view.close()
+
+
+def walk(widget: w.Widget) -> list[w.Widget]:
+    """A widget and every widget under it."""
+    found = [widget]
+    for child in getattr(widget, "children", ()):
+        found += walk(child)
+    return found

@@ -100,26 +100,41 @@ def test_a_call_needing_approval_asks_in_the_tool_card_and_a_refusal_reaches_the
     )
 
 
-def test_a_busy_kernel_makes_a_call_wait_without_losing_it(kernel, scripted_model):
-    """The call comes while another cell computes: it runs after that cell, on the kernel's
-    thread, and the run ends with its answer. (While a cell computes the page gets no widget
-    updates at all, so the card says "waiting for the kernel…" only as the run's record.)"""
+def test_a_busy_kernel_makes_a_call_wait_and_its_card_says_so(kernel, scripted_model, tmp_path):
+    """The call comes while the cell that sent the prompt still computes: its card says it
+    waits for the kernel while the cell runs (the kernel's loop cannot run then, so that is
+    rendered from another thread), and the call runs after the cell, on the kernel's thread,
+    and the run ends with its answer."""
+    go = tmp_path / "go"
     busy = kernel.submit(
-        "import time\nstarted = time.monotonic()\n"
-        "aj.session().prompt('kernel call area {\"r\": 1}', display=False)\n"
-        "time.sleep(3)\nended = time.monotonic()"
+        "import pathlib, time\n"
+        "busy_run = aj.session().prompt('kernel call area {\"r\": 1}')\n"
+        f"go = pathlib.Path({str(go)!r})\n"
+        "deadline = time.monotonic() + 90\n"
+        "while not go.exists() and time.monotonic() < deadline:\n"
+        "    time.sleep(0.05)\n"
+        "ended = time.monotonic()"
     )
+
+    def waiting_card():
+        for card in kernel.widgets("VBox", _dom_classes=has_class("atomic-tool")):
+            shown = " ".join(text(ref) for ref in kernel.widgets("HTML", within=card.comm_id))
+            if "area" in shown and "waiting for the kernel" in shown:
+                return card
+        return None
+
+    card = kernel.wait_for(waiting_card, timeout=60, what="the card saying it waits")
+    assert not kernel.replied(busy)  # seen while the cell still computed
+    go.touch()
     kernel.collect(busy, timeout=30)
     kernel.execute("aj.session().wait(timeout=60)")
     ran_at = float(kernel.execute("print([c for c in calls if c[0] == 'area'][-1][2])").stdout)
     ended = float(kernel.execute("print(ended)").stdout)
     assert ran_at >= ended  # after the busy cell, on the kernel's thread
     assert "3.0" in last_answer(scripted_model)
-    updates = kernel.execute(
-        "run = aj.session().runs[-1]\n"
-        "print([b.result for b in run.transcript.snapshot() if hasattr(b, 'result')])"
-    ).stdout
-    assert "3.0" in updates
+    assert kernel.execute("print(busy_run.finished)").stdout.strip() == "True"
+    shown = " ".join(text(ref) for ref in kernel.descendants(card.comm_id, last_shown=True))
+    assert "3.0" in shown and "waiting for the kernel" not in shown  # the card's final state
 
 
 def test_tools_are_there_again_after_a_restart(kernel, scripted_model):

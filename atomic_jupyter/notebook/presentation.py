@@ -15,6 +15,7 @@ emptied, so the saved notebook holds one record per output.
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 import weakref
@@ -75,6 +76,9 @@ LIVE_PLAIN = "(the live view; its record, as it was when the notebook was saved,
 RECORD_INTERVAL = 2.0
 RECORD_SHARE = 0.04
 RECORD_BYTES_PER_S = 64 * 1024
+#: Seconds a kernel call may wait for the kernel's thread before its card says so from another
+#: thread (an idle kernel or a blocking wait starts it within milliseconds).
+BUSY_AFTER = 0.5
 
 
 class LiveDisplay:
@@ -328,8 +332,32 @@ class NotebookPresentation:
 
     def run_on_main(self, work: Callable[[], None]) -> None:
         """Run ``work`` on the kernel's main thread (a kernel call): at once there, else on
-        the kernel's loop when it is idle, or at the next :meth:`pump` of a blocking wait."""
-        self._main_work.call(work)
+        the kernel's loop when it is idle, or at the next :meth:`pump` of a blocking wait.
+
+        Asked from another thread, if ``work`` has not started :data:`BUSY_AFTER` seconds
+        later, a cell is computing: the shown runs are rendered from the timer's thread
+        (:meth:`SessionView.render_while_busy`), so the call's card says it waits for the
+        kernel while the loop cannot run.
+        """
+        started = threading.Event()
+
+        def start() -> None:
+            started.set()
+            work()
+
+        self._main_work.call(start)
+        if started.is_set():
+            return
+        timer = threading.Timer(BUSY_AFTER, self._show_waiting, args=(started,))
+        timer.name = "atomic-kernel-busy"
+        timer.daemon = True
+        timer.start()
+
+    def _show_waiting(self, started: threading.Event) -> None:
+        view = self._view  # never made here: this runs on the timer's thread
+        if started.is_set() or view is None or view.closed:
+            return
+        view.render_while_busy()
 
     def close(self) -> None:
         """Stop observing the session and close the view's widgets (a later use makes a new

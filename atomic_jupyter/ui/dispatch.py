@@ -20,11 +20,13 @@ is refused: in use it is logged, once, and the work stays queued; in strict mode
 :class:`OffThreadWidgetWork` and is listed in :data:`refused`, which the test suite's thread
 guard turns into a failure.
 
-One exception to "widgets only on the kernel thread" is allowed, and marked: while
-``%atomic_agent bash`` blocks its cell, the loop cannot run, and its live output's
+Two exceptions to "widgets only on the kernel thread" are allowed, and marked, both for
+while a cell keeps the loop from running: ``%atomic_agent bash``'s live output, whose
 ``outputs`` trait is set from the reader thread under a lock (a trait change is the
-thread-safe way, DESIGN.md). Such code runs inside :func:`thread_safe_update`, which the
-test suite's guard respects.
+thread-safe way, DESIGN.md), and a kernel call that waits for a computing cell, whose card
+is rendered once from a timer's thread under its view's lock
+(:meth:`~atomic_jupyter.ui.session_view.SessionView.render_while_busy`). Such code runs
+inside :func:`thread_safe_update`, which the test suite's guard respects.
 
 Updates are coalesced: many requests for the same refresh before the loop gets to it
 become one refresh, so a flood of status updates costs the frontend a few messages.

@@ -24,7 +24,7 @@ from atomic_jupyter.session.observers import Listeners
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.ui.closing import close_widget, retire_widgets
 from atomic_jupyter.ui.dialog_view import DialogView
-from atomic_jupyter.ui.dispatch import UiDispatcher
+from atomic_jupyter.ui.dispatch import UiDispatcher, thread_safe_update
 from atomic_jupyter.ui.part_widgets import PartNode, PartWidgets
 from atomic_jupyter.ui.prompt_editor import PromptEditor
 from atomic_jupyter.ui.run_parts import describe_entry
@@ -506,6 +506,22 @@ class SessionView:
         view = self.run_views.get(id(run))
         if view is not None:
             view.render()
+
+    def render_while_busy(self) -> None:
+        """Bring every shown run's widgets in line with its transcript now, from any thread.
+
+        For a kernel call that waits while a cell computes: the kernel's loop cannot run, so
+        the card would not say "waiting for the kernel…" until the cell ends. This is the
+        second marked exception to "widgets only on the kernel thread" (ARCHITECTURE.md,
+        "Which thread runs what"): each view renders under its own lock, inside
+        :func:`~atomic_jupyter.ui.dispatch.thread_safe_update`, and the kernel thread, busy
+        with the cell, touches none of these widgets meanwhile.
+        """
+        with self._build_lock:
+            views = list(self.run_views.values())
+        with thread_safe_update():
+            for view in views:
+                view.render()
 
     def _on_stop(self, run: PromptRun) -> None:
         try:

@@ -6,11 +6,14 @@ It only ever reads the transcript, and only describes again the blocks whose rev
 changed; a streaming answer converts and sends only its unsettled end (see
 :mod:`~atomic_jupyter.ui.answer_view`). The session view calls :meth:`TranscriptView.render`
 at most about 20 times a second, plus once at the end, and :meth:`TranscriptView.close` once
-the run's output is replaced by its record.
+the run's output is replaced by its record. Render and close hold the view's lock: the one
+render made off the kernel's thread (a kernel call waiting while a cell computes, see
+:meth:`~atomic_jupyter.ui.session_view.SessionView.render_while_busy`) never overlaps another.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -67,6 +70,7 @@ class TranscriptView:
         self._views: dict[int, tuple[int, PartNode | None]] = {}
         self.renders = 0
         self.closed = False
+        self._lock = threading.RLock()
         self.render()
 
     # The header's parts, by name (what tests and the session view look at).
@@ -87,6 +91,10 @@ class TranscriptView:
 
     def render(self) -> None:
         """Bring the widgets in line with the transcript."""
+        with self._lock:
+            self._render()
+
+    def _render(self) -> None:
         if self.closed:
             return
         self.renders += 1
@@ -129,6 +137,10 @@ class TranscriptView:
 
     def close(self) -> None:
         """Close every widget of the run (not its dialogs': the session view owns them)."""
+        with self._lock:
+            self._close()
+
+    def _close(self) -> None:
         if self.closed:
             return
         self.closed = True

@@ -1236,6 +1236,11 @@ class BrowserLikeKernel:
         self._live[msg_id] = "execute"
         return msg_id
 
+    def replied(self, msg_id: str) -> bool:
+        """Whether a submitted cell's ``execute_reply`` came, among the messages read so far
+        (a cell not yet :meth:`collect`-ed)."""
+        return self._pending[msg_id].reply is not None
+
     def collect(self, msg_id: str, timeout: float = 60.0, check: bool = True) -> ExecResult:
         """Wait for a submitted cell's ``execute_reply`` and final ``idle`` status.
 

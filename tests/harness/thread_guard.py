@@ -8,10 +8,10 @@ collector closes dropped widgets again, on any thread, which touches nothing) an
 call made on any other thread; a test fails at teardown listing them (an autouse fixture in
 ``tests.harness.plugin``). What strict dispatchers refused (``dispatch.refused``) fails it too.
 
-The one allowed exception: a trait change made inside
-``atomic_jupyter.ui.dispatch.thread_safe_update()``, which only ``LiveOutput.append`` uses
-(``%atomic_agent bash``'s live output, set from the reader thread under a lock while its cell
-blocks, the thread-safe way DESIGN.md names).
+The allowed exception: widget work inside ``atomic_jupyter.ui.dispatch.thread_safe_update()``,
+which only ``LiveOutput.append`` (``%atomic_agent bash``'s live output, set from the reader
+thread under a lock while its cell blocks, the thread-safe way DESIGN.md names) and
+``SessionView.render_while_busy`` (a kernel call's card, while a cell computes) use.
 
 In a real kernel (``BrowserLikeKernel(thread_guard=True)``) the same guard is installed at
 kernel start from :data:`KERNEL_INSTALL` (an ``exec_lines`` of the kernel), and
