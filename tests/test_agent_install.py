@@ -34,9 +34,9 @@ from atomic_jupyter.transport.agent_install import (
     read_pin,
 )
 from atomic_jupyter.transport.agent_install.layout import MARKER
-from atomic_jupyter.transport.agent_install.locking import install_lock
 from atomic_jupyter.transport.agent_install.npm_log import NpmLog
 from atomic_jupyter.transport.agent_install.pins import AgentPin
+from atomic_jupyter.transport.file_locks import install_lock
 from atomic_jupyter.ui.install_view import ProgressPrinter
 from tests.harness.child_output import ChildOutput
 from tests.harness.fake_install import fake_install
@@ -640,7 +640,7 @@ HOLDER = textwrap.dedent(
     """
     import sys
     from pathlib import Path
-    from atomic_jupyter.transport.agent_install.locking import install_lock
+    from atomic_jupyter.transport.file_locks import install_lock
 
     def waiting(message):
         print("waiting:", message, flush=True)

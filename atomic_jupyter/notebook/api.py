@@ -28,6 +28,8 @@ def start(
     display: bool = True,
     demo: bool = False,
     trust_project: bool = False,
+    resume: str | None = None,
+    save: bool = True,
 ) -> AgentSession:
     """Start an agent session and, in IPython, display its panel.
 
@@ -66,6 +68,14 @@ def start(
         (``--approve``). Off by default: the current agent line skips a project's own code
         and settings in RPC mode unless trusted. Shown in the panel when on. The 0.73 line
         has no project trust (it loads them without asking) and refuses the option.
+    resume:
+        Continue a saved conversation of this notebook: ``"latest"`` (its most recent one
+        of this session name; a new one when there is none, and the panel says so), or an
+        id (a prefix is enough) or a file listed by ``%atomic_agent sessions``. The panel
+        says "continued: N messages since DATE" and shows the earlier turns, folded.
+    save:
+        Save the conversation with the notebook, so it can be continued (False: the agent
+        keeps it in memory only, ``--no-session``).
 
     Returns
     -------
@@ -87,6 +97,8 @@ def start(
         extra_args=tuple(extra_args),
         demo=demo,
         trust_project=trust_project,
+        save=save,
+        resume=resume,
     )
     new = AgentSession(name, spec, config=config or _ipython_config())
     try:
@@ -96,6 +108,9 @@ def start(
     if old is not None:
         old.stop()  # also when its agent had exited: its addons' files go with it
     new.start(timeout=timeout)
+    conversations = new.addon("conversations")
+    if conversations is not None:
+        conversations.load_earlier()
     registry.put(new)
     if display:
         show_panel(new)

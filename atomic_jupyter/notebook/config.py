@@ -40,6 +40,16 @@ class AtomicAgent(Configurable):
         ),
     ).tag(config=True)
 
+    conversations_dir = Unicode(
+        None,
+        allow_none=True,
+        help=(
+            "Where each notebook's conversations with the agent are saved, one folder per "
+            "notebook. When unset, $ATOMIC_JUPYTER_CONVERSATIONS, else the user data folder "
+            "(~/.local/share/atomic-jupyter/conversations on Linux)."
+        ),
+    ).tag(config=True)
+
     startup_timeout = Float(
         SessionSettings.startup_timeout,
         help="Seconds to wait for a new agent to answer its first command.",

@@ -11,7 +11,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from atomic_jupyter.errors import AgentNotInstalledError, AtomicAgentError, CommandTimeoutError
-from atomic_jupyter.notebook import api, installing, registry
+from atomic_jupyter.notebook import api, conversations, installing, registry
 from atomic_jupyter.notebook.config import AtomicAgent
 from atomic_jupyter.notebook.presentation import (
     LiveDisplay,
@@ -46,7 +46,7 @@ PLAIN_ACTIONS = {
 }
 ACTIONS = [
     "start", "stop", "restart", "status", "show", "wait", "policy", "new", "cycle_model",
-    "install", "doctor", "fix",
+    "install", "doctor", "fix", "sessions",
     "model", "thinking", "export", *sorted(TEXT_ACTIONS), *sorted(PLAIN_ACTIONS),
 ]  # fmt: skip
 
@@ -196,6 +196,18 @@ class AtomicAgentMagics(Magics):
         metavar="KEY=VALUE",
         help="start: an environment variable for the agent (repeatable; never shown)",
     )
+    @argument(
+        "--resume",
+        nargs="?",
+        const="latest",
+        metavar="ID",
+        help="start: continue this notebook's latest conversation of the session, or the one ID names",
+    )
+    @argument(
+        "--no-save",
+        action="store_true",
+        help="start: do not save the conversation (the agent keeps it in memory only)",
+    )
     @argument("--timeout", type=float, help="wait: seconds to wait at most")
     @argument(
         "--line",
@@ -243,8 +255,10 @@ class AtomicAgentMagics(Magics):
           bar in the cell; nothing to do when it is there); ``doctor``: which agent would run
           and why, and the versions a bug report needs;
         - ``start [--demo] [--command CMD] [--provider P] [--model M] [-e PATH ...] [--cwd DIR]
-          [--trust-project] [--env KEY=VALUE ...] [-- AGENT ARGS]``, ``stop``, ``restart``,
+          [--trust-project] [--env KEY=VALUE ...] [--resume [ID]] [--no-save]
+          [-- AGENT ARGS]``, ``stop``, ``restart`` (the same conversation goes on),
           ``status``, ``show`` (the panel again);
+        - ``sessions``: this notebook's saved conversations, each with a Resume button;
         - ``wait [--timeout S]``: block until the latest run ends, or a dialog needs you;
         - ``fix [--wait]``: send the last failed cell (source and traceback) and ask the agent
           to explain and fix it;
@@ -276,6 +290,9 @@ class AtomicAgentMagics(Magics):
             return None
         if args.action == "install":
             installing.install(args.line, force=args.force, home=_config(self).agent_home)
+            return None
+        if args.action == "sessions":
+            conversations.show_conversations(_config(self))
             return None
         if args.action == "fix":
             session = api.session(args.name)
@@ -344,6 +361,8 @@ class AtomicAgentMagics(Magics):
                 extra_args=extra,
                 demo=args.demo,
                 trust_project=args.trust_project,
+                resume=args.resume,
+                save=not args.no_save,
             )
 
         try:

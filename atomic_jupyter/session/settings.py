@@ -17,6 +17,7 @@ class Settings(Protocol):
     request_timeout: float
     prototyping: bool
     agent_home: str | None
+    conversations_dir: str | None
 
 
 @dataclass
@@ -35,6 +36,9 @@ class SessionSettings:
         Load the prototype hub extension, so cell-defined extensions load without a restart.
     agent_home:
         An agent home looked in first for the pinned agent (None: only the usual ones).
+    conversations_dir:
+        Where notebooks' conversations are saved (None: ``$ATOMIC_JUPYTER_CONVERSATIONS``,
+        else the per-user data folder).
     """
 
     command: str | Sequence[str] | None = None
@@ -42,3 +46,4 @@ class SessionSettings:
     request_timeout: float = 30.0
     prototyping: bool = True
     agent_home: str | None = None
+    conversations_dir: str | None = None

@@ -64,6 +64,11 @@ class LaunchSpec:
     trust_project:
         Let the agent load the working directory's own ``.pi`` extensions and settings
         (``--approve``; the current agent line skips them in RPC mode otherwise).
+    save:
+        Save the conversation with the notebook's (False: ``--no-session``, kept in memory).
+    resume:
+        Continue a saved conversation of this notebook: ``"latest"``, or an id (a prefix is
+        enough) or a file; None starts a new one.
     """
 
     command: str | Sequence[str] | None = None
@@ -75,6 +80,8 @@ class LaunchSpec:
     extra_args: tuple[str, ...] = ()
     demo: bool = False
     trust_project: bool = False
+    save: bool = True
+    resume: str | None = None
 
 
 def _split(command: str | Sequence[str]) -> tuple[str, ...]:

@@ -53,6 +53,7 @@ __all__ = [
     "Record",
     "dialog_notice",
     "dialog_record",
+    "earlier_record",
     "footer_text",
     "live_class",
     "live_copy",
@@ -348,6 +349,39 @@ def dialog_notice(dialog: Dialog) -> Record:
     return Record(_root("notice", [record.html]), strip_ansi(said))
 
 
+# --------------------------------------------------------------------------- earlier turns
+
+#: The most earlier turns a continued conversation shows (the newest).
+EARLIER_SHOWN = 20
+
+
+def earlier_record(continued: str, notes: Sequence[str], runs: Sequence[PromptRun]) -> Record:
+    """What a continued conversation shows under its panel's header: ``continued`` ("continued:
+    N messages since DATE"), the start's ``notes``, and the earlier turns (``runs``, the
+    newest :data:`EARLIER_SHOWN`) folded behind "Earlier in this conversation", each as its
+    run's record. Empty when there is nothing to say."""
+    lines = [line for line in (continued, *notes) if line]
+    html = [_text_html(Text("atomic-continued", line, "muted")) for line in lines]
+    shown = list(runs)[-EARLIER_SHOWN:]
+    if shown:
+        left = len(runs) - len(shown)
+        label = f"Earlier in this conversation ({len(runs)} turn{'s' if len(runs) != 1 else ''})"
+        inner = (
+            [_text_html(Text("atomic-earlier-left", f"({left} older turns not shown)", "muted"))]
+            if left
+            else []
+        )
+        records = [run_record(run) for run in shown]
+        inner += [record.html for record in records]
+        summary = f"<summary>{escape(label)}</summary>"
+        html.append(_tag("atomic-earlier", summary + "".join(inner), tag="details"))
+        lines.append(label + ":")
+        lines += [record.plain for record in records]
+    if not html:
+        return Record("", "")
+    return Record("".join(html), "\n".join(strip_ansi(line) for line in lines))
+
+
 # --------------------------------------------------------------------------- the panel
 
 
@@ -377,6 +411,14 @@ def panel_record(session: AgentSession, runs: Sequence[PromptRun] = ()) -> Recor
             for value in status.values()
         )
         html.append(_tag("atomic-status", entries, _TONES["muted"]))
+    conversations = session.addon("conversations")
+    if conversations is not None:
+        earlier = earlier_record(
+            conversations.continued, conversations.notes, conversations.earlier
+        )
+        if earlier.plain:
+            lines.append(earlier.plain)
+            html.append(earlier.html)
     for block in session.widgets.values():
         block_lines = [str(line) for line in block.get("lines") or []]
         lines.extend(block_lines)

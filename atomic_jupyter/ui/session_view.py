@@ -25,6 +25,7 @@ from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.ui.closing import close_widget, retire_widgets
 from atomic_jupyter.ui.dialog_view import DialogView
 from atomic_jupyter.ui.dispatch import UiDispatcher, thread_safe_update
+from atomic_jupyter.ui.earlier_view import EarlierView
 from atomic_jupyter.ui.part_widgets import PartNode, PartWidgets
 from atomic_jupyter.ui.prompt_editor import PromptEditor
 from atomic_jupyter.ui.run_parts import describe_entry
@@ -100,6 +101,7 @@ class SessionView:
         self.state.add_class("atomic-state")
         self.about = TextLine("", color="var(--jp-ui-font-color2,#666)")
         self.about.add_class("atomic-about")
+        self.earlier = EarlierView()
         self.status_bar = w.HBox([], layout=w.Layout(flex_flow="row wrap"))
         self.status_bar.add_class("atomic-status")
         self.above = w.VBox([])
@@ -141,6 +143,7 @@ class SessionView:
             [
                 w.HBox([self.title, self.state], layout=w.Layout(justify_content="space-between")),
                 self.about,
+                self.earlier.widget,
                 self.status_bar,
                 self.above,
                 self.editor,
@@ -166,6 +169,7 @@ class SessionView:
             "diagnostics",
             "policies",
             "entries",
+            "conversation",
         ):
             self.refresh(part)
         self._subscriptions: list[Subscription] = [
@@ -318,6 +322,9 @@ class SessionView:
                 )
         elif part == "state":
             self._refresh_state()
+        elif part == "conversation":
+            self.earlier.show(s.addon("conversations"))
+            self.shown_changed.emit()
 
     def _refresh_status(self, status: dict[str, str]) -> None:
         for key in [k for k in self.status_labels if k not in status]:

@@ -38,10 +38,10 @@ from atomic_jupyter.transport.agent_install.layout import (
     find_installed,
     install_folder,
 )
-from atomic_jupyter.transport.agent_install.locking import install_lock
 from atomic_jupyter.transport.agent_install.npm_log import NpmLog, Progress
 from atomic_jupyter.transport.agent_install.pins import AgentPin, pin_of
 from atomic_jupyter.transport.agent_package import prepare_agent
+from atomic_jupyter.transport.file_locks import install_lock
 from atomic_jupyter.transport.node import (
     NodeRuntime,
     choose_node,

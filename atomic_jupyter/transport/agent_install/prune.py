@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from atomic_jupyter.transport.agent_install.layout import STAGING_PREFIX, TRASH_PREFIX
-from atomic_jupyter.transport.agent_install.locking import try_install_lock
 from atomic_jupyter.transport.agent_install.pins import AgentPin, pins
+from atomic_jupyter.transport.file_locks import try_install_lock
 
 __all__ = ["prune_installs", "unused_installs"]
 

@@ -1,5 +1,6 @@
-"""One install at a time per agent line and home: an exclusive lock on a file, held by the
-operating system, so a process that dies releases it."""
+"""Exclusive locks on files, held by the operating system, so a process that dies releases
+them: one install at a time per agent line and home (:func:`install_lock`), one kernel at a
+time per saved conversation (:func:`acquire_lock`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-__all__ = ["install_lock", "try_install_lock"]
+__all__ = ["acquire_lock", "install_lock", "lock_holder", "release_lock", "try_install_lock"]
 
 if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
     import msvcrt
@@ -98,3 +99,30 @@ def try_install_lock(path: Path) -> Iterator[bool]:
             _unlock(fd)
     finally:
         os.close(fd)
+
+
+def acquire_lock(path: Path) -> int | None:
+    """Take the lock at ``path`` without waiting, until :func:`release_lock`: the open file
+    that holds it, or None when another holder has it (another process, or another open file
+    of this one). The lock file says which process holds it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    if not _try_lock(fd):
+        os.close(fd)
+        return None
+    os.ftruncate(fd, 0)
+    os.write(fd, str(os.getpid()).encode())
+    return fd
+
+
+def release_lock(fd: int) -> None:
+    """Let go of a lock :func:`acquire_lock` took."""
+    try:
+        os.ftruncate(fd, 0)
+        _unlock(fd)
+    finally:
+        os.close(fd)
+
+
+def lock_holder(path: Path) -> str:
+    """`` (process N)`` when the lock file at ``path`` names its holder, else ``""``."""
+    return _holder(path)

@@ -1,0 +1,198 @@
+"""Saved conversations: each session's conversation is kept with its notebook, and a new
+kernel can continue it.
+
+The addon chooses the file the agent saves the conversation in (``--session FILE``, under
+the notebook's folder of :class:`~atomic_jupyter.transport.conversations.ConversationStore`)
+and holds a lock on it while the session lives, so a restart of the agent continues the same
+file and a second kernel of the notebook does not write it at once (it continues in a copy,
+and is told). ``save=False`` gives ``--no-session``. A command line that already says how
+sessions are kept (``--no-session``, ``--session``, ``--continue``, ``--fork``, ...) is left
+to the agent.
+
+After a start that continued a conversation, :meth:`ConversationsAddon.load_earlier` asks
+the agent for its messages (``get_messages``) and keeps them as runs for the panel.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from atomic_jupyter.errors import AgentStartError, AtomicAgentError
+from atomic_jupyter.session.earlier import earlier_runs
+from atomic_jupyter.session.plugins import LaunchAdditions
+from atomic_jupyter.session.runs import PromptRun
+from atomic_jupyter.transport.conversations import (
+    Conversation,
+    ConversationLock,
+    ConversationStore,
+    conversations_root,
+    describe_time,
+    notebook_of,
+)
+
+if TYPE_CHECKING:
+    from atomic_jupyter.session.session import AgentSession
+
+__all__ = ["SESSION_OPTIONS", "ConversationsAddon", "conversations_addon"]
+
+#: The agent's own options that say how its sessions are kept: given any, the agent decides.
+SESSION_OPTIONS = frozenset(
+    {
+        "--no-session",
+        "--session",
+        "--session-id",
+        "--session-dir",
+        "--continue",
+        "-c",
+        "--resume",
+        "-r",
+        "--fork",
+    }
+)
+
+
+def conversations_addon(session: AgentSession) -> ConversationsAddon:
+    """The saved-conversations addon of ``session``."""
+    return ConversationsAddon(session)
+
+
+def store_for(settings: Any, environ: Any = None) -> ConversationStore:
+    """The conversation store of this kernel's notebook, in the configured folder."""
+    root = conversations_root(getattr(settings, "conversations_dir", None), environ)
+    return ConversationStore(root, notebook_of(environ))
+
+
+class ConversationsAddon:
+    """Keeps one session's conversation in a file of its notebook's folder."""
+
+    name = "conversations"
+
+    def __init__(self, session: AgentSession) -> None:
+        self._session = session
+        self._resume = session.spec.resume
+        self.store: ConversationStore | None = None
+        #: The file the agent keeps the conversation in (None: not saved, or the agent's own
+        #: options decide).
+        self.path: Path | None = None
+        self._lock: ConversationLock | None = None
+        #: What the start did, in a sentence for the panel ("continued: 4 messages since …").
+        self.continued = ""
+        #: Things the person should know about the last start (a copy, nothing to continue).
+        self.notes: list[str] = []
+        #: The continued conversation's earlier turns, as finished runs.
+        self.earlier: list[PromptRun] = []
+        #: The conversation continued at the last start, if any.
+        self.resumed: Conversation | None = None
+
+    @property
+    def managed_by_agent(self) -> bool:
+        """Whether the command line already says how the agent keeps sessions."""
+        argv = [*self._session.resolved.argv, *self._session.spec.extra_args]
+        return any(arg.split("=", 1)[0] in SESSION_OPTIONS for arg in argv)
+
+    def resume(self, key: str) -> None:
+        """Continue the saved conversation ``key`` (``"latest"``, an id or a file) at the
+        next start, instead of this one."""
+        self._let_go()
+        self.path = None
+        self._resume = key
+
+    def launch(self) -> LaunchAdditions:
+        """The agent's ``--session FILE`` (or ``--no-session``) for this start.
+
+        Raises
+        ------
+        AgentStartError
+            When the conversation asked for does not exist or cannot be continued.
+        """
+        if self.managed_by_agent:
+            return LaunchAdditions()
+        if not self._session.spec.save:
+            return LaunchAdditions(args=["--no-session"])
+        if self.path is not None and self._lock is not None and self._lock.held:
+            return LaunchAdditions(args=["--session", str(self.path)])  # a restart
+        self.notes, self.continued, self.earlier, self.resumed = [], "", [], None
+        store = self.store = store_for(self._session.config)
+        name = self._session.name
+        chosen = self._chosen(store, name) if self._resume else None
+        self._resume = None
+        if chosen is None and not self.notes:
+            saved = len(store.conversations(name))
+            if saved:
+                self.notes.append(
+                    f"This notebook has {saved} saved conversation{'s' if saved != 1 else ''} "
+                    f"of session {name!r}: `%atomic_agent start --resume` continues the latest, "
+                    "`%atomic_agent sessions` lists them."
+                )
+        path = chosen.path if chosen is not None else store.new_path(name)
+        lock = store.lock(path)
+        if chosen is not None and (lock is None or chosen.saved.torn):
+            if lock is None:
+                self.notes.append(
+                    f"This conversation is open in another kernel{store.holder(path)}: "
+                    "this session continues it in a copy."
+                )
+            else:
+                lock.release()
+                self.notes.append("Its last line was cut short: it is continued in a copy.")
+            path = store.fork(chosen, name)
+            lock = store.lock(path)
+        if lock is None:  # a brand-new file held by another: never happens but by a race
+            raise AgentStartError(f"the conversation file {path} is in use by another kernel")
+        self._let_go()
+        self.path, self._lock, self.resumed = path, lock, chosen
+        return LaunchAdditions(args=["--session", str(path)])
+
+    def _chosen(self, store: ConversationStore, name: str) -> Conversation | None:
+        key = self._resume or "latest"
+        if key == "latest":
+            found = store.latest(name)
+            if found is None:
+                self.notes.append(
+                    f"This notebook has no saved conversation of session {name!r} yet: a new "
+                    "one starts."
+                )
+            return found
+        try:
+            found = store.find(key)
+        except KeyError as exc:
+            raise AgentStartError(str(exc.args[0])) from None
+        if found.saved.problem is not None:
+            raise AgentStartError(
+                f"the conversation {found.path.name} cannot be continued: {found.saved.problem}. "
+                "It is left as it is."
+            )
+        return found
+
+    def load_earlier(self) -> None:
+        """After a start that continued a conversation: its messages, as runs, and the
+        sentence the panel shows."""
+        if self.resumed is None:
+            return
+        try:
+            data = self._session.request({"type": "get_messages"}, timeout=30).data
+        except AtomicAgentError as exc:
+            self.notes.append(f"The earlier messages could not be read: {exc}")
+            return
+        messages = data.get("messages") if isinstance(data, dict) else None
+        self.earlier = earlier_runs(messages)
+        counted = [
+            m
+            for m in messages or []
+            if isinstance(m, dict) and m.get("role") in ("user", "assistant", "toolResult")
+        ]
+        since = describe_time(self.resumed.saved.started)
+        self.continued = f"continued: {len(counted)} messages since {since}"
+
+    def agent_exited(self) -> None:
+        """Nothing: the file and its lock are kept for a restart."""
+
+    def _let_go(self) -> None:
+        lock, self._lock = self._lock, None
+        if lock is not None:
+            lock.release()
+
+    def close(self) -> None:
+        """The session is stopped: let other kernels continue the conversation."""
+        self._let_go()

@@ -1,0 +1,88 @@
+"""``%atomic_agent sessions``: this notebook's saved conversations, each with a Resume button,
+and what a click does (continue that conversation in its session)."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from atomic_jupyter.addons.conversations.runtime import store_for
+from atomic_jupyter.errors import SessionNotFoundError
+from atomic_jupyter.notebook import api, registry
+from atomic_jupyter.notebook.config import AtomicAgent
+from atomic_jupyter.notebook.presentation import LiveDisplay, in_ipython, view_of
+from atomic_jupyter.transport.conversations import Conversation, describe_time
+from atomic_jupyter.transport.secrets import Redactor
+from atomic_jupyter.ui.record import text_record
+
+__all__ = ["conversation_line", "list_conversations", "resume_conversation", "show_conversations"]
+
+
+def conversation_line(conversation: Conversation, redact: Any = None) -> str:
+    """One conversation in a line: when, how many messages, the first prompt, the model."""
+    saved = conversation.saved
+    redact = redact or Redactor.for_launch({}, os.environ)
+    if saved.problem is not None:
+        return f"{conversation.path.name}: cannot be continued ({saved.problem})"
+    prompt = " ".join(saved.first_prompt.split())
+    prompt = (prompt[:77] + "…") if len(prompt) > 78 else prompt
+    parts = [
+        describe_time(saved.updated or saved.started),
+        f"{saved.messages} messages",
+        repr(redact(prompt)) if prompt else "(no prompt yet)",
+    ]
+    if saved.model:
+        parts.append(saved.model)
+    if saved.name:
+        parts.append(f"named {redact(saved.name)!r}")
+    return f"{conversation.id[:13]} · session {conversation.session!r} · " + " · ".join(parts)
+
+
+def list_conversations(config: AtomicAgent, name: str | None = None) -> list[Conversation]:
+    """This notebook's saved conversations (of session ``name``, else all), newest first."""
+    return store_for(config).conversations(name)
+
+
+def resume_conversation(conversation: Conversation, config: AtomicAgent) -> str:
+    """Continue ``conversation`` in the session it was saved under: that session's agent
+    restarts on it when it runs, else a session starts on it (its panel is displayed).
+    Returns what happened, in a sentence."""
+    name = conversation.session
+    try:
+        session = registry.get(name)
+    except SessionNotFoundError:
+        session = api.start(name=name, config=config, resume=str(conversation.path))
+    else:
+        addon = session.addon("conversations")
+        addon.resume(str(conversation.path))
+        session.restart()
+        addon.load_earlier()
+        view_of(session).refresh("conversation")
+    addon = session.addon("conversations")
+    said = addon.continued or "continued"
+    notes = " ".join(addon.notes)
+    return f"Session {name!r} {said}." + (f" {notes}" if notes else "")
+
+
+def show_conversations(config: AtomicAgent, name: str | None = None) -> None:
+    """Display the listing: one line per conversation with a Resume button (a text in a
+    viewer without widgets)."""
+    found = list_conversations(config, name)
+    store = store_for(config)
+    if not found:
+        print(f"This notebook has no saved conversations yet (they are kept in {store.folder}).")
+        return
+    lines = [conversation_line(c) for c in found]
+    heading = f"Saved conversations of this notebook ({store.notebook}), newest first:"
+    plain = "\n".join([heading, *lines])
+    if not in_ipython():
+        print(plain)
+        return
+    from atomic_jupyter.ui.conversations_view import ConversationsView
+
+    rows = [
+        (line, None if c.saved.problem else (lambda c=c: resume_conversation(c, config)))
+        for line, c in zip(lines, found, strict=True)
+    ]
+    view = ConversationsView(heading, rows)
+    LiveDisplay(view.widget, lambda: text_record(plain, "conversations")).show()
