@@ -9,6 +9,7 @@ import json
 import os
 import random
 import re
+import tempfile
 from pathlib import Path
 
 from atomic_jupyter.session.citations import CITED_HEADING
@@ -28,6 +29,13 @@ PINNED_AGENTS = {
     for line in LINES
 }
 #: The line the tests run (``ATOMIC_TEST_AGENT``: ``current`` unless set).
+#: Where the sessions of this test run save their conversations (never the user's folder):
+#: the kernels, notebooks and JupyterLab servers the tests start inherit it.
+CONVERSATIONS = Path(
+    os.environ.setdefault(
+        "ATOMIC_JUPYTER_CONVERSATIONS", tempfile.mkdtemp(prefix="atomic-test-conversations-")
+    )
+)
 AGENT_LINE = os.environ.get("ATOMIC_TEST_AGENT") or "current"
 if AGENT_LINE not in PINNED_AGENTS:
     raise RuntimeError(

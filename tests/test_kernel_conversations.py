@@ -1,0 +1,225 @@
+"""Saved conversations through real kernels of one notebook, the real agent (both lines) and
+the scripted model: a new kernel continues the conversation (the model gets the earlier
+messages, the panel shows the earlier turns), ``sessions`` lists them with working Resume
+buttons, ``--no-save`` leaves nothing, and two kernels of the notebook never write one file.
+
+Each kernel is a new process with the same environment, which is what a kernel restart is:
+``$JPY_SESSION_NAME`` names the notebook, as the Jupyter server sets it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from atomic_jupyter.protocol.session_file import read_session
+from tests.harness.kernel_client import BrowserLikeKernel
+from tests.harness.plugin import agent_kernel_env
+from tests.harness.support import PINNED_AGENT
+from tests.harness.widget_text import has_class, text, visible_text
+
+pytestmark = [pytest.mark.kernel, pytest.mark.agent]
+
+FIRST = "please say hello to the notebook"
+SECOND = "do something dangerous with bash"
+THIRD = "and now, what did we talk about?"
+
+
+@pytest.fixture
+def notebook(tmp_path: Path, scripted_model) -> Iterator[dict[str, str]]:
+    """The environment of a kernel of one notebook, saving into its own folder."""
+    _server, home, _args = scripted_model
+    env = agent_kernel_env([str(PINNED_AGENT)], home)  # no --no-session: conversations are kept
+    env["JPY_SESSION_NAME"] = str(tmp_path / "analysis.ipynb")
+    env["ATOMIC_JUPYTER_CONVERSATIONS"] = str(tmp_path / "conversations")
+    return env
+
+
+def start_line(scripted_model, options: str = "") -> str:
+    _server, _home, args = scripted_model
+    return f"%atomic_agent start {options} -- {' '.join(args)}".replace("  ", " ")
+
+
+def open_kernel(tmp_path: Path, env: dict[str, str], name: str) -> BrowserLikeKernel:
+    cwd = tmp_path / name
+    cwd.mkdir(exist_ok=True)
+    kernel = BrowserLikeKernel(cwd, env=env, thread_guard=True)
+    kernel.start()
+    kernel.execute("%load_ext atomic_jupyter\nimport atomic_jupyter as aj")
+    return kernel
+
+
+def saved_files(env: dict[str, str]) -> list[Path]:
+    return sorted(Path(env["ATOMIC_JUPYTER_CONVERSATIONS"]).rglob("*.jsonl"))
+
+
+def user_texts(request) -> list[str]:
+    from atomic_jupyter.addons.model_server.request import content_text
+
+    return [content_text(m.get("content")) for m in request.messages if m.get("role") == "user"]
+
+
+def two_runs(kernel: BrowserLikeKernel, scripted_model) -> None:
+    kernel.execute(start_line(scripted_model))
+    kernel.execute(f"%%atomic_agent --wait\n{FIRST}", timeout=60)
+    kernel.execute(f"%%atomic_agent --wait\n{SECOND}", timeout=60)
+
+
+def test_a_new_kernel_continues_the_conversation_and_shows_the_earlier_turns(
+    tmp_path: Path, notebook: dict[str, str], scripted_model
+) -> None:
+    server, _home, _args = scripted_model
+    first = open_kernel(tmp_path, notebook, "first")
+    try:
+        two_runs(first, scripted_model)
+    finally:
+        first.close()  # the kernel dies: its agent with it
+    (saved,) = saved_files(notebook)
+    assert read_session(saved.read_text()).messages >= 4
+
+    second = open_kernel(tmp_path, notebook, "second")
+    try:
+        started = second.execute(start_line(scripted_model, "--resume"))
+        (panel_id,) = started.widget_ids
+        view = second.find("HTML", within=panel_id, _dom_classes=has_class("atomic-earlier-view"))
+        shown = view["value"]
+        said = visible_text(shown)
+        assert "continued: " in said and " messages since " in said
+        assert '<details class="atomic-earlier">' in shown  # folded
+        assert "Earlier in this conversation (2 turns)" in said
+        assert FIRST in said and SECOND in said
+        assert "echo dangerous-but-fine" in said  # the tool call's card
+        assert "<script" not in shown
+        # The record kept with the notebook holds them too.
+        record = "".join(d.get("text/plain", "") for d in started.displays)
+        assert "Earlier in this conversation (2 turns)" in record and FIRST in record
+
+        second.execute(f"%%atomic_agent --wait\n{THIRD}", timeout=60)
+        asked = user_texts(server.requests[-1])
+        assert asked[-1].endswith(THIRD)
+        assert any(FIRST in t for t in asked) and any(SECOND in t for t in asked)
+        (still,) = saved_files(notebook)  # the same file goes on
+        assert still == saved
+        assert THIRD in saved.read_text()
+    finally:
+        second.close()
+
+
+def test_restart_continues_the_same_conversation(
+    tmp_path: Path, notebook: dict[str, str], scripted_model
+) -> None:
+    server, _home, _args = scripted_model
+    kernel = open_kernel(tmp_path, notebook, "restart")
+    try:
+        kernel.execute(start_line(scripted_model))
+        kernel.execute(f"%%atomic_agent --wait\n{FIRST}", timeout=60)
+        kernel.execute("%atomic_agent restart")
+        kernel.execute(f"%%atomic_agent --wait\n{THIRD}", timeout=60)
+        assert any(FIRST in t for t in user_texts(server.requests[-1]))
+        assert len(saved_files(notebook)) == 1
+    finally:
+        kernel.close()
+
+
+def test_sessions_lists_them_and_resume_continues_the_one_clicked(
+    tmp_path: Path, notebook: dict[str, str], scripted_model
+) -> None:
+    kernel = open_kernel(tmp_path, notebook, "listing")
+    try:
+        kernel.execute(start_line(scripted_model))
+        kernel.execute(f"%%atomic_agent --wait\n{FIRST}", timeout=60)
+        kernel.execute(start_line(scripted_model))  # a second, new conversation
+        kernel.execute(f"%%atomic_agent --wait\n{THIRD}", timeout=60)
+        older, newer = sorted(saved_files(notebook), key=lambda p: p.stat().st_mtime)
+        listing = kernel.execute("%atomic_agent sessions")
+        (view_id,) = listing.widget_ids
+        rows = [
+            text(ref)
+            for ref in kernel.widgets("HTML", within=view_id, _dom_classes=has_class("atomic-conversation"))
+        ]
+        assert len(rows) == 2
+        assert repr(THIRD) in rows[0] and repr(FIRST) in rows[1]  # newest first
+        assert all("2 messages" in row and "session 'default'" in row for row in rows)
+        buttons = kernel.widgets("Button", within=view_id, _dom_classes=has_class("atomic-resume"))
+        kernel.click(buttons[1].comm_id)  # the older one
+        kernel.wait_for(
+            lambda: buttons[1]["description"] == "Resumed", timeout=60, what="the resume"
+        )
+        resumed = kernel.execute(
+            "print(aj.session().addon('conversations').path)"
+        ).stdout.strip()
+        assert resumed == str(older)
+        kernel.execute(f"%%atomic_agent --wait\n{SECOND}", timeout=60)
+        assert SECOND in older.read_text() and SECOND not in newer.read_text()
+    finally:
+        kernel.close()
+
+
+def test_no_save_leaves_no_file(tmp_path: Path, notebook: dict[str, str], scripted_model) -> None:
+    kernel = open_kernel(tmp_path, notebook, "nosave")
+    try:
+        kernel.execute(start_line(scripted_model, "--no-save"))
+        kernel.execute(f"%%atomic_agent --wait\n{FIRST}", timeout=60)
+        kernel.execute("%atomic_agent stop")
+    finally:
+        kernel.close()
+    folder = Path(notebook["ATOMIC_JUPYTER_CONVERSATIONS"])
+    assert not folder.exists() or [p for p in folder.rglob("*") if p.is_file()] == []
+
+
+def test_two_kernels_of_one_notebook_never_write_one_file(
+    tmp_path: Path, notebook: dict[str, str], scripted_model
+) -> None:
+    first = open_kernel(tmp_path, notebook, "one")
+    second = None
+    try:
+        first.execute(start_line(scripted_model))
+        first.execute(f"%%atomic_agent --wait\n{FIRST}", timeout=60)
+        (original,) = saved_files(notebook)
+        second = open_kernel(tmp_path, notebook, "two")
+        started = second.execute(start_line(scripted_model, "--resume"))
+        told = " ".join(visible_text(d.get("text/plain", "")) for d in started.displays)
+        assert "open in another kernel" in told and "in a copy" in told
+        second.execute(f"%%atomic_agent --wait\n{SECOND}", timeout=60)
+        first.execute(f"%%atomic_agent --wait\n{THIRD}", timeout=60)
+        files = saved_files(notebook)
+        assert len(files) == 2
+        (copy,) = [p for p in files if p != original]
+        for path in files:
+            lines = path.read_text().splitlines()
+            headers = [line for line in lines if json.loads(line).get("type") == "session"]
+            assert len(headers) == 1  # one conversation per file
+            assert read_session(path.read_text()).problem is None
+        assert THIRD in original.read_text() and SECOND not in original.read_text()
+        assert SECOND in copy.read_text() and THIRD not in copy.read_text()
+        assert FIRST in copy.read_text()  # the copy holds the earlier turns
+    finally:
+        first.close()
+        if second is not None:
+            second.close()
+
+
+def test_a_conversation_that_cannot_be_read_is_reported_and_left_alone(
+    tmp_path: Path, notebook: dict[str, str], scripted_model
+) -> None:
+    kernel = open_kernel(tmp_path, notebook, "damaged")
+    try:
+        kernel.execute(start_line(scripted_model))
+        kernel.execute(f"%%atomic_agent --wait\n{FIRST}", timeout=60)
+        kernel.execute("%atomic_agent stop")
+        (saved,) = saved_files(notebook)
+        damaged = b"this is not a conversation\n\x00\x01"
+        saved.write_bytes(damaged)
+        failed = kernel.execute(start_line(scripted_model, f"--resume {saved.name}"), check=False)
+        assert failed.ename == "AgentStartError"
+        assert "cannot be continued" in failed.evalue and "left as it is" in failed.evalue
+        assert saved.read_bytes() == damaged
+        listing = kernel.execute("%atomic_agent sessions")
+        shown = " ".join(text(ref) for ref in kernel.widgets("HTML", within=listing.widget_ids[0]))
+        assert "cannot be continued" in shown
+        assert kernel.widgets("Button", within=listing.widget_ids[0]) == []  # nothing to resume
+    finally:
+        kernel.close()
