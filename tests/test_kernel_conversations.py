@@ -138,7 +138,9 @@ def test_sessions_lists_them_and_resume_continues_the_one_clicked(
         (view_id,) = listing.widget_ids
         rows = [
             text(ref)
-            for ref in kernel.widgets("HTML", within=view_id, _dom_classes=has_class("atomic-conversation"))
+            for ref in kernel.widgets(
+                "HTML", within=view_id, _dom_classes=has_class("atomic-conversation")
+            )
         ]
         assert len(rows) == 2
         assert repr(THIRD) in rows[0] and repr(FIRST) in rows[1]  # newest first
@@ -148,9 +150,7 @@ def test_sessions_lists_them_and_resume_continues_the_one_clicked(
         kernel.wait_for(
             lambda: buttons[1]["description"] == "Resumed", timeout=60, what="the resume"
         )
-        resumed = kernel.execute(
-            "print(aj.session().addon('conversations').path)"
-        ).stdout.strip()
+        resumed = kernel.execute("print(aj.session().addon('conversations').path)").stdout.strip()
         assert resumed == str(older)
         kernel.execute(f"%%atomic_agent --wait\n{SECOND}", timeout=60)
         assert SECOND in older.read_text() and SECOND not in newer.read_text()
@@ -223,3 +223,38 @@ def test_a_conversation_that_cannot_be_read_is_reported_and_left_alone(
         assert kernel.widgets("Button", within=listing.widget_ids[0]) == []  # nothing to resume
     finally:
         kernel.close()
+
+
+GREETER = (
+    "export default function (pi: ExtensionAPI) {\n"
+    '  pi.registerCommand("greet", { description: "Greets", handler: async (_args, ctx) => {\n'
+    '    ctx.ui.notify("hello from the prototype", "info");\n'
+    "  } });\n"
+    "}\n"
+)
+
+
+def test_prototypes_defined_in_cells_come_back_with_the_conversation(
+    tmp_path: Path, notebook: dict[str, str], scripted_model
+) -> None:
+    from tests.test_prototyping import HEADER
+
+    first = open_kernel(tmp_path, notebook, "prototypes-one")
+    try:
+        first.execute(start_line(scripted_model))
+        defined = first.execute(f"%%atomic_extension greeter\n{HEADER}{GREETER}")
+        assert defined.ok
+        first.execute(f"%%atomic_agent --wait\n{FIRST}", timeout=60)
+    finally:
+        first.close()
+    second = open_kernel(tmp_path, notebook, "prototypes-two")
+    try:
+        started = second.execute(start_line(scripted_model, "--resume"))
+        told = " ".join(d.get("text/plain", "") for d in started.displays)
+        assert "Prototype extensions defined again: greeter." in told
+        assert second.execute("%atomic_extension list").stdout.split() == ["greeter"]
+        second.execute("%%atomic_agent --wait\n/greet", timeout=60)
+        notes = second.execute("print([n['message'] for n in aj.session().notifications])").stdout
+        assert "hello from the prototype" in notes
+    finally:
+        second.close()

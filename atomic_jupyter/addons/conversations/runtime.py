@@ -10,11 +10,15 @@ sessions are kept (``--no-session``, ``--session``, ``--continue``, ``--fork``, 
 to the agent.
 
 After a start that continued a conversation, :meth:`ConversationsAddon.load_earlier` asks
-the agent for its messages (``get_messages``) and keeps them as runs for the panel.
+the agent for its messages (``get_messages``) and keeps them as runs for the panel. The
+sources of the prototype extensions defined in cells (``%%atomic_extension``) are kept beside
+the conversation (``FILE.prototypes.json``, written when one is loaded or removed), and a
+continued conversation defines them again.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -84,6 +88,7 @@ class ConversationsAddon:
         self.earlier: list[PromptRun] = []
         #: The conversation continued at the last start, if any.
         self.resumed: Conversation | None = None
+        self._watching_prototypes = False
 
     @property
     def managed_by_agent(self) -> bool:
@@ -141,8 +146,53 @@ class ConversationsAddon:
         if lock is None:  # a brand-new file held by another: never happens but by a race
             raise AgentStartError(f"the conversation file {path} is in use by another kernel")
         self._let_go()
+        if chosen is not None and path != chosen.path:  # a copy: its prototypes too
+            kept = _prototypes_file(chosen.path)
+            if kept.exists():
+                _prototypes_file(path).write_bytes(kept.read_bytes())
         self.path, self._lock, self.resumed = path, lock, chosen
+        self._watch_prototypes()
         return LaunchAdditions(args=["--session", str(path)])
+
+    def _watch_prototypes(self) -> None:
+        manager = self._session.addon("prototypes")
+        if manager is not None and not self._watching_prototypes:
+            self._watching_prototypes = True
+            manager.changed.add(self._save_prototypes)
+
+    def _save_prototypes(self) -> None:
+        """Keep the sources of the prototypes loaded now beside the conversation."""
+        manager, path = self._session.addon("prototypes"), self.path
+        if manager is None or path is None:
+            return
+        sources = {name: manager.source(name) for name in manager.names()}
+        kept = _prototypes_file(path)
+        kept.write_text(json.dumps(sources), encoding="utf-8")
+        kept.chmod(0o600)
+
+    def restore_prototypes(self) -> None:
+        """Define again the prototypes kept with a continued conversation (a note says which,
+        and which failed)."""
+        manager = self._session.addon("prototypes")
+        if self.resumed is None or manager is None or self.path is None:
+            return
+        try:
+            sources = json.loads(_prototypes_file(self.path).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return
+        back: list[str] = []
+        failed: list[str] = []
+        for name, source in sources.items() if isinstance(sources, dict) else []:
+            try:
+                result = manager.define(str(name), str(source))
+            except AtomicAgentError as exc:
+                failed.append(f"{name} ({exc})")
+                continue
+            (back if result.ok else failed).append(name)
+        if back:
+            self.notes.append("Prototype extensions defined again: " + ", ".join(back) + ".")
+        if failed:
+            self.notes.append("Prototype extensions that did not load: " + ", ".join(failed) + ".")
 
     def _chosen(self, store: ConversationStore, name: str) -> Conversation | None:
         key = self._resume or "latest"
@@ -184,6 +234,7 @@ class ConversationsAddon:
         ]
         since = describe_time(self.resumed.saved.started)
         self.continued = f"continued: {len(counted)} messages since {since}"
+        self.restore_prototypes()
 
     def agent_exited(self) -> None:
         """Nothing: the file and its lock are kept for a restart."""
@@ -196,3 +247,8 @@ class ConversationsAddon:
     def close(self) -> None:
         """The session is stopped: let other kernels continue the conversation."""
         self._let_go()
+
+
+def _prototypes_file(path: Path) -> Path:
+    """Where the prototypes of the conversation at ``path`` are kept."""
+    return path.with_name(path.name + ".prototypes.json")

@@ -124,6 +124,9 @@ class PrototypeManager:
         self._lock = threading.RLock()
         self._events: Subscription | None = None
         self._finalizer: weakref.finalize[Any, Any]
+        #: Called with no argument after a prototype was loaded or removed (the saved
+        #: conversation keeps their sources, to bring them back in a new kernel).
+        self.changed: Listeners[Callable[[], None]] = Listeners()
 
     @property
     def folder(self) -> Path | None:
@@ -251,6 +254,7 @@ class PrototypeManager:
         self.commands[name] = list(entry.get("commands", []))
         result.ok = True
         result.commands = self.commands[name]
+        self.changed.emit()
         return result
 
     def remove(self, name: str, *, timeout: float = 60.0) -> None:
@@ -262,6 +266,7 @@ class PrototypeManager:
             (self._made_folder() / f"{name}.ts").unlink(missing_ok=True)
             self._write_manifest()
         self._reload(timeout)
+        self.changed.emit()
 
     def on_problem(self, name: str, callback: Callable[[Problem], None]) -> Subscription:
         """Call ``callback(problem)`` when the current version's handler throws later.
