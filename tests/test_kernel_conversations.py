@@ -26,6 +26,8 @@ pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 FIRST = "please say hello to the notebook"
 SECOND = "do something dangerous with bash"
 THIRD = "and now, what did we talk about?"
+#: A secret in the kernel's environment that a prompt quotes: never shown again.
+SECRET = "sk-notebook-secret-271828"
 
 
 @pytest.fixture
@@ -35,6 +37,7 @@ def notebook(tmp_path: Path, scripted_model) -> Iterator[dict[str, str]]:
     env = agent_kernel_env([str(PINNED_AGENT)], home)  # no --no-session: conversations are kept
     env["JPY_SESSION_NAME"] = str(tmp_path / "analysis.ipynb")
     env["ATOMIC_JUPYTER_CONVERSATIONS"] = str(tmp_path / "conversations")
+    env["NOTEBOOK_API_KEY"] = SECRET
     return env
 
 
@@ -64,7 +67,9 @@ def user_texts(request) -> list[str]:
 
 def two_runs(kernel: BrowserLikeKernel, scripted_model) -> None:
     kernel.execute(start_line(scripted_model))
-    kernel.execute(f"%%atomic_agent --wait\n{FIRST}", timeout=60)
+    kernel.execute("%atomic_agent thinking low")
+    kernel.execute("%atomic_agent name budget analysis")
+    kernel.execute(f"%%atomic_agent --wait\n{FIRST} (key {SECRET})", timeout=60)
     kernel.execute(f"%%atomic_agent --wait\n{SECOND}", timeout=60)
 
 
@@ -93,6 +98,17 @@ def test_a_new_kernel_continues_the_conversation_and_shows_the_earlier_turns(
         assert FIRST in said and SECOND in said
         assert "echo dangerous-but-fine" in said  # the tool call's card
         assert "<script" not in shown
+        assert SECRET not in shown and "[redacted]" in said
+        # The same model, thinking level and name.
+        state = json.loads(
+            second.execute("import json; print(json.dumps(aj.session().get_state()))").stdout
+        )
+        assert state["thinkingLevel"] == "low"
+        assert state.get("sessionName") == "budget analysis"
+        listing = second.execute("%atomic_agent sessions")
+        rows = " ".join(text(ref) for ref in second.widgets("HTML", within=listing.widget_ids[0]))
+        assert "named 'budget analysis'" in rows and "[redacted]" in rows and SECRET not in rows
+        assert all(SECRET not in d.get("text/plain", "") for d in listing.displays)
         # The record kept with the notebook holds them too.
         record = "".join(d.get("text/plain", "") for d in started.displays)
         assert "Earlier in this conversation (2 turns)" in record and FIRST in record
