@@ -32,6 +32,12 @@ from atomic_jupyter.transport.agent_install import (
 )
 from atomic_jupyter.transport.agent_install.prune import unused_installs
 from atomic_jupyter.transport.agent_package import PreparedAgent, prepare_agent
+from atomic_jupyter.transport.conversations import (
+    CONVERSATIONS_ENV,
+    ConversationStore,
+    conversations_root,
+    notebook_of,
+)
 from atomic_jupyter.transport.launch import COMMAND_ENV_VAR, find_typescript, resolution
 from atomic_jupyter.transport.node import (
     NodeRuntime,
@@ -62,7 +68,13 @@ LAB_EXTENSIONS = {
 }
 #: Where the prototype add-on finds TypeScript: up from the agent's package folder, then in the
 #: pinned installs.
-ENV_VARS = (COMMAND_ENV_VAR, AGENT_HOME_ENV, "npm_config_registry", "XDG_DATA_HOME")
+ENV_VARS = (
+    COMMAND_ENV_VAR,
+    AGENT_HOME_ENV,
+    CONVERSATIONS_ENV,
+    "npm_config_registry",
+    "XDG_DATA_HOME",
+)
 INSTALL_HINT = "run `atomic-jupyter install-agent` in a terminal (or `%atomic_agent install`)"
 
 
@@ -111,6 +123,7 @@ def doctor_report(
     configured_command: str | Sequence[str] | None = None,
     agent_home: str | None = None,
     environ: Mapping[str, str] | None = None,
+    conversations_dir: str | None = None,
 ) -> DoctorReport:
     """Check the set-up as a notebook with these settings would use it.
 
@@ -122,9 +135,11 @@ def doctor_report(
         ``AtomicAgent.agent_home`` (None: not set).
     environ:
         The environment the agent would start in (default: this process's).
+    conversations_dir:
+        ``AtomicAgent.conversations_dir`` (None: not set).
     """
     environ = os.environ if environ is None else environ
-    report = _Doctor(configured_command, agent_home, environ).run()
+    report = _Doctor(configured_command, agent_home, environ, conversations_dir).run()
     return _redacted(report, configured_command, environ)
 
 
@@ -169,8 +184,15 @@ def _lab_extension(folders: Sequence[Path], name: str) -> str | None:
 
 
 class _Doctor:
-    def __init__(self, configured: Command, agent_home: str | None, env: Mapping[str, str]):
+    def __init__(
+        self,
+        configured: Command,
+        agent_home: str | None,
+        env: Mapping[str, str],
+        conversations_dir: str | None = None,
+    ):
         self.configured, self.agent_home, self.environ = configured, agent_home, env
+        self.conversations_dir = conversations_dir
         self.problems: list[str] = []
         self.chosen: tuple[str, ...] | None = None
         self.prepared: PreparedAgent | None = None
@@ -183,6 +205,7 @@ class _Doctor:
             ("Pinned agents", self.pinned),
             ("Node.js", self.node),
             ("Prototyping checks", self.prototyping),
+            ("Saved conversations", self.conversations),
             ("Python packages", self.libraries),
             ("JupyterLab extensions (as seen from this Python environment)", self.frontend),
             ("Environment", self.variables),
@@ -365,6 +388,16 @@ class _Doctor:
                 )
         rows.append(("looked in", "\n".join(str(f) for f in folders)))
         return rows
+
+    def conversations(self) -> list[Row]:
+        root = conversations_root(self.conversations_dir, self.environ)
+        store = ConversationStore(root, notebook_of(self.environ))
+        saved = store.conversations()
+        return [
+            ("this notebook", store.notebook),
+            ("kept in", str(store.folder)),
+            ("saved", f"{len(saved)} conversation(s)" if saved else "none yet"),
+        ]
 
     def variables(self) -> list[Row]:
         return [(f"${name}", self.environ.get(name) or "not set") for name in ENV_VARS]

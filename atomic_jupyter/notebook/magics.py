@@ -306,7 +306,9 @@ class AtomicAgentMagics(Magics):
             config = _config(self)
             print(
                 doctor_report(
-                    configured_command=config.command, agent_home=config.agent_home
+                    configured_command=config.command,
+                    agent_home=config.agent_home,
+                    conversations_dir=config.conversations_dir,
                 ).text()
             )
             return None
