@@ -11,6 +11,7 @@ import pytest
 
 from atomic_jupyter.protocol.messages import AgentEvent, parse_message
 from atomic_jupyter.session.dialogs import Dialog
+from atomic_jupyter.session.earlier import earlier_runs
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.transcript import Usage
 from atomic_jupyter.ui.record import (
@@ -303,9 +304,22 @@ def test_the_panels_record_holds_its_state_runs_and_notes_but_no_local_details()
         entries=[("audit", f"entry {EVIL}")],
         pid=4242,
         command_line="/home/someone/secret/path/pi --mode rpc",
+        addon=lambda name: continued if name == "conversations" else None,
+    )
+    earlier = earlier_runs(
+        [
+            {"role": "user", "content": f"earlier {EVIL}"},
+            {"role": "assistant", "content": [{"type": "text", "text": f"said {EVIL}"}]},
+        ]
+    )
+    continued = SimpleNamespace(
+        continued=f"continued: 2 messages {EVIL}", notes=[f"told {EVIL}"], earlier=earlier
     )
     record = panel_record(session, [run])  # type: ignore[arg-type]
     shown = check(record.html)
+    assert "Earlier in this conversation (1 turn)" in shown  # a continued conversation
+    assert f"earlier {PAYLOADS[0]}" in shown and f"told {PAYLOADS[0]}" in shown
+    assert "Earlier in this conversation (1 turn):" in record.plain
     assert "stopped" in shown and PAYLOADS[0] in shown and "turns: 2" in shown
     assert "> prompt" in shown and "→ No (clicked)" in shown  # the run sent from the panel
     assert f"entry {PAYLOADS[0]}" in shown  # an extension's custom entry of no run, as text
