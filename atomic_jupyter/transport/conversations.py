@@ -14,6 +14,7 @@ so a second kernel of the same notebook is told, and continues in a copy
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import sys
@@ -73,6 +74,19 @@ def notebook_of(environ: Mapping[str, str] | None = None, cwd: str | None = None
 def _safe(text: str, limit: int = 40) -> str:
     """``text`` as a file name: letters, digits, ``.``, ``_`` and ``-``."""
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:limit]
+
+
+def _private_folder(folder: Path) -> None:
+    """Make ``folder`` and any missing parent, each readable by this user only."""
+    missing = []
+    while not folder.exists():
+        missing.append(folder)
+        if folder.parent == folder:
+            break
+        folder = folder.parent
+    for each in reversed(missing):
+        each.mkdir(mode=0o700, exist_ok=True)
+        each.chmod(0o700)
 
 
 @dataclass(frozen=True)
@@ -138,10 +152,11 @@ class ConversationStore:
         """Where a new conversation of session ``name`` goes (the folders are made, private
         to the user; the agent writes the file at its first message)."""
         folder = self.session_folder(name)
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _private_folder(folder)
         note = self.folder / NOTEBOOK_FILE
         if not note.exists():
             note.write_text(self.notebook + "\n", encoding="utf-8")
+            note.chmod(0o600)
         stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M-%S-%fZ")
         return folder / f"{stamp}_{uuid.uuid4()}.jsonl"
 
@@ -202,21 +217,30 @@ class ConversationStore:
 
     def lock(self, path: Path) -> ConversationLock | None:
         """Hold ``path`` for this kernel, or None when another kernel (or session) holds it."""
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _private_folder(path.parent)
         fd = acquire_lock(path.with_suffix(".lock"))
         return None if fd is None else ConversationLock(path, fd)
 
     def holder(self, path: Path) -> str:
-        """Who holds ``path`` (`` (process N)``), or ``""`` when unknown."""
-        return lock_holder(path.with_suffix(".lock"))
+        """Where ``path`` is held: ``in another kernel (process N)``, ``in another session of
+        this kernel``, or ``in another kernel`` when the lock file does not say."""
+        holder = lock_holder(path.with_suffix(".lock"))
+        if holder == f" (process {os.getpid()})":
+            return "in another session of this kernel"
+        return f"in another kernel{holder}"
 
     def fork(self, conversation: Conversation, name: str) -> Path:
         """A copy of ``conversation`` that goes on in a new file of session ``name``, with a
         new id and ``parentSession`` naming the original; a last line cut short is left out.
         The original is not changed."""
         text = conversation.path.read_text(encoding="utf-8", errors="replace")
-        if conversation.saved.torn:
-            text = text[: text.rfind("\n") + 1]
+        if not text.endswith("\n"):  # a whole last line gets its newline, a cut one goes
+            head, _, last = text.rpartition("\n")
+            try:
+                json.loads(last)
+                text += "\n"
+            except ValueError:
+                text = head + "\n" if head else ""
         stamp = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
         header = forked_header(text, str(uuid.uuid4()), stamp, str(conversation.path))
         rest = text.split("\n", 1)[1] if "\n" in text else ""

@@ -92,8 +92,10 @@ class ConversationsAddon:
 
     @property
     def managed_by_agent(self) -> bool:
-        """Whether the command line already says how the agent keeps sessions."""
-        argv = [*self._session.resolved.argv, *self._session.spec.extra_args]
+        """Whether the command line already says how the agent keeps sessions (a short
+        option counts only among the agent's own arguments, not an interpreter's)."""
+        command = [a for a in self._session.resolved.argv if a.startswith("--")]
+        argv = [*command, *self._session.spec.extra_args]
         return any(arg.split("=", 1)[0] in SESSION_OPTIONS for arg in argv)
 
     def resume(self, key: str) -> None:
@@ -135,7 +137,7 @@ class ConversationsAddon:
         if chosen is not None and (lock is None or chosen.saved.torn):
             if lock is None:
                 self.notes.append(
-                    f"This conversation is open in another kernel{store.holder(path)}: "
+                    f"This conversation is open {store.holder(path)}: "
                     "this session continues it in a copy."
                 )
             else:
@@ -229,7 +231,7 @@ class ConversationsAddon:
         self.earlier = earlier_runs(messages)
         counted = [
             m
-            for m in messages or []
+            for m in (messages if isinstance(messages, list) else [])
             if isinstance(m, dict) and m.get("role") in ("user", "assistant", "toolResult")
         ]
         since = describe_time(self.resumed.saved.started)
