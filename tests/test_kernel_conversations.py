@@ -274,3 +274,26 @@ def test_prototypes_defined_in_cells_come_back_with_the_conversation(
         assert "hello from the prototype" in notes
     finally:
         second.close()
+
+
+def test_restart_after_new_goes_on_in_the_new_conversation(
+    tmp_path: Path, notebook: dict[str, str], scripted_model
+) -> None:
+    server, _home, _args = scripted_model
+    kernel = open_kernel(tmp_path, notebook, "new")
+    try:
+        kernel.execute(start_line(scripted_model))
+        kernel.execute(f"%%atomic_agent --wait\n{FIRST}", timeout=60)
+        kernel.execute("%atomic_agent new")
+        kernel.execute(f"%%atomic_agent --wait\n{SECOND}", timeout=60)
+        kernel.execute("%atomic_agent restart")
+        kernel.execute(f"%%atomic_agent --wait\n{THIRD}", timeout=60)
+        asked = user_texts(server.requests[-1])
+        assert any(SECOND in t for t in asked) and not any(FIRST in t for t in asked)
+        files = saved_files(notebook)
+        assert len(files) == 2
+        assert [p for p in files if THIRD in p.read_text()] == [
+            p for p in files if SECOND in p.read_text()
+        ]
+    finally:
+        kernel.close()

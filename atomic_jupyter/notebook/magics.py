@@ -425,6 +425,9 @@ class AtomicAgentMagics(Magics):
                 session.presentation.finish_displays()
             print(f"Stopped agent session {session.name!r}.")
         elif action == "restart":
+            conversations = session.addon("conversations")
+            if conversations is not None:  # the file the agent writes now (after `new`)
+                conversations.follow_agent()
             session.restart()
             print(f"Restarted agent session {session.name!r} (pid {session.pid}).")
         elif action == "status":

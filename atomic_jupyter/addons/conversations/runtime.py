@@ -105,6 +105,27 @@ class ConversationsAddon:
         self.path = None
         self._resume = key
 
+    def follow_agent(self) -> None:
+        """Follow the agent to the file it writes now (``new``, ``fork``, ``clone`` and
+        ``switch_session`` move it to another file of the notebook's folder), so a restart
+        goes on there; a file outside the folder, or held elsewhere, is not followed."""
+        if self.path is None or self.store is None or not self._session.alive:
+            return
+        try:
+            state = self._session.request({"type": "get_state"}, timeout=10).data
+        except AtomicAgentError:
+            return
+        now = state.get("sessionFile") if isinstance(state, dict) else None
+        if not isinstance(now, str) or Path(now) == self.path:
+            return
+        moved = Path(now)
+        if self.store.folder not in moved.parents:
+            return
+        lock = self.store.lock(moved)
+        if lock is not None:
+            self._let_go()
+            self.path, self._lock = moved, lock
+
     def launch(self) -> LaunchAdditions:
         """The agent's ``--session FILE`` (or ``--no-session``) for this start.
 
