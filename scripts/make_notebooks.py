@@ -425,6 +425,56 @@ KERNEL_TOOLS = [
     code("%atomic_agent stop"),
 ]
 
+RESUME = [
+    md(
+        "# Continuing a conversation after a kernel restart\n\n"
+        "Each agent session's conversation is saved with its notebook (in a per-user folder, one "
+        "folder per notebook). A kernel restart ends the agent, but not the conversation: start "
+        "the session again with `--resume` and it goes on where it stopped, with everything said "
+        "before.\n\n"
+        "- `%atomic_agent start --resume` continues this notebook's latest conversation; "
+        "`--resume ID` continues the one whose id starts with ID.\n"
+        "- `%atomic_agent restart` restarts the agent on the same conversation.\n"
+        "- `%atomic_agent sessions` lists the notebook's saved conversations, each with a "
+        "**Resume** button.\n"
+        "- `%atomic_agent start --no-save` saves nothing: the agent keeps the conversation in "
+        "memory only.\n\n"
+        "This notebook needs **no API key**: it runs on the offline demo model."
+    ),
+    code("%load_ext atomic_jupyter\n%atomic_agent start --demo"),
+    md("Say something, so there is a conversation to continue:"),
+    code("%%atomic_agent --wait\nhello there"),
+    md(
+        "Now the agent goes away, as it does when the kernel restarts. After a real restart "
+        "(Kernel → Restart Kernel…) you would run `%load_ext atomic_jupyter` and then the "
+        "`start --resume` line below; here `stop` stands in for the restart, so the notebook "
+        "runs top to bottom. The panel says how many messages it continued, and folds the "
+        "earlier turns under *Earlier in this conversation*."
+    ),
+    code("%atomic_agent stop\n%atomic_agent start --demo --resume"),
+    md(
+        "The agent has the earlier messages again, and the session says which conversation it continued:"
+    ),
+    code(
+        "import atomic_jupyter as aj\n\n"
+        "session = aj.session()\n"
+        'conversations = session.addon("conversations")\n'
+        "print(conversations.continued)\n"
+        'said = [m for m in session.get_messages()["messages"] if m["role"] in ("user", "assistant")]\n'
+        'print([m["role"] for m in said])\n'
+        "assert conversations.resumed is not None\n"
+        'assert conversations.continued.startswith("continued: 2 messages"), conversations.continued\n'
+        'assert [m["role"] for m in said] == ["user", "assistant"], said\n'
+        'assert [run.message for run in conversations.earlier] == ["hello there"]'
+    ),
+    md(
+        "Every saved conversation of this notebook, newest first. **Resume** continues one in "
+        "its session (restarting that session's agent on it if it runs)."
+    ),
+    code("%atomic_agent sessions"),
+    code("%atomic_agent stop"),
+]
+
 if __name__ == "__main__":
     write("quickstart.ipynb", QUICKSTART)
     write("ui_tour.ipynb", TOUR)
@@ -432,4 +482,5 @@ if __name__ == "__main__":
     write("real_provider.ipynb", REAL_PROVIDER)
     write("extension_prototyping.ipynb", PROTOTYPING)
     write("kernel_tools.ipynb", KERNEL_TOOLS)
+    write("resume.ipynb", RESUME)
     print("wrote", ", ".join(sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))))

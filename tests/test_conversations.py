@@ -475,7 +475,7 @@ def test_resume_of_an_unknown_or_garbage_conversation_raises_and_changes_nothing
 def test_no_save_or_a_command_line_that_says_how_sessions_are_kept_saves_nothing(
     make_addon, tmp_path, argv, extra, save, args
 ):
-    addon = make_addon(argv=argv, extra_args=extra, save=save, resume="latest")
+    addon = make_addon(argv=argv, extra_args=extra, save=save)
     additions = addon.launch()
     assert list(additions.args) == args and dict(additions.env) == {}
     assert addon.path is None and not (tmp_path / "saved").exists()
@@ -525,3 +525,12 @@ def test_an_interpreter_s_short_option_does_not_turn_saving_off(make_addon):
     addon = make_addon(argv=("node", "-r", "./preload.js", "cli.js"))
     assert launched_path(addon.launch()).suffix == ".jsonl"
     addon.close()
+
+
+def test_resume_with_a_command_that_says_how_sessions_are_kept_is_an_error(make_addon, tmp_path):
+    addon = make_addon(argv=("pi", "--no-session"), resume="latest")
+    with pytest.raises(AgentStartError, match="--resume cannot continue"):
+        addon.launch()
+    with pytest.raises(AgentStartError, match="one of --resume and --no-save"):
+        make_addon(save=False, resume="latest").launch()
+    assert not (tmp_path / "saved").exists()

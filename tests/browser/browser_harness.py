@@ -536,6 +536,49 @@ class NotebookPage:
     def wait_kernel_idle(self, timeout: float = WAIT_MS) -> None:
         self._wait_or_dialog(KERNEL_READY, self.filename, timeout, "while waiting for the kernel")
 
+    def restart_kernel(self, timeout: float = PAGE_MS) -> None:
+        """Restart the notebook's kernel as a person does: Kernel → Restart Kernel…, then
+        Restart in JupyterLab's "Restart Kernel?" dialog (the one dialog this clicks, since the
+        test asked for it); wait until the page's kernel went through "restarting" and is
+        connected and idle again. The cells keep their outputs."""
+        self.expect_no_dialog("before restarting the kernel")
+        page = self.page
+        # The kernel's states from now on, as the page's session sees them (a restart keeps
+        # the kernel's id, so "idle" alone would not tell the new kernel from the old one).
+        watched = page.evaluate(
+            """(path) => {
+              for (const widget of Array.from(window.jupyterapp.shell.widgets("main"))) {
+                if (!widget.context || widget.context.path !== path) continue;
+                const log = [];
+                widget.sessionContext.statusChanged.connect((_, status) => log.push(status));
+                window.__jpKernelStates = log;
+                return true;
+              }
+              return false;
+            }""",
+            self.filename,
+        )
+        assert watched, f"no notebook panel for {self.filename}"
+        page.keyboard.press("Escape")  # no menu left open
+        page.locator(".lm-MenuBar-item").filter(
+            has=page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Kernel$"))
+        ).click()
+        page.locator(".lm-Menu:visible .lm-Menu-item").filter(
+            has=page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Restart Kernel…$"))
+        ).click()
+        dialog = page.locator(".jp-Dialog")
+        expect(dialog.locator(".jp-Dialog-header")).to_have_text("Restart Kernel?")
+        dialog.get_by_role("button", name="Confirm Kernel Restart").click()
+        expect(dialog).to_have_count(0)
+        page.wait_for_function(
+            "() => (window.__jpKernelStates || []).includes('restarting')",
+            timeout=timeout,
+            polling=100,
+        )
+        self._wait_or_dialog(
+            KERNEL_READY, self.filename, timeout, "while waiting for the restarted kernel"
+        )
+
     def run(self, name: str, timeout: float = 90_000) -> Any:
         """Run a cell as a person does: select it, press Ctrl+Enter; wait until it finished.
 

@@ -135,8 +135,16 @@ class ConversationsAddon:
             When the conversation asked for does not exist or cannot be continued.
         """
         if self.managed_by_agent:
+            if self._resume:
+                raise AgentStartError(
+                    "--resume cannot continue a saved conversation: the agent command already "
+                    "says how the agent keeps sessions (--no-session, --session, --continue, "
+                    "...). Take that option out of the command to use --resume."
+                )
             return LaunchAdditions()
         if not self._session.spec.save:
+            if self._resume:
+                raise AgentStartError("choose one of --resume and --no-save")
             return LaunchAdditions(args=["--no-session"])
         if self.path is not None and self._lock is not None and self._lock.held:
             return LaunchAdditions(args=["--session", str(self.path)])  # a restart
