@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -46,13 +47,15 @@ def start_line(scripted_model, options: str = "") -> str:
     return f"%atomic_agent start {options} -- {' '.join(args)}".replace("  ", " ")
 
 
-def open_kernel(tmp_path: Path, env: dict[str, str], name: str) -> BrowserLikeKernel:
+@contextmanager
+def open_kernel(tmp_path: Path, env: dict[str, str], name: str) -> Iterator[BrowserLikeKernel]:
+    """A kernel of the notebook (a restart is a new one), checked by the widget thread guard
+    when it closes."""
     cwd = tmp_path / name
     cwd.mkdir(exist_ok=True)
-    kernel = BrowserLikeKernel(cwd, env=env, thread_guard=True)
-    kernel.start()
-    kernel.execute("%load_ext atomic_jupyter\nimport atomic_jupyter as aj")
-    return kernel
+    with BrowserLikeKernel(cwd, env=env, thread_guard=True) as kernel:
+        kernel.execute("%load_ext atomic_jupyter\nimport atomic_jupyter as aj")
+        yield kernel
 
 
 def saved_files(env: dict[str, str]) -> list[Path]:
@@ -77,16 +80,12 @@ def test_a_new_kernel_continues_the_conversation_and_shows_the_earlier_turns(
     tmp_path: Path, notebook: dict[str, str], scripted_model
 ) -> None:
     server, _home, _args = scripted_model
-    first = open_kernel(tmp_path, notebook, "first")
-    try:
+    with open_kernel(tmp_path, notebook, "first") as first:
         two_runs(first, scripted_model)
-    finally:
-        first.close()  # the kernel dies: its agent with it
     (saved,) = saved_files(notebook)
     assert read_session(saved.read_text()).messages >= 4
 
-    second = open_kernel(tmp_path, notebook, "second")
-    try:
+    with open_kernel(tmp_path, notebook, "second") as second:
         started = second.execute(start_line(scripted_model, "--resume"))
         (panel_id,) = started.widget_ids
         view = second.find("HTML", within=panel_id, _dom_classes=has_class("atomic-earlier-view"))
@@ -120,31 +119,25 @@ def test_a_new_kernel_continues_the_conversation_and_shows_the_earlier_turns(
         (still,) = saved_files(notebook)  # the same file goes on
         assert still == saved
         assert THIRD in saved.read_text()
-    finally:
-        second.close()
 
 
 def test_restart_continues_the_same_conversation(
     tmp_path: Path, notebook: dict[str, str], scripted_model
 ) -> None:
     server, _home, _args = scripted_model
-    kernel = open_kernel(tmp_path, notebook, "restart")
-    try:
+    with open_kernel(tmp_path, notebook, "restart") as kernel:
         kernel.execute(start_line(scripted_model))
         kernel.execute(f"%%atomic_agent --wait\n{FIRST}", timeout=60)
         kernel.execute("%atomic_agent restart")
         kernel.execute(f"%%atomic_agent --wait\n{THIRD}", timeout=60)
         assert any(FIRST in t for t in user_texts(server.requests[-1]))
         assert len(saved_files(notebook)) == 1
-    finally:
-        kernel.close()
 
 
 def test_sessions_lists_them_and_resume_continues_the_one_clicked(
     tmp_path: Path, notebook: dict[str, str], scripted_model
 ) -> None:
-    kernel = open_kernel(tmp_path, notebook, "listing")
-    try:
+    with open_kernel(tmp_path, notebook, "listing") as kernel:
         kernel.execute(start_line(scripted_model))
         kernel.execute(f"%%atomic_agent --wait\n{FIRST}", timeout=60)
         kernel.execute(start_line(scripted_model))  # a second, new conversation
@@ -170,18 +163,13 @@ def test_sessions_lists_them_and_resume_continues_the_one_clicked(
         assert resumed == str(older)
         kernel.execute(f"%%atomic_agent --wait\n{SECOND}", timeout=60)
         assert SECOND in older.read_text() and SECOND not in newer.read_text()
-    finally:
-        kernel.close()
 
 
 def test_no_save_leaves_no_file(tmp_path: Path, notebook: dict[str, str], scripted_model) -> None:
-    kernel = open_kernel(tmp_path, notebook, "nosave")
-    try:
+    with open_kernel(tmp_path, notebook, "nosave") as kernel:
         kernel.execute(start_line(scripted_model, "--no-save"))
         kernel.execute(f"%%atomic_agent --wait\n{FIRST}", timeout=60)
         kernel.execute("%atomic_agent stop")
-    finally:
-        kernel.close()
     folder = Path(notebook["ATOMIC_JUPYTER_CONVERSATIONS"])
     assert not folder.exists() or [p for p in folder.rglob("*") if p.is_file()] == []
 
@@ -189,40 +177,33 @@ def test_no_save_leaves_no_file(tmp_path: Path, notebook: dict[str, str], script
 def test_two_kernels_of_one_notebook_never_write_one_file(
     tmp_path: Path, notebook: dict[str, str], scripted_model
 ) -> None:
-    first = open_kernel(tmp_path, notebook, "one")
-    second = None
-    try:
+    with open_kernel(tmp_path, notebook, "one") as first:
         first.execute(start_line(scripted_model))
         first.execute(f"%%atomic_agent --wait\n{FIRST}", timeout=60)
         (original,) = saved_files(notebook)
-        second = open_kernel(tmp_path, notebook, "two")
-        started = second.execute(start_line(scripted_model, "--resume"))
-        told = " ".join(visible_text(d.get("text/plain", "")) for d in started.displays)
-        assert "open in another kernel" in told and "in a copy" in told
-        second.execute(f"%%atomic_agent --wait\n{SECOND}", timeout=60)
-        first.execute(f"%%atomic_agent --wait\n{THIRD}", timeout=60)
-        files = saved_files(notebook)
-        assert len(files) == 2
-        (copy,) = [p for p in files if p != original]
-        for path in files:
-            lines = path.read_text().splitlines()
-            headers = [line for line in lines if json.loads(line).get("type") == "session"]
-            assert len(headers) == 1  # one conversation per file
-            assert read_session(path.read_text()).problem is None
-        assert THIRD in original.read_text() and SECOND not in original.read_text()
-        assert SECOND in copy.read_text() and THIRD not in copy.read_text()
-        assert FIRST in copy.read_text()  # the copy holds the earlier turns
-    finally:
-        first.close()
-        if second is not None:
-            second.close()
+        with open_kernel(tmp_path, notebook, "two") as second:
+            started = second.execute(start_line(scripted_model, "--resume"))
+            told = " ".join(visible_text(d.get("text/plain", "")) for d in started.displays)
+            assert "open in another kernel" in told and "in a copy" in told
+            second.execute(f"%%atomic_agent --wait\n{SECOND}", timeout=60)
+            first.execute(f"%%atomic_agent --wait\n{THIRD}", timeout=60)
+            files = saved_files(notebook)
+            assert len(files) == 2
+            (copy,) = [p for p in files if p != original]
+            for path in files:
+                lines = path.read_text().splitlines()
+                headers = [line for line in lines if json.loads(line).get("type") == "session"]
+                assert len(headers) == 1  # one conversation per file
+                assert read_session(path.read_text()).problem is None
+            assert THIRD in original.read_text() and SECOND not in original.read_text()
+            assert SECOND in copy.read_text() and THIRD not in copy.read_text()
+            assert FIRST in copy.read_text()  # the copy holds the earlier turns
 
 
 def test_a_conversation_that_cannot_be_read_is_reported_and_left_alone(
     tmp_path: Path, notebook: dict[str, str], scripted_model
 ) -> None:
-    kernel = open_kernel(tmp_path, notebook, "damaged")
-    try:
+    with open_kernel(tmp_path, notebook, "damaged") as kernel:
         kernel.execute(start_line(scripted_model))
         kernel.execute(f"%%atomic_agent --wait\n{FIRST}", timeout=60)
         kernel.execute("%atomic_agent stop")
@@ -237,8 +218,6 @@ def test_a_conversation_that_cannot_be_read_is_reported_and_left_alone(
         shown = " ".join(text(ref) for ref in kernel.widgets("HTML", within=listing.widget_ids[0]))
         assert "cannot be continued" in shown
         assert kernel.widgets("Button", within=listing.widget_ids[0]) == []  # nothing to resume
-    finally:
-        kernel.close()
 
 
 GREETER = (
@@ -255,16 +234,12 @@ def test_prototypes_defined_in_cells_come_back_with_the_conversation(
 ) -> None:
     from tests.test_prototyping import HEADER
 
-    first = open_kernel(tmp_path, notebook, "prototypes-one")
-    try:
+    with open_kernel(tmp_path, notebook, "prototypes-one") as first:
         first.execute(start_line(scripted_model))
         defined = first.execute(f"%%atomic_extension greeter\n{HEADER}{GREETER}")
         assert defined.ok
         first.execute(f"%%atomic_agent --wait\n{FIRST}", timeout=60)
-    finally:
-        first.close()
-    second = open_kernel(tmp_path, notebook, "prototypes-two")
-    try:
+    with open_kernel(tmp_path, notebook, "prototypes-two") as second:
         started = second.execute(start_line(scripted_model, "--resume"))
         told = " ".join(d.get("text/plain", "") for d in started.displays)
         assert "Prototype extensions defined again: greeter." in told
@@ -272,16 +247,13 @@ def test_prototypes_defined_in_cells_come_back_with_the_conversation(
         second.execute("%%atomic_agent --wait\n/greet", timeout=60)
         notes = second.execute("print([n['message'] for n in aj.session().notifications])").stdout
         assert "hello from the prototype" in notes
-    finally:
-        second.close()
 
 
 def test_restart_after_new_goes_on_in_the_new_conversation(
     tmp_path: Path, notebook: dict[str, str], scripted_model
 ) -> None:
     server, _home, _args = scripted_model
-    kernel = open_kernel(tmp_path, notebook, "new")
-    try:
+    with open_kernel(tmp_path, notebook, "new") as kernel:
         kernel.execute(start_line(scripted_model))
         kernel.execute(f"%%atomic_agent --wait\n{FIRST}", timeout=60)
         kernel.execute("%atomic_agent new")
@@ -295,5 +267,3 @@ def test_restart_after_new_goes_on_in_the_new_conversation(
         assert [p for p in files if THIRD in p.read_text()] == [
             p for p in files if SECOND in p.read_text()
         ]
-    finally:
-        kernel.close()
