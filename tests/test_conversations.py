@@ -534,3 +534,18 @@ def test_resume_with_a_command_that_says_how_sessions_are_kept_is_an_error(make_
     with pytest.raises(AgentStartError, match="one of --resume and --no-save"):
         make_addon(save=False, resume="latest").launch()
     assert not (tmp_path / "saved").exists()
+
+
+def test_a_start_that_fails_lets_go_of_the_conversation(tmp_path, monkeypatch):
+    """The agent cannot start: the conversation it was to continue is free again at once."""
+    import atomic_jupyter as aj
+    from atomic_jupyter.errors import AgentStartError as StartError
+
+    monkeypatch.setenv("ATOMIC_JUPYTER_CONVERSATIONS", str(tmp_path / "saved"))
+    store = ConversationStore(tmp_path / "saved", os.getcwd())
+    saved = saved_file(store, session_text("free-id"), 1_000_000)
+    with pytest.raises(StartError):
+        aj.start(command=["false"], resume="free", display=False, timeout=5)
+    lock = store.lock(saved)
+    assert lock is not None
+    lock.release()

@@ -107,7 +107,11 @@ def start(
         old = None
     if old is not None:
         old.stop()  # also when its agent had exited: its addons' files go with it
-    new.start(timeout=timeout)
+    try:
+        new.start(timeout=timeout)
+    except BaseException:
+        new.stop()  # its addons let go: the conversation's lock, servers, folders
+        raise
     conversations = new.addon("conversations")
     if conversations is not None:
         conversations.load_earlier()
