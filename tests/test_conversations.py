@@ -486,10 +486,49 @@ def test_resume_switches_to_another_conversation_and_lets_go_of_the_first(make_a
     addon = make_addon()
     first = launched_path(addon.launch())
     addon.resume("other")
-    make_addon.store.lock(first).release()  # let go at once: another can take it
+    assert make_addon.store.lock(first) is None  # held until the next start (its agent runs)
     assert launched_path(addon.launch()) == other
     assert addon.resumed.id == "other-id"
+    make_addon.store.lock(first).release()  # then let go
     addon.close()
+
+
+def test_resuming_the_conversation_a_session_holds_keeps_it_without_a_copy(make_addon):
+    held = saved_file(make_addon.store, session_text("held-id"), 1_000_000)
+    addon = make_addon(resume="held")
+    assert launched_path(addon.launch()) == held
+    addon.resume(str(held))
+    assert launched_path(addon.launch()) == held and addon.notes == []
+    addon.close()
+
+
+def test_a_session_that_saves_nothing_refuses_to_resume_and_changes_nothing(make_addon):
+    addon = make_addon(save=False)
+    assert list(addon.launch().args) == ["--no-session"]
+    with pytest.raises(AgentStartError, match="does not save its conversation"):
+        addon.resume("latest")
+    assert list(addon.launch().args) == ["--no-session"]
+
+
+def test_a_folder_that_cannot_be_made_gives_an_unsaved_conversation_and_says_so(
+    make_addon, tmp_path
+):
+    (tmp_path / "saved").write_text("a file where the folder should be")
+    addon = make_addon()
+    assert list(addon.launch().args) == ["--no-session"]
+    assert addon.notes and "This conversation is not saved" in addon.notes[0]
+
+
+def test_a_damaged_file_is_listed_with_its_problem_and_hides_no_other(store):
+    bad = session_text("bad-id").replace('"text": "use a tool please"', '"text": null')
+    assert '"text": null' in bad
+    saved_file(store, bad, 2_000_000)
+    deep_text = json.dumps(header("deep-id")) + "\n" + "[" * 200_000 + "\n"
+    deep = saved_file(store, deep_text, 3_000_000)
+    good = saved_file(store, session_text("good-id"), 1_000_000)
+    listed = {c.path: c.saved for c in store.conversations("default")}
+    assert listed[good].problem is None and len(listed) == 3
+    assert listed[deep].problem is None or "cannot be read" in listed[deep].problem
 
 
 def test_the_folders_and_the_notebook_note_are_private_however_deep(tmp_path):
@@ -549,3 +588,29 @@ def test_a_start_that_fails_lets_go_of_the_conversation(tmp_path, monkeypatch):
     lock = store.lock(saved)
     assert lock is not None
     lock.release()
+
+
+def test_earlier_runs_take_a_malformed_usage_for_none():
+    (run,) = earlier_runs(
+        [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [{"type": "text", "text": "yo"}], "usage": True},
+        ]
+    )
+    assert run.finished and run.text == "yo" and run.transcript.usage.input == 0
+
+
+def test_the_listing_redacts_a_secret_before_it_cuts_the_prompt(tmp_path):
+    from atomic_jupyter.notebook.conversations import conversation_line
+    from atomic_jupyter.transport.secrets import Redactor
+
+    secret = "sk-proj-" + "7" * 60
+    prompt = "x" * 60 + " use key " + secret
+    store = ConversationStore(tmp_path, "/nb.ipynb")
+    text = session_text(
+        "s", messages=[{"role": "user", "content": [{"type": "text", "text": prompt}]}]
+    )
+    saved_file(store, text, 1_000_000)
+    (conversation,) = store.conversations()
+    line = conversation_line(conversation, Redactor([secret]))
+    assert "sk-proj" not in line and "[redac" in line

@@ -109,12 +109,12 @@ def start(
         old.stop()  # also when its agent had exited: its addons' files go with it
     try:
         new.start(timeout=timeout)
+        conversations = new.addon("conversations")
+        if conversations is not None:
+            conversations.load_earlier()
     except BaseException:
         new.stop()  # its addons let go: the conversation's lock, servers, folders
         raise
-    conversations = new.addon("conversations")
-    if conversations is not None:
-        conversations.load_earlier()
     registry.put(new)
     if display:
         show_panel(new)

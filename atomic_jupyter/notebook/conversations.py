@@ -24,12 +24,12 @@ def conversation_line(conversation: Conversation, redact: Any = None) -> str:
     redact = redact or Redactor.for_launch({}, os.environ)
     if saved.problem is not None:
         return f"{conversation.path.name}: cannot be continued ({saved.problem})"
-    prompt = " ".join(saved.first_prompt.split())
+    prompt = " ".join(redact(saved.first_prompt).split())  # redacted whole, then cut
     prompt = (prompt[:77] + "…") if len(prompt) > 78 else prompt
     parts = [
         describe_time(saved.updated or saved.started),
         f"{saved.messages} messages",
-        repr(redact(prompt)) if prompt else "(no prompt yet)",
+        repr(prompt) if prompt else "(no prompt yet)",
     ]
     if saved.model:
         parts.append(saved.model)

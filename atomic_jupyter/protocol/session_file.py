@@ -19,8 +19,9 @@ __all__ = ["SavedSession", "forked_header", "read_session"]
 
 #: Roles whose messages a listing counts (the current line also saves a ``system`` message).
 COUNTED_ROLES = ("user", "assistant", "toolResult")
-#: The longest first prompt a listing keeps.
-PROMPT_CHARS = 200
+#: The longest first prompt a listing keeps (longer than it shows: a secret is redacted in
+#: the whole text before it is cut).
+PROMPT_CHARS = 1000
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ def _text_of(content: Any) -> str:
         return content
     if isinstance(content, list):
         return "".join(
-            part.get("text", "")
+            str(part.get("text") or "")
             for part in content
             if isinstance(part, dict) and part.get("type") == "text"
         )

@@ -231,7 +231,8 @@ class Usage:
             if not isinstance(message, dict) or message.get("role") != "assistant":
                 continue
             turns += 1
-            usage = message.get("usage") or {}
+            usage = message.get("usage")
+            usage = usage if isinstance(usage, dict) else {}
             inp += _int(usage.get("input"))
             out += _int(usage.get("output"))
             cr += _int(usage.get("cacheRead"))

@@ -13,6 +13,7 @@ so a second kernel of the same notebook is told, and continues in a copy
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -116,9 +117,12 @@ class ConversationLock:
         fd, self._fd = self._fd, None
         if fd is None:
             return
-        if not self.path.exists():
-            self.path.with_suffix(".lock").unlink(missing_ok=True)
-        release_lock(fd)
+        try:
+            release_lock(fd)
+        finally:
+            if not self.path.exists():
+                with contextlib.suppress(OSError):
+                    self.path.with_suffix(".lock").unlink(missing_ok=True)
 
     @property
     def held(self) -> bool:
@@ -181,9 +185,9 @@ class ConversationStore:
                 try:
                     modified = path.stat().st_mtime
                     saved = read_session(path.read_text(encoding="utf-8", errors="replace"))
-                except OSError as exc:
+                except Exception as exc:  # one damaged file must not hide the others
                     modified = 0.0
-                    reason = exc.strerror or type(exc).__name__
+                    reason = getattr(exc, "strerror", None) or type(exc).__name__
                     saved = SavedSession(
                         "", "", "", 0, "", "", "", "", problem=f"it cannot be read: {reason}"
                     )

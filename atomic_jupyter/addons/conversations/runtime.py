@@ -100,8 +100,21 @@ class ConversationsAddon:
 
     def resume(self, key: str) -> None:
         """Continue the saved conversation ``key`` (``"latest"``, an id or a file) at the
-        next start, instead of this one."""
-        self._let_go()
+        next start, instead of this one (whose lock is let go only then, once its agent has
+        ended).
+
+        Raises
+        ------
+        AgentStartError
+            When this session saves nothing (``--no-save``, or a command line that keeps
+            sessions its own way): nothing is changed, its agent goes on.
+        """
+        if not self._session.spec.save or self.managed_by_agent:
+            raise AgentStartError(
+                f"session {self._session.name!r} does not save its conversation, so it cannot "
+                "continue a saved one: start it again without --no-save (or without the "
+                "agent's own session options), then resume"
+            )
         self.path = None
         self._resume = key
 
@@ -155,14 +168,28 @@ class ConversationsAddon:
         self._resume = None
         if chosen is None and not self.notes:
             saved = len(store.conversations(name))
+            option = "" if name == "default" else f" --name {name}"
             if saved:
                 self.notes.append(
                     f"This notebook has {saved} saved conversation{'s' if saved != 1 else ''} "
-                    f"of session {name!r}: `%atomic_agent start --resume` continues the latest, "
+                    f"of session {name!r}: `%atomic_agent start --resume{option}` continues "
+                    "the latest, "
                     "`%atomic_agent sessions` lists them."
                 )
-        path = chosen.path if chosen is not None else store.new_path(name)
-        lock = store.lock(path)
+        try:
+            path = chosen.path if chosen is not None else store.new_path(name)
+        except OSError as exc:  # the folder cannot be made: the conversation is not saved
+            self.notes.append(
+                f"This conversation is not saved: {store.folder} cannot be written "
+                f"({exc.strerror or type(exc).__name__})."
+            )
+            return LaunchAdditions(args=["--no-session"])
+        held = self._lock
+        if held is not None and held.held and held.path == path:
+            lock: ConversationLock | None = held  # the conversation this session already holds
+            self._lock = None
+        else:
+            lock = store.lock(path)
         if chosen is not None and (lock is None or chosen.saved.torn):
             if lock is None:
                 self.notes.append(
@@ -178,9 +205,10 @@ class ConversationsAddon:
             raise AgentStartError(f"the conversation file {path} is in use by another kernel")
         self._let_go()
         if chosen is not None and path != chosen.path:  # a copy: its prototypes too
-            kept = _prototypes_file(chosen.path)
+            kept, copied = _prototypes_file(chosen.path), _prototypes_file(path)
             if kept.exists():
-                _prototypes_file(path).write_bytes(kept.read_bytes())
+                copied.write_bytes(kept.read_bytes())
+                copied.chmod(0o600)
         self.path, self._lock, self.resumed = path, lock, chosen
         self._watch_prototypes()
         return LaunchAdditions(args=["--session", str(path)])
@@ -253,18 +281,20 @@ class ConversationsAddon:
             return
         try:
             data = self._session.request({"type": "get_messages"}, timeout=30).data
-        except AtomicAgentError as exc:
+            messages = data.get("messages") if isinstance(data, dict) else None
+            self.earlier = earlier_runs(messages)
+        except Exception as exc:  # the conversation goes on; only the view of it is missing
             self.notes.append(f"The earlier messages could not be read: {exc}")
             return
-        messages = data.get("messages") if isinstance(data, dict) else None
-        self.earlier = earlier_runs(messages)
         counted = [
             m
             for m in (messages if isinstance(messages, list) else [])
             if isinstance(m, dict) and m.get("role") in ("user", "assistant", "toolResult")
         ]
         since = describe_time(self.resumed.saved.started)
-        self.continued = f"continued: {len(counted)} messages since {since}"
+        self.continued = f"continued: {len(counted)} messages" + (
+            f" since {since}" if since else ""
+        )
         self.restore_prototypes()
 
     def agent_exited(self) -> None:
