@@ -76,12 +76,13 @@ class OffThreadWidgetWork(RuntimeError):
 
 @contextlib.contextmanager
 def thread_safe_update() -> Iterator[None]:
-    """Mark widget trait changes made on another thread in the documented thread-safe way.
+    """Mark widget work done on another thread in the documented thread-safe way.
 
-    Only for a trait change that sends its own comm message while the kernel's loop cannot
-    run (a live output appended to while its cell blocks), done under the widget owner's
-    lock. The test suite's thread guard allows widget work inside this block and nothing
-    else off the kernel's thread.
+    Only while a cell keeps the kernel's loop from running, under the lock of the widgets'
+    owner: a live output's trait change (``%atomic_agent bash``), and a waiting kernel call's
+    render (:meth:`~atomic_jupyter.ui.session_view.SessionView.render_while_busy`), which may
+    build, change and close the widgets of the runs it shows. The test suite's thread guard
+    allows widget work inside this block and nothing else off the kernel's thread.
 
     Yields
     ------
