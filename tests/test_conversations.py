@@ -614,3 +614,14 @@ def test_the_listing_redacts_a_secret_before_it_cuts_the_prompt(tmp_path):
     (conversation,) = store.conversations()
     line = conversation_line(conversation, Redactor([secret]))
     assert "sk-proj" not in line and "[redac" in line
+
+
+def test_an_earlier_turn_takes_its_time_from_its_messages():
+    first, second = earlier_runs(
+        [
+            {"role": "user", "content": "a", "timestamp": 1_000},
+            {"role": "assistant", "content": [{"type": "text", "text": "b"}], "timestamp": 3_500},
+            {"role": "user", "content": "c", "timestamp": 9_000},
+        ]
+    )
+    assert first.transcript.elapsed == 2.5 and second.transcript.elapsed is None

@@ -22,9 +22,11 @@ def _apply(run: PromptRun, kind: str, **fields: Any) -> None:
     run.transcript.apply(AgentEvent(kind, fields))
 
 
-def _close(run: PromptRun) -> None:
+def _close(run: PromptRun, times: list[float]) -> None:
     _apply(run, "agent_end", messages=[])
     run.transcript.close()
+    # How long the turn took, from its messages' times (milliseconds), not from now.
+    run.transcript.elapsed = (max(times) - min(times)) / 1000 if len(times) > 1 else None
     run._settle(None, None)
     run._finish()
     run._final_shown()
@@ -37,13 +39,15 @@ def earlier_runs(messages: Any) -> list[PromptRun]:
     runs: list[PromptRun] = []
     run: PromptRun | None = None
     calls: dict[str, tuple[str, Any]] = {}
+    times: list[float] = []
     for message in messages if isinstance(messages, list) else []:
         if not isinstance(message, dict):
             continue
         role = message.get("role")
         if role == "user":
             if run is not None:
-                _close(run)
+                _close(run, times)
+            times = []
             run = PromptRun(f"earlier-{len(runs) + 1}", content_text(message.get("content")))
             run.shown = True
             runs.append(run)
@@ -51,7 +55,10 @@ def earlier_runs(messages: Any) -> list[PromptRun]:
             _apply(run, "message_start", message=message)
         elif run is None:
             continue
-        elif role == "assistant":
+        stamp = message.get("timestamp")
+        if isinstance(stamp, (int, float)) and not isinstance(stamp, bool):
+            times.append(float(stamp))
+        if role == "assistant":
             _apply(run, "message_start", message=message)
             _apply(run, "message_end", message=message)
             content = message.get("content")
@@ -79,5 +86,5 @@ def earlier_runs(messages: Any) -> list[PromptRun]:
                 isError=message.get("isError") is True,
             )
     if run is not None:
-        _close(run)
+        _close(run, times)
     return runs
