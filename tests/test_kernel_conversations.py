@@ -68,12 +68,17 @@ def user_texts(request) -> list[str]:
     return [content_text(m.get("content")) for m in request.messages if m.get("role") == "user"]
 
 
+def ask(kernel: BrowserLikeKernel, prompt: str) -> None:
+    """Send ``prompt`` from a cell and wait for its run to end."""
+    kernel.execute(f"%%atomic_agent --wait\n{prompt}", timeout=60)
+
+
 def two_runs(kernel: BrowserLikeKernel, scripted_model) -> None:
     kernel.execute(start_line(scripted_model))
     kernel.execute("%atomic_agent thinking low")
     kernel.execute("%atomic_agent name budget analysis")
-    kernel.execute(f"%%atomic_agent --wait\n{FIRST} (key {SECRET})", timeout=60)
-    kernel.execute(f"%%atomic_agent --wait\n{SECOND}", timeout=60)
+    ask(kernel, f"{FIRST} (key {SECRET})")
+    ask(kernel, f"{SECOND}")
 
 
 def test_a_new_kernel_continues_the_conversation_and_shows_the_earlier_turns(
@@ -112,7 +117,7 @@ def test_a_new_kernel_continues_the_conversation_and_shows_the_earlier_turns(
         record = "".join(d.get("text/plain", "") for d in started.displays)
         assert "Earlier in this conversation (2 turns)" in record and FIRST in record
 
-        second.execute(f"%%atomic_agent --wait\n{THIRD}", timeout=60)
+        ask(second, f"{THIRD}")
         asked = user_texts(server.requests[-1])
         assert asked[-1].endswith(THIRD)
         assert any(FIRST in t for t in asked) and any(SECOND in t for t in asked)
@@ -127,9 +132,9 @@ def test_restart_continues_the_same_conversation(
     server, _home, _args = scripted_model
     with open_kernel(tmp_path, notebook, "restart") as kernel:
         kernel.execute(start_line(scripted_model))
-        kernel.execute(f"%%atomic_agent --wait\n{FIRST}", timeout=60)
+        ask(kernel, f"{FIRST}")
         kernel.execute("%atomic_agent restart")
-        kernel.execute(f"%%atomic_agent --wait\n{THIRD}", timeout=60)
+        ask(kernel, f"{THIRD}")
         assert any(FIRST in t for t in user_texts(server.requests[-1]))
         assert len(saved_files(notebook)) == 1
 
@@ -139,9 +144,9 @@ def test_sessions_lists_them_and_resume_continues_the_one_clicked(
 ) -> None:
     with open_kernel(tmp_path, notebook, "listing") as kernel:
         kernel.execute(start_line(scripted_model))
-        kernel.execute(f"%%atomic_agent --wait\n{FIRST}", timeout=60)
+        ask(kernel, f"{FIRST}")
         kernel.execute(start_line(scripted_model))  # a second, new conversation
-        kernel.execute(f"%%atomic_agent --wait\n{THIRD}", timeout=60)
+        ask(kernel, f"{THIRD}")
         older, newer = sorted(saved_files(notebook), key=lambda p: p.stat().st_mtime)
         listing = kernel.execute("%atomic_agent sessions")
         (view_id,) = listing.widget_ids
@@ -161,14 +166,14 @@ def test_sessions_lists_them_and_resume_continues_the_one_clicked(
         )
         resumed = kernel.execute("print(aj.session().addon('conversations').path)").stdout.strip()
         assert resumed == str(older)
-        kernel.execute(f"%%atomic_agent --wait\n{SECOND}", timeout=60)
+        ask(kernel, f"{SECOND}")
         assert SECOND in older.read_text() and SECOND not in newer.read_text()
 
 
 def test_no_save_leaves_no_file(tmp_path: Path, notebook: dict[str, str], scripted_model) -> None:
     with open_kernel(tmp_path, notebook, "nosave") as kernel:
         kernel.execute(start_line(scripted_model, "--no-save"))
-        kernel.execute(f"%%atomic_agent --wait\n{FIRST}", timeout=60)
+        ask(kernel, f"{FIRST}")
         kernel.execute("%atomic_agent stop")
     folder = Path(notebook["ATOMIC_JUPYTER_CONVERSATIONS"])
     assert not folder.exists() or [p for p in folder.rglob("*") if p.is_file()] == []
@@ -179,14 +184,14 @@ def test_two_kernels_of_one_notebook_never_write_one_file(
 ) -> None:
     with open_kernel(tmp_path, notebook, "one") as first:
         first.execute(start_line(scripted_model))
-        first.execute(f"%%atomic_agent --wait\n{FIRST}", timeout=60)
+        ask(first, f"{FIRST}")
         (original,) = saved_files(notebook)
         with open_kernel(tmp_path, notebook, "two") as second:
             started = second.execute(start_line(scripted_model, "--resume"))
             told = " ".join(visible_text(d.get("text/plain", "")) for d in started.displays)
             assert "open in another kernel" in told and "in a copy" in told
-            second.execute(f"%%atomic_agent --wait\n{SECOND}", timeout=60)
-            first.execute(f"%%atomic_agent --wait\n{THIRD}", timeout=60)
+            ask(second, f"{SECOND}")
+            ask(first, f"{THIRD}")
             files = saved_files(notebook)
             assert len(files) == 2
             (copy,) = [p for p in files if p != original]
@@ -205,7 +210,7 @@ def test_a_conversation_that_cannot_be_read_is_reported_and_left_alone(
 ) -> None:
     with open_kernel(tmp_path, notebook, "damaged") as kernel:
         kernel.execute(start_line(scripted_model))
-        kernel.execute(f"%%atomic_agent --wait\n{FIRST}", timeout=60)
+        ask(kernel, f"{FIRST}")
         kernel.execute("%atomic_agent stop")
         (saved,) = saved_files(notebook)
         damaged = b"this is not a conversation\n\x00\x01"
@@ -238,13 +243,13 @@ def test_prototypes_defined_in_cells_come_back_with_the_conversation(
         first.execute(start_line(scripted_model))
         defined = first.execute(f"%%atomic_extension greeter\n{HEADER}{GREETER}")
         assert defined.ok
-        first.execute(f"%%atomic_agent --wait\n{FIRST}", timeout=60)
+        ask(first, f"{FIRST}")
     with open_kernel(tmp_path, notebook, "prototypes-two") as second:
         started = second.execute(start_line(scripted_model, "--resume"))
         told = " ".join(d.get("text/plain", "") for d in started.displays)
         assert "Prototype extensions defined again: greeter." in told
         assert second.execute("%atomic_extension list").stdout.split() == ["greeter"]
-        second.execute("%%atomic_agent --wait\n/greet", timeout=60)
+        ask(second, "/greet")
         notes = second.execute("print([n['message'] for n in aj.session().notifications])").stdout
         assert "hello from the prototype" in notes
 
@@ -255,11 +260,11 @@ def test_restart_after_new_goes_on_in_the_new_conversation(
     server, _home, _args = scripted_model
     with open_kernel(tmp_path, notebook, "new") as kernel:
         kernel.execute(start_line(scripted_model))
-        kernel.execute(f"%%atomic_agent --wait\n{FIRST}", timeout=60)
+        ask(kernel, f"{FIRST}")
         kernel.execute("%atomic_agent new")
-        kernel.execute(f"%%atomic_agent --wait\n{SECOND}", timeout=60)
+        ask(kernel, f"{SECOND}")
         kernel.execute("%atomic_agent restart")
-        kernel.execute(f"%%atomic_agent --wait\n{THIRD}", timeout=60)
+        ask(kernel, f"{THIRD}")
         asked = user_texts(server.requests[-1])
         assert any(SECOND in t for t in asked) and not any(FIRST in t for t in asked)
         files = saved_files(notebook)

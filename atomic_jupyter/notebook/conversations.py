@@ -15,7 +15,7 @@ from atomic_jupyter.transport.conversations import Conversation, describe_time
 from atomic_jupyter.transport.secrets import Redactor
 from atomic_jupyter.ui.record import text_record
 
-__all__ = ["conversation_line", "list_conversations", "resume_conversation", "show_conversations"]
+__all__ = ["conversation_line", "resume_conversation", "show_conversations"]
 
 
 def conversation_line(conversation: Conversation, redact: Any = None) -> str:
@@ -36,11 +36,6 @@ def conversation_line(conversation: Conversation, redact: Any = None) -> str:
     if saved.name:
         parts.append(f"named {redact(saved.name)!r}")
     return f"{conversation.id[:13]} · session {conversation.session!r} · " + " · ".join(parts)
-
-
-def list_conversations(config: AtomicAgent, name: str | None = None) -> list[Conversation]:
-    """This notebook's saved conversations (of session ``name``, else all), newest first."""
-    return store_for(config).conversations(name)
 
 
 def resume_conversation(conversation: Conversation, config: AtomicAgent) -> str:
@@ -67,8 +62,8 @@ def resume_conversation(conversation: Conversation, config: AtomicAgent) -> str:
 def show_conversations(config: AtomicAgent, name: str | None = None) -> None:
     """Display the listing: one line per conversation with a Resume button (a text in a
     viewer without widgets)."""
-    found = list_conversations(config, name)
     store = store_for(config)
+    found = store.conversations(name)
     if not found:
         print(f"This notebook has no saved conversations yet (they are kept in {store.folder}).")
         return

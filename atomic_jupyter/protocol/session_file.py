@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SavedSession", "forked_header", "read_session"]
+__all__ = ["COUNTED_ROLES", "SavedSession", "forked_header", "read_session"]
 
 #: Roles whose messages a listing counts (the current line also saves a ``system`` message).
 COUNTED_ROLES = ("user", "assistant", "toolResult")

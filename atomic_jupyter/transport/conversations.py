@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 import re
-import sys
 import time
 import uuid
 from collections.abc import Mapping
@@ -26,9 +25,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-import platformdirs
-
 from atomic_jupyter.protocol.session_file import SavedSession, forked_header, read_session
+from atomic_jupyter.transport.agent_install.homes import user_data_folder
 from atomic_jupyter.transport.file_locks import acquire_lock, lock_holder, release_lock
 
 __all__ = [
@@ -58,10 +56,7 @@ def conversations_root(
     chosen = configured or environ.get(CONVERSATIONS_ENV)
     if chosen:
         return Path(chosen).expanduser()
-    xdg = environ.get("XDG_DATA_HOME")
-    if sys.platform.startswith("linux") and xdg:
-        return Path(xdg) / "atomic-jupyter" / "conversations"
-    return Path(platformdirs.user_data_dir("atomic-jupyter", appauthor=False)) / "conversations"
+    return user_data_folder(environ) / "conversations"
 
 
 def notebook_of(environ: Mapping[str, str] | None = None, cwd: str | None = None) -> str:
@@ -194,6 +189,13 @@ class ConversationStore:
                 found.append((modified, Conversation(path, folder.name, saved)))
         found.sort(key=lambda item: item[0], reverse=True)
         return [conversation for _modified, conversation in found]
+
+    def count(self, name: str) -> int:
+        """How many conversations session ``name`` saved (their files are not read)."""
+        try:
+            return sum(1 for p in self.session_folder(name).glob("*.jsonl") if p.is_file())
+        except OSError:
+            return 0
 
     def latest(self, name: str) -> Conversation | None:
         """The most recent conversation of session ``name`` that can be continued."""

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_jupyter.errors import AgentStartError, AtomicAgentError
+from atomic_jupyter.protocol.session_file import COUNTED_ROLES
 from atomic_jupyter.session.earlier import earlier_runs
 from atomic_jupyter.session.plugins import LaunchAdditions
 from atomic_jupyter.session.runs import PromptRun
@@ -167,7 +168,7 @@ class ConversationsAddon:
         chosen = self._chosen(store, name) if self._resume else None
         self._resume = None
         if chosen is None and not self.notes:
-            saved = len(store.conversations(name))
+            saved = store.count(name)  # a count, on every start: no file is read
             option = "" if name == "default" else f" --name {name}"
             if saved:
                 self.notes.append(
@@ -289,7 +290,7 @@ class ConversationsAddon:
         counted = [
             m
             for m in (messages if isinstance(messages, list) else [])
-            if isinstance(m, dict) and m.get("role") in ("user", "assistant", "toolResult")
+            if isinstance(m, dict) and m.get("role") in COUNTED_ROLES
         ]
         since = describe_time(self.resumed.saved.started)
         self.continued = f"continued: {len(counted)} messages" + (

@@ -25,6 +25,7 @@ __all__ = [
     "agent_homes",
     "install_home",
     "sys_prefix_home",
+    "user_data_folder",
     "user_home",
 ]
 
@@ -42,13 +43,19 @@ class AgentHome:
     source: str
 
 
-def user_home(environ: Mapping[str, str] | None = None) -> Path:
-    """The per-user agent home (honours ``$XDG_DATA_HOME`` on Linux)."""
+def user_data_folder(environ: Mapping[str, str] | None = None) -> Path:
+    """atomic-jupyter's per-user data folder (honours ``$XDG_DATA_HOME`` on Linux):
+    ``~/.local/share/atomic-jupyter`` there."""
     environ = os.environ if environ is None else environ
     xdg = environ.get("XDG_DATA_HOME")
     if sys.platform.startswith("linux") and xdg:
-        return Path(xdg) / "atomic-jupyter" / "agents"
-    return Path(platformdirs.user_data_dir("atomic-jupyter", appauthor=False)) / "agents"
+        return Path(xdg) / "atomic-jupyter"
+    return Path(platformdirs.user_data_dir("atomic-jupyter", appauthor=False))
+
+
+def user_home(environ: Mapping[str, str] | None = None) -> Path:
+    """The per-user agent home, in the user data folder."""
+    return user_data_folder(environ) / "agents"
 
 
 def sys_prefix_home() -> Path:
