@@ -19,7 +19,7 @@ import pytest
 from atomic_jupyter.protocol.session_file import read_session
 from tests.harness.kernel_client import BrowserLikeKernel
 from tests.harness.plugin import agent_kernel_env
-from tests.harness.support import PINNED_AGENT
+from tests.harness.support import PINNED_AGENT, agent_example
 from tests.harness.widget_text import has_class, text, visible_text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
@@ -272,3 +272,24 @@ def test_restart_after_new_goes_on_in_the_new_conversation(
         assert [p for p in files if THIRD in p.read_text()] == [
             p for p in files if SECOND in p.read_text()
         ]
+
+
+def test_the_agent_s_own_todo_extension_finds_its_list_again_in_a_continued_conversation(
+    tmp_path: Path, notebook: dict[str, str], scripted_model
+) -> None:
+    """``todo.ts`` (the agent's example) rebuilds its list from the conversation's tool
+    results when a session starts: continued in a new kernel, the list is still there."""
+    server, _home, _args = scripted_model
+    todo = f"-e {agent_example('todo.ts')}"
+    with open_kernel(tmp_path, notebook, "todo-one") as first:
+        first.execute(start_line(scripted_model, todo))
+        ask(first, 'kernel call todo {"action": "add", "text": "buy oat milk"}')
+    with open_kernel(tmp_path, notebook, "todo-two") as second:
+        started = second.execute(start_line(scripted_model, f"{todo} --resume"))
+        told = " ".join(d.get("text/plain", "") for d in started.displays)
+        assert "continued: " in told and "buy oat milk" in told  # the earlier tool card
+        ask(second, 'kernel call todo {"action": "list"}')
+        results = server.requests[-1].tool_results
+        from atomic_jupyter.addons.model_server.request import content_text
+
+        assert "buy oat milk" in content_text(results[-1].get("content"))
