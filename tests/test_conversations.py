@@ -221,7 +221,7 @@ def test_a_second_lock_in_the_same_process_is_refused_until_released_then_cleane
     assert path.with_suffix(".lock").exists()  # a written conversation keeps its lock file
     unwritten = store.new_path("other")
     store.lock(unwritten).release()  # its lock file goes with it
-    assert list(unwritten.parent.iterdir()) == []
+    assert [p.name for p in unwritten.parent.iterdir()] == ["session.txt"]  # no lock file
 
 
 def test_a_lock_held_by_another_process_is_refused_and_names_it(store):
@@ -625,3 +625,12 @@ def test_an_earlier_turn_takes_its_time_from_its_messages():
         ]
     )
     assert first.transcript.elapsed == 2.5 and second.transcript.elapsed is None
+
+
+def test_a_session_name_that_is_not_a_file_name_is_kept_as_given(store):
+    path = store.new_path("my session: draft")
+    path.write_text(session_text("named-id"), encoding="utf-8")
+    (conversation,) = store.conversations()
+    assert path.parent.name == "my-session-draft"
+    assert conversation.session == "my session: draft"
+    assert store.conversations("my session: draft")[0].path == path

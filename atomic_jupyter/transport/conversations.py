@@ -44,6 +44,8 @@ CONVERSATIONS_ENV = "ATOMIC_JUPYTER_CONVERSATIONS"
 NOTEBOOK_ENV = "JPY_SESSION_NAME"
 #: The name of the file in a notebook's folder that says which notebook it is.
 NOTEBOOK_FILE = "notebook.txt"
+#: The name of the file in a session's folder that keeps the session's name as given.
+SESSION_FILE = "session.txt"
 
 
 def conversations_root(
@@ -83,6 +85,14 @@ def _private_folder(folder: Path) -> None:
     for each in reversed(missing):
         each.mkdir(mode=0o700, exist_ok=True)
         each.chmod(0o700)
+
+
+def _session_name(folder: Path) -> str:
+    """The session name a session's folder was made for (its folder's name when unsaid)."""
+    try:
+        return (folder / SESSION_FILE).read_text(encoding="utf-8").strip() or folder.name
+    except OSError:
+        return folder.name
 
 
 @dataclass(frozen=True)
@@ -152,10 +162,13 @@ class ConversationStore:
         to the user; the agent writes the file at its first message)."""
         folder = self.session_folder(name)
         _private_folder(folder)
-        note = self.folder / NOTEBOOK_FILE
-        if not note.exists():
-            note.write_text(self.notebook + "\n", encoding="utf-8")
-            note.chmod(0o600)
+        for note, text in (
+            (self.folder / NOTEBOOK_FILE, self.notebook),
+            (folder / SESSION_FILE, name),
+        ):
+            if not note.exists():
+                note.write_text(text + "\n", encoding="utf-8")
+                note.chmod(0o600)
         stamp = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H-%M-%S-%fZ")
         return folder / f"{stamp}_{uuid.uuid4()}.jsonl"
 
@@ -172,6 +185,7 @@ class ConversationStore:
                 folders = []
         found: list[tuple[float, Conversation]] = []
         for folder in folders:
+            session = _session_name(folder)
             try:
                 files = [p for p in folder.iterdir() if p.suffix == ".jsonl" and p.is_file()]
             except OSError:
@@ -186,7 +200,7 @@ class ConversationStore:
                     saved = SavedSession(
                         "", "", "", 0, "", "", "", "", problem=f"it cannot be read: {reason}"
                     )
-                found.append((modified, Conversation(path, folder.name, saved)))
+                found.append((modified, Conversation(path, session, saved)))
         found.sort(key=lambda item: item[0], reverse=True)
         return [conversation for _modified, conversation in found]
 
