@@ -1,6 +1,7 @@
 """Plugs the upper layers into every session: addons (prototyping, the demo model, the kernel
 tools, the saved conversations, in the order their arguments go on the command line), the
-notebook's presentation, and what a prompt's citations (``$`name```) stand for.
+notebook's presentation, what a prompt's citations (``$`name```) stand for, and the built-in
+tools that work in the kernel (the agent's Python, the notebook's variables and cells).
 
 Imported by the package itself, so any ``import atomic_jupyter...`` wires sessions the same.
 """
@@ -11,10 +12,11 @@ from atomic_jupyter.addons.conversations.runtime import conversations_addon
 from atomic_jupyter.addons.demo.runtime import demo_addon
 from atomic_jupyter.addons.kernel_tools.runtime import kernel_tools_addon
 from atomic_jupyter.addons.prototype.manager import prototype_addon
-from atomic_jupyter.notebook.kernel_values import cite, summarize
+from atomic_jupyter.notebook.agent_code import builtin_tools, cite_with_agent
+from atomic_jupyter.notebook.kernel_values import summarize
 from atomic_jupyter.notebook.presentation import NotebookPresentation
 from atomic_jupyter.session.citations import use_citation_resolver
-from atomic_jupyter.session.kernel_tools import use_value_summary
+from atomic_jupyter.session.kernel_tools import use_builtin_tools, use_value_summary
 from atomic_jupyter.session.session import AgentSession
 
 AgentSession.register_addon(prototype_addon)
@@ -22,5 +24,6 @@ AgentSession.register_addon(demo_addon)
 AgentSession.register_addon(kernel_tools_addon)
 AgentSession.register_addon(conversations_addon)
 AgentSession.use_presentation(NotebookPresentation)
-use_citation_resolver(cite)  # $`name` in a prompt: the kernel's values
+use_citation_resolver(cite_with_agent)  # $`name` in a prompt: the kernel's values, Agent[n]
+use_builtin_tools(builtin_tools())  # python, notebook_variables, notebook_cells
 use_value_summary(summarize)  # what a kernel tool's result reads, for the model

@@ -415,7 +415,7 @@ def test_the_script_is_pure_and_deterministic(monkeypatch: pytest.MonkeyPatch) -
 FIX = FIX_PROMPT
 #: Summaries in the shape the notebook's resolver gives them: the type line first.
 SUMMARIES = {
-    "numbers": "list of 5 items: [3, 1, 4, 1, 5]",
+    "numbers": "list of 5 items:\n[3, 1, 4, 1, 5]",
     "df": "pandas.DataFrame: 3 rows × 2 columns\n\n|   | a | b |\n|---|---|---|\n| 0 | 1 | x |",
     "Err": (
         "Cell [7] failed.\n\n```python\nx = 0\n1 / x\n```\n\nTraceback:\n```\n"
@@ -432,14 +432,14 @@ def cited(prompt: str, summaries: dict[str, str] = SUMMARIES) -> str:
     return expand(prompt, summaries.__getitem__).sent
 
 
-def test_a_cited_prompt_names_the_values_and_quotes_their_type_lines() -> None:
+def test_a_cited_prompt_names_the_values_and_describes_them() -> None:
     turn = demo_script(request(cited("what is in $`numbers`, and how big is $`df`?")))
     assert kinds(turn) == [Text] and turn.finish == "stop"
     text = text_of(turn)
     lines = text.splitlines()
     assert lines[0] == "I got 2 values from your kernel: `numbers` and `df`."
-    assert lines[2].startswith("- `numbers`: `list of 5 items: [3, 1, 4, 1, 5]`. ")
-    assert lines[3].startswith("- `df`: `pandas.DataFrame: 3 rows × 2 columns`. ")
+    assert lines[2].startswith("- `numbers`: a list of 5 items: `[3, 1, 4, 1, 5]`. ")
+    assert lines[3].startswith("- `df`: a pandas.DataFrame: `3 rows × 2 columns`. ")
     assert "not the live object" in lines[2] and "not the live object" in lines[3]
     assert "computed nothing" in lines[2]
     # Nothing computed is pretended: no sum (14), no mean (2.8), no table rows quoted.
@@ -526,10 +526,10 @@ def test_the_fix_prompt_reads_a_plain_coloured_traceback() -> None:
 def test_the_fix_prompt_without_a_failed_cell_gets_the_cited_answer() -> None:
     text = text_of(demo_script(request(cited(FIX, {"Err": "NoneType: None"}))))
     assert text.startswith("I got 1 value from your kernel: `Err`.\n")
-    assert "- `Err`: `NoneType: None`." in text
+    assert "- `Err`: `None`." in text
     # A failed cell cited without the fix prompt is described, with a pointer to the fix.
     text = text_of(demo_script(request(cited("look at $`Err`"))))
-    assert "- `Err`: `Cell [7] failed.`. " in text and "%atomic_agent fix" in text
+    assert "- `Err`: cell [7], which failed. " in text and "%atomic_agent fix" in text
 
 
 def test_prompts_without_citations_keep_their_old_answers() -> None:
@@ -545,6 +545,8 @@ def test_prompts_without_citations_keep_their_old_answers() -> None:
             ]
         elif intent == "fallback":
             assert text_of(turn) == FALLBACK, prompt
+        elif intent == "plot":  # this agent offers no python tool: said, not called
+            assert kinds(turn) == [Text] and "`python` tool" in text_of(turn), prompt
         else:
             assert kinds(turn) == [Text, ToolCall], prompt
         assert "from your kernel" not in text_of(turn)
@@ -577,10 +579,10 @@ def test_a_prompt_naming_an_exposed_function_calls_it_with_arguments_from_the_pr
     (call,) = [p for p in first.parts if isinstance(p, ToolCall)]
     assert call.name == "circle_area" and call.arguments == {"radius": 2.5, "unit": "cm"}
     called = {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function"}]}
-    answered = {"role": "tool", "tool_call_id": "c1", "content": "`float`: 19.63"}
+    answered = {"role": "tool", "tool_call_id": "c1", "content": "float: 19.63"}
     second = demo_script(ChatRequest({**body, "messages": [ask, called, answered]}))
     said = "".join(getattr(p, "text", "") for p in second.parts)
-    assert said.startswith("Your kernel's `circle_area` answered: `'float': 19.63`.")
+    assert said.startswith("Your kernel's `circle_area` answered: `float: 19.63`.")
     bash_only = {**body, "tools": [{"type": "function", "function": {"name": "bash"}}]}
     assert not any(isinstance(p, ToolCall) for p in demo_script(ChatRequest(bash_only)).parts)
 
@@ -594,8 +596,206 @@ def test_a_string_result_is_quoted_with_its_value_not_only_its_type_line():
     answered = {
         "role": "tool",
         "tool_call_id": "c1",
-        "content": "`str`, 12 characters:\nsaved note 1",
+        "content": "str, 12 characters:\nsaved note 1",
     }
     body = {"messages": [ask, called, answered], "tools": [AREA_TOOL], "stream": True}
     said = "".join(getattr(p, "text", "") for p in demo_script(ChatRequest(body)).parts)
-    assert "answered: `'str', 12 characters: saved note 1`." in said
+    assert "answered: `str, 12 characters: saved note 1`." in said
+
+
+# --------------------------------------------------------------------------- cited values, read
+
+
+def test_a_cited_value_reads_as_words_and_a_preview_of_its_value() -> None:
+    """Real summaries (the notebook's ``summarize``) give "a list of 6 items: `[...]`", not the
+    summary's first line with its dangling colon."""
+    import pandas as pd
+
+    from atomic_jupyter.notebook.kernel_values import summarize
+
+    kernel = {
+        "primes": [2, 3, 5, 7, 11, 13],
+        "name": "Ada Lovelace",
+        "area": 12.566370614359172,
+        "df": pd.DataFrame({"a": [1, 2, 3], "b": [4.0, 5.0, 6.0]}),
+        "re": re,
+        "nothing": None,
+    }
+    summaries = {name: summarize(value) for name, value in kernel.items()}
+    prompt = "what are $`primes`, $`name`, $`area`, $`df`, $`re` and $`nothing`?"
+    text = text_of(demo_script(request(cited(prompt, summaries))))
+    lines = {line.split(":", 1)[0]: line for line in text.splitlines() if line.startswith("- ")}
+    assert lines["- `primes`"].startswith("- `primes`: a list of 6 items: `[2, 3, 5, 7, 11, 13]`. ")
+    assert "computed nothing from them" in lines["- `primes`"]  # the list's own hint
+    assert lines["- `name`"].startswith("- `name`: a str, 12 characters: `Ada Lovelace`. ")
+    assert "not the live string" in lines["- `name`"]
+    assert lines["- `area`"].startswith("- `area`: a float: `12.566370614359172`. ")
+    assert lines["- `df`"].startswith("- `df`: a pandas.DataFrame: `3 rows × 2 columns`. ")
+    assert "int64" not in text and "4.0" not in text  # no table rows quoted for a frame
+    assert lines["- `re`"].startswith("- `re`: a module `re (")
+    assert lines["- `nothing`"].startswith("- `nothing`: `None`. ")
+    assert ":." not in text and ":`." not in text and "'list'" not in text
+
+
+def test_a_long_cited_value_is_previewed_on_one_short_line() -> None:
+    from atomic_jupyter.notebook.kernel_values import summarize
+
+    summaries = {"rows": summarize([f"row {i}" for i in range(500)]), "text": summarize("a\nb")}
+    text = text_of(demo_script(request(cited("see $`rows` and $`text`", summaries))))
+    (rows,) = [line for line in text.splitlines() if line.startswith("- `rows`")]
+    assert rows.startswith("- `rows`: a list of 500 items: `['row 0', 'row 1', ")
+    assert "…`. " in rows and "left out" not in rows and len(rows.split("`. ")[0]) < 120
+    assert "- `text`: a str, 3 characters: `a b`. " in text
+
+
+# --------------------------------------------------------------------------- the python tool
+
+#: The notebook's ``python`` tool (its code runs in the live kernel, after the person approves).
+PYTHON_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "python",
+        "description": "Run Python code in the notebook's kernel.",
+        "parameters": {
+            "type": "object",
+            "required": ["code"],
+            "properties": {"code": {"type": "string"}},
+        },
+    },
+}
+PLOT = "describe $`df` and plot its first column"
+DESCRIBED = """\
+              a         b
+count  3.000000  3.000000
+mean   2.000000  5.000000
+std    1.000000  1.000000
+min    1.000000  4.000000
+25%    1.500000  4.500000
+50%    2.000000  5.000000
+75%    2.500000  5.500000
+max    3.000000  6.000000
+"""
+
+
+def python_request(
+    prompt: str, results: list[tuple[ToolCall, str]] = (), *, images: int = 0, offered: bool = True
+) -> ChatRequest:  # type: ignore[assignment]
+    """A request of a notebook session (its tools include ``python``); ``images``: the figures
+    the tool returned, which the agent attaches in a user message after the results."""
+    body = dict(request(prompt, results).body)
+    body["tools"] = [*body["tools"], PYTHON_TOOL] if offered else body["tools"]
+    if images:
+        image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+        attached = [{"type": "text", "text": "Attached image(s) from tool result:"}]
+        body["messages"] = [*body["messages"], {"role": "user", "content": attached + [image] * images}]
+    return ChatRequest(body=body)
+
+
+def python_call(prompt: str) -> ToolCall:
+    (call,) = tool_calls(demo_script(python_request(prompt)))
+    return call
+
+
+@pytest.mark.filterwarnings("ignore:FigureCanvasAgg is non-interactive")
+def test_describe_and_plot_a_cited_frame_calls_the_python_tool_with_code_that_runs() -> None:
+    import contextlib
+    import io
+
+    import matplotlib
+    import pandas as pd
+
+    turn = demo_script(python_request(cited(PLOT)))
+    assert kinds(turn) == [Text, ToolCall] and turn.finish == "tool_calls"
+    assert text_of(turn) == "I'll look at `df` in your kernel and plot its first column."
+    (call,) = tool_calls(turn)
+    assert call.name == "python" and set(call.arguments) == {"code"}
+    code = call.arguments["code"]
+    assert "df.describe()" in code and "matplotlib.use" not in code  # the kernel's backend
+    # The code works on any DataFrame named df: it prints the description and plots column 0.
+    import matplotlib.pyplot as plt
+
+    backend = matplotlib.get_backend()
+    plt.switch_backend("agg")
+    try:
+        frame = pd.DataFrame({"height": [1.0, 3.0, 2.0], "name": ["a", "b", "c"]})
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            exec(compile(code, "<python tool>", "exec"), {"df": frame})
+        assert printed.getvalue().strip() == frame.describe().to_string().strip()
+        (axes,) = plt.gcf().axes
+        assert axes.get_title() == "height" and list(axes.lines[0].get_ydata()) == [1, 3, 2]
+    finally:
+        plt.close("all")
+        plt.switch_backend(backend)
+
+
+@pytest.mark.parametrize(
+    "prompt",
+    [
+        "plot $`df`",
+        "describe $`df` and plot it with python",  # "python" is the tool, not a kernel function
+        "clean up $`df`'s first column and plot it",  # plot before the cited answer
+    ],
+)
+def test_a_cited_prompt_that_asks_for_a_plot_calls_python_before_the_cited_answer(prompt):
+    call = python_call(cited(prompt))
+    assert call.name == "python" and "print(df.describe().to_string())" in call.arguments["code"]
+
+
+def test_the_plot_uses_the_first_cited_frame_and_an_expression_in_parentheses() -> None:
+    summaries = {**SUMMARIES, "sales[['a']]": "pandas.DataFrame: 9 rows × 1 columns"}
+    call = python_call(cited("plot $`numbers` against $`sales[['a']]`", summaries))
+    assert "(sales[['a']]).describe()" in call.arguments["code"]
+    call = python_call(cited("plot $`numbers`"))  # no frame cited: the first value
+    assert "numbers.describe()" in call.arguments["code"]
+
+
+def test_after_the_python_tool_ran_the_answer_quotes_its_output_and_points_to_the_figure():
+    prompt = cited(PLOT)
+    call = python_call(prompt)
+    turn = demo_script(python_request(prompt, [(call, DESCRIBED)], images=1))
+    assert kinds(turn) == [Text] and turn.finish == "stop"
+    text = text_of(turn)
+    assert text.startswith("Here are the first lines of what `df.describe()` printed in your kernel:")
+    assert "```text\n              a         b\ncount  3.000000  3.000000\n" in text
+    assert "max    3.000000" not in text  # the first lines only
+    assert "The plot of its first column is in the `python` tool's card above." in text
+    html = render_markdown(text)
+    assert "<pre" in html and "count  3.000000" in html
+    # No figure came back: it says so, and how to get one.
+    text = text_of(demo_script(python_request(prompt, [(call, DESCRIBED)])))
+    assert "figure" in text and "%matplotlib inline" in text and "card above" not in text
+
+
+@pytest.mark.parametrize(
+    ("result", "said"),
+    [
+        (
+            "The person declined to run python in the kernel.",
+            "You declined to run the code, so I did not describe or plot `df`.",
+        ),
+        (
+            "Traceback (most recent call last):\n  File \"<cell>\", line 3, in <module>\n"
+            "NameError: name 'df' is not defined",
+            "The code failed in your kernel: `NameError: name 'df' is not defined`.",
+        ),
+        ("Tool python not found", "The code did not run: `Tool python not found`."),
+    ],
+)
+def test_a_declined_or_failed_python_call_is_said_plainly(result: str, said: str) -> None:
+    prompt = cited(PLOT)
+    call = python_call(prompt)
+    text = text_of(demo_script(python_request(prompt, [(call, result)])))
+    assert text.startswith(said)
+    assert "card above" not in text and "```" not in text
+
+
+def test_a_plot_prompt_without_a_citation_names_a_variable_or_asks_for_one() -> None:
+    assert "sales.describe()" in python_call("describe `sales` and plot it").arguments["code"]
+    assert "sales.describe()" in python_call("please plot sales for me").arguments["code"]
+    turn = demo_script(python_request("plot the first column"))
+    assert kinds(turn) == [Text]
+    assert "$`df`" in text_of(turn) and "DataFrame" in text_of(turn)
+    # An agent without the python tool: said, not called.
+    turn = demo_script(python_request(cited(PLOT), offered=False))
+    assert kinds(turn) == [Text] and "`python` tool" in text_of(turn)

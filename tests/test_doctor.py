@@ -267,3 +267,41 @@ def test_the_readme_shows_the_report_as_it_is_laid_out_now(old_node, monkeypatch
 
 def section_rows(report: DoctorReport, title: str) -> tuple[tuple[str, str], ...]:
     return next(s.rows for s in report.sections if s.title == title)
+
+
+def test_saved_conversations_name_the_working_folder_outside_a_kernel(tmp_path, monkeypatch):
+    """Run from a terminal (no $JPY_SESSION_NAME, no kernel), the conversations are those of
+    the working folder, and the report says so; in a kernel they are the notebook's."""
+    import IPython
+
+    monkeypatch.chdir(tmp_path)
+    saved = str(tmp_path / "saved")
+    rows = section(doctor_report(environ={"PATH": ""}, conversations_dir=saved), "Saved conversations")
+    assert rows["this folder"] == str(tmp_path) and "this notebook" not in rows
+    # A terminal IPython is not a kernel either.
+    monkeypatch.setattr(IPython, "get_ipython", lambda: object())
+    rows = section(doctor_report(environ={"PATH": ""}, conversations_dir=saved), "Saved conversations")
+    assert rows["this folder"] == str(tmp_path)
+    # Under a Jupyter server: the notebook's path.
+    named = {"PATH": "", "JPY_SESSION_NAME": "work/analysis.ipynb"}
+    rows = section(doctor_report(environ=named, conversations_dir=saved), "Saved conversations")
+    assert rows["this notebook"] == "work/analysis.ipynb" and "this folder" not in rows
+    # A kernel without the server's name (nbclient, nbval): the notebook, known by its folder.
+    kernel_shell = type("ZMQInteractiveShell", (), {"kernel": object()})()
+    monkeypatch.setattr(IPython, "get_ipython", lambda: kernel_shell)
+    rows = section(doctor_report(environ={"PATH": ""}, conversations_dir=saved), "Saved conversations")
+    assert rows["this notebook"] == str(tmp_path)
+
+
+def test_the_command_line_doctor_says_this_folder(old_node, tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "atomic_jupyter", "doctor"],
+        env=scrubbed(old_node, ATOMIC_JUPYTER_CONVERSATIONS=str(tmp_path / "saved")),
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert row(done.stdout, "this folder") == str(tmp_path)
+    assert "this notebook" not in done.stdout

@@ -61,16 +61,16 @@ def body_and_closing(summary: str) -> tuple[str, str | None]:
 
 def test_a_name_stands_for_its_type_and_value(shell: InteractiveShell) -> None:
     run(shell, "xs = [1, 2, 3]")
-    assert cite("xs", shell) == "`list` of 3 items:\n[1, 2, 3]"
+    assert cite("xs", shell) == "list of 3 items:\n[1, 2, 3]"
     assert cite(" xs ", shell) == cite("xs", shell)
 
 
 def test_an_expression_is_evaluated_in_the_user_namespace(shell: InteractiveShell) -> None:
     run(shell, "import pandas as pd", "df = pd.DataFrame({'a': [1, 2, 6]})", "x = 'hello'")
-    assert cite('float(df["a"].mean())', shell) == "`float`: 3.0"
-    assert cite('df["a"].mean()', shell).startswith("`numpy.float64`: ")
-    assert cite("x[:3]", shell) == "`str`, 3 characters:\nhel"
-    assert cite("[c * 2 for c in x[:2]]", shell) == "`list` of 2 items:\n['hh', 'ee']"
+    assert cite('float(df["a"].mean())', shell) == "float: 3.0"
+    assert cite('df["a"].mean()', shell).startswith("numpy.float64: ")
+    assert cite("x[:3]", shell) == "str, 3 characters:\nhel"
+    assert cite("[c * 2 for c in x[:2]]", shell) == "list of 2 items:\n['hh', 'ee']"
 
 
 def test_an_unknown_name_is_not_defined_in_the_kernel(shell: InteractiveShell) -> None:
@@ -105,7 +105,7 @@ def test_a_statement_or_syntax_error_is_not_an_expression(
 def test_citations_expand_through_the_kernel(shell: InteractiveShell) -> None:
     run(shell, "total = 42")
     expanded = expand("what is $`total`?", lambda e: cite(e, shell))
-    assert "`total`:\n`int`: 42" in expanded.sent
+    assert "`total`:\nint: 42" in expanded.sent
     with pytest.raises(CitationError, match=r"\$`totl`: name 'totl' is not defined"):
         expand("and $`totl`?", lambda e: cite(e, shell))
 
@@ -115,7 +115,7 @@ def test_the_running_shell_is_used_by_default(
 ) -> None:
     run(shell, "answer = 7")
     monkeypatch.setattr(InteractiveShell, "_instance", shell, raising=False)
-    assert cite("answer") == "`int`: 7"
+    assert cite("answer") == "int: 7"
     monkeypatch.setattr(InteractiveShell, "_instance", None)
     with pytest.raises(CitationError, match="no IPython kernel is running"):
         cite("answer")
@@ -129,8 +129,8 @@ def test_in_and_out_give_a_cells_source_and_output(shell: InteractiveShell) -> N
     second = run(shell, "%time b = 1", "a + 1")
     assert cite(f"In[{first}]", shell) == "```python\na = 20\n```"
     assert cite(f"In[{second - 1}]", shell) == "```python\n%time b = 1\n```"  # as written
-    assert cite(f"Out[{second}]", shell) == "`int`: 21"
-    assert cite(f"Out [ {second} ]", shell) == "`int`: 21"
+    assert cite(f"Out[{second}]", shell) == "int: 21"
+    assert cite(f"Out [ {second} ]", shell) == "int: 21"
 
 
 def test_a_missing_cell_or_output_is_a_citation_error(shell: InteractiveShell) -> None:
@@ -184,8 +184,8 @@ def test_err_n_picks_an_older_failure_and_syntax_errors_count(shell: Interactive
 
 def test_a_name_err_in_the_kernel_shadows_the_failed_cell(shell: InteractiveShell) -> None:
     run(shell, "1 / 0", "Err = 'mine'")
-    assert cite("Err", shell) == "`str`, 4 characters:\nmine"
-    assert cite("Err[0]", shell) == "`str`, 1 character:\nm"
+    assert cite("Err", shell) == "str, 4 characters:\nmine"
+    assert cite("Err[0]", shell) == "str, 1 character:\nm"
 
 
 def test_colour_codes_in_an_error_message_are_removed(shell: InteractiveShell) -> None:
@@ -241,7 +241,7 @@ def test_a_fence_inside_the_source_does_not_end_the_block() -> None:
 def test_a_pandas_frame_shows_shape_dtypes_and_first_rows() -> None:
     df = pd.DataFrame({"a": range(100), "b": [0.5] * 100, "label": ["x"] * 100})
     text = summarize(df)
-    header = "`pandas.DataFrame`: 100 rows × 3 columns\ncolumns and dtypes:\n"
+    header = "pandas.DataFrame: 100 rows × 3 columns\ncolumns and dtypes:\n"
     assert text.startswith(header)
     assert f"  a      {df.dtypes['a']}\n  b      float64\n  label  {df.dtypes['label']}\n" in text
     assert f"first 5 rows:\n{df.head(5).to_string()}\n" in text
@@ -262,7 +262,7 @@ def test_a_series_shows_length_dtype_name_and_first_values() -> None:
     series = pd.Series(range(10), name="n")
     text = summarize(series)
     assert text.startswith(
-        f"`pandas.Series` 'n': 10 values, dtype {series.dtype}\nfirst 5 values:\n"
+        f"pandas.Series 'n': 10 values, dtype {series.dtype}\nfirst 5 values:\n"
     )
     assert series.head(5).to_string() in text
     assert body_and_closing(text)[1] == "5 more values"
@@ -270,11 +270,11 @@ def test_a_series_shows_length_dtype_name_and_first_values() -> None:
 
 def test_an_array_shows_shape_dtype_and_first_rows() -> None:
     small = np.arange(6)
-    assert summarize(small) == f"`numpy.ndarray`: shape (6,), dtype {small.dtype}\n{small!r}"
+    assert summarize(small) == f"numpy.ndarray: shape (6,), dtype {small.dtype}\n{small!r}"
     text = summarize(np.zeros((1_000_000, 3)))
-    assert text.startswith("`numpy.ndarray`: shape (1000000, 3), dtype float64\nfirst 10 rows:\n")
+    assert text.startswith("numpy.ndarray: shape (1000000, 3), dtype float64\nfirst 10 rows:\n")
     assert body_and_closing(text)[1] == "999,990 more rows"
-    assert summarize(np.float64(2.5)) == f"`numpy.float64`: {np.float64(2.5)!r}"
+    assert summarize(np.float64(2.5)) == f"numpy.float64: {np.float64(2.5)!r}"
 
 
 class FrameLike:
@@ -303,7 +303,7 @@ def test_a_duck_typed_frame_is_summarized_through_head() -> None:
     text = summarize(frame)
     assert frame.head_calls == [5]
     assert text == (
-        "`tests.test_kernel_values.FrameLike`: 1,000,000 rows × 2 columns\n"
+        "tests.test_kernel_values.FrameLike: 1,000,000 rows × 2 columns\n"
         "columns and dtypes:\n  x  int32\n  y  category\n"
         "first 5 rows:\n   x  y\n0  1  a\n"
         "… (999,995 more rows left out)"
@@ -334,7 +334,7 @@ def test_a_huge_value_stays_within_the_limit(make: Any, left: str, limit: int) -
 def test_a_cut_string_says_how_many_characters_are_left_out() -> None:
     text = summarize("a" * 1000, limit=100)
     body, closing = body_and_closing(text)
-    header = "`str`, 1,000 characters:\n"
+    header = "str, 1,000 characters:\n"
     assert body == header + "a" * (100 - len(header))
     assert closing == f"{1000 - (100 - len(header)):,} more characters"
 
@@ -348,13 +348,13 @@ def test_functions_classes_and_modules_show_signature_and_first_paragraph() -> N
         return [v * factor for v in values]
 
     text = summarize(scale)
-    assert text.startswith("`function` ")
+    assert text.startswith("function ")
     assert "scale(values: 'list[float]', factor: 'float' = 2.0) -> 'list[float]'" in text
     assert text.endswith("\nMultiply every value.")
-    assert summarize(collections.OrderedDict).startswith("`type` OrderedDict(")
-    assert summarize(re).startswith("`module` re (")
+    assert summarize(collections.OrderedDict).startswith("type OrderedDict(")
+    assert summarize(re).startswith("module re (")
     assert "Support for regular expressions" in summarize(re)
-    assert summarize(len).startswith("`builtin_function_or_method` len(obj, /)\n")
+    assert summarize(len).startswith("builtin_function_or_method len(obj, /)\n")
 
 
 def test_a_repr_that_raises_does_not_raise() -> None:
@@ -380,6 +380,20 @@ def test_a_duck_type_whose_attributes_raise_falls_back_to_repr() -> None:
 
 
 def test_a_short_value_has_no_closing_line() -> None:
-    assert summarize({"a": 1}) == "`dict` of 1 item:\n{'a': 1}"
-    assert summarize(None) == "`NoneType`: None"
-    assert summarize(b"ab") == "`bytes`, 2 bytes:\nb'ab'"
+    assert summarize({"a": 1}) == "dict of 1 item:\n{'a': 1}"
+    assert summarize(None) == "NoneType: None"
+    assert summarize(b"ab") == "bytes, 2 bytes:\nb'ab'"
+
+
+def test_a_summary_reads_as_plain_text_without_backquotes() -> None:
+    """A kernel tool's card and a citation show the summary as written: its type name is plain
+    text, not Markdown inline code."""
+    area = 3.14159 * 2**2
+    assert summarize(area) == f"float: {area!r}"
+    assert summarize("twenty-two characters!").startswith("str, 22 characters:\n")
+    df = pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]})
+    assert summarize(df).startswith("pandas.DataFrame: 3 rows × 2 columns\n")
+    assert summarize([2, 3, 5]) == "list of 3 items:\n[2, 3, 5]"
+    assert summarize(re).startswith("module re (")
+    for value in (area, "text", df, [1], re, len, None, b"x", np.arange(3), pd.Series([1])):
+        assert "`" not in summarize(value).splitlines()[0], value

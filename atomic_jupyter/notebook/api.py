@@ -30,6 +30,7 @@ def start(
     trust_project: bool = False,
     resume: str | None = None,
     save: bool = True,
+    kernel_code: str | None = None,
 ) -> AgentSession:
     """Start an agent session and, in IPython, display its panel.
 
@@ -76,6 +77,10 @@ def start(
     save:
         Save the conversation with the notebook, so it can be continued (False: the agent
         keeps it in memory only, ``--no-session``).
+    kernel_code:
+        Whether the agent's ``python`` tool runs code in this kernel: ``"ask"`` before each
+        call (a rule or a policy can answer), ``"allow"`` without asking, ``"off"`` (the tool
+        is not offered); None: ``AtomicAgent.kernel_code`` (``"ask"``).
 
     Returns
     -------
@@ -99,6 +104,7 @@ def start(
         trust_project=trust_project,
         save=save,
         resume=resume,
+        kernel_code=kernel_code,
     )
     new = AgentSession(name, spec, config=config or _ipython_config())
     try:

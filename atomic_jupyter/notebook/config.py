@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from traitlets import Bool, Float, List, Unicode, Union
+from traitlets import Bool, CaselessStrEnum, Float, List, Unicode, Union
 from traitlets.config import Configurable
 
 from atomic_jupyter.session.settings import SessionSettings
@@ -47,6 +47,16 @@ class AtomicAgent(Configurable):
             "Where each notebook's conversations with the agent are saved, one folder per "
             "notebook. When unset, $ATOMIC_JUPYTER_CONVERSATIONS, else the user data folder "
             "(~/.local/share/atomic-jupyter/conversations on Linux)."
+        ),
+    ).tag(config=True)
+
+    kernel_code = CaselessStrEnum(
+        ["ask", "allow", "off"],
+        default_value=SessionSettings.kernel_code,
+        help=(
+            "Whether the agent's python tool runs code in this kernel: 'ask' before each call "
+            "(a rule or a policy can answer), 'allow' without asking, 'off' (not offered). "
+            "`%atomic_agent start --kernel-code` sets it for one session."
         ),
     ).tag(config=True)
 

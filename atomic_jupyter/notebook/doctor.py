@@ -34,6 +34,7 @@ from atomic_jupyter.transport.agent_install.prune import unused_installs
 from atomic_jupyter.transport.agent_package import PreparedAgent, prepare_agent
 from atomic_jupyter.transport.conversations import (
     CONVERSATIONS_ENV,
+    NOTEBOOK_ENV,
     ConversationStore,
     conversations_root,
     notebook_of,
@@ -181,6 +182,17 @@ def _lab_extension(folders: Sequence[Path], name: str) -> str | None:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         version = f"unreadable package.json ({type(exc).__name__})"
     return f"{version} in {manifest.parent}"
+
+
+def _in_kernel(environ: Mapping[str, str]) -> bool:
+    """Whether the report is made for a notebook: a Jupyter server named one
+    (``$JPY_SESSION_NAME``), or a kernel runs this code (nbclient, nbval). From a terminal, the
+    saved conversations are the working folder's."""
+    if environ.get(NOTEBOOK_ENV, "").strip():
+        return True
+    ipython = sys.modules.get("IPython")  # not imported: certainly no kernel
+    shell = getattr(ipython, "get_ipython", lambda: None)()
+    return getattr(shell, "kernel", None) is not None
 
 
 class _Doctor:
@@ -394,7 +406,7 @@ class _Doctor:
         store = ConversationStore(root, notebook_of(self.environ))
         saved = store.conversations()
         return [
-            ("this notebook", store.notebook),
+            ("this notebook" if _in_kernel(self.environ) else "this folder", store.notebook),
             ("kept in", str(store.folder)),
             ("saved", f"{len(saved)} conversation(s)" if saved else "none yet"),
         ]

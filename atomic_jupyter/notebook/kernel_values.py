@@ -161,7 +161,7 @@ def _array(value: Any, name: str) -> tuple[str, list[str]]:
 def _describe(value: Any) -> tuple[str, list[str]]:
     """The summary of anything but a string or bytes before cutting, and what it leaves out
     besides characters."""
-    name = f"`{_type_name(value)}`"
+    name = _type_name(value)
     if isinstance(value, ModuleType):
         where = getattr(value, "__file__", None) or "built in"
         return f"{name} {value.__name__} ({where})\n{_first_paragraph(value)}".rstrip(), []
@@ -200,11 +200,13 @@ def summarize(value: object, limit: int = SUMMARY_LIMIT) -> str:
     Returns
     -------
     str
-        Starts with the backquoted type name (``pandas.DataFrame``, ``list``). Never raises: a
-        failing ``repr`` shows as ``<repr failed: ...>``.
+        Plain text (a tool's card and a prompt show it as it is), starting with the type name:
+        ``float: 12.5``, ``str, 22 characters:`` and the text, ``list of 3 items:`` and the
+        items, ``pandas.DataFrame: 3 rows × 2 columns`` and its columns and first rows,
+        ``module re (...)``. Never raises: a failing ``repr`` shows as ``<repr failed: ...>``.
     """
     limit = max(limit, 1)
-    name = f"`{_type_name(value)}`"
+    name = _type_name(value)
     if isinstance(value, str):
         shown = value[:limit]
         text = f"{name}, {_count(len(value), 'character')}:\n{shown}"

@@ -11,7 +11,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from atomic_jupyter.errors import AgentNotInstalledError, AtomicAgentError, CommandTimeoutError
-from atomic_jupyter.notebook import api, conversations, installing, registry
+from atomic_jupyter.notebook import agent_code, api, conversations, installing, registry
 from atomic_jupyter.notebook.config import AtomicAgent
 from atomic_jupyter.notebook.presentation import (
     LiveDisplay,
@@ -46,7 +46,7 @@ PLAIN_ACTIONS = {
 }
 ACTIONS = [
     "start", "stop", "restart", "status", "show", "wait", "policy", "new", "cycle_model",
-    "install", "doctor", "fix", "sessions",
+    "install", "doctor", "fix", "sessions", "cells",
     "model", "thinking", "export", *sorted(TEXT_ACTIONS), *sorted(PLAIN_ACTIONS),
 ]  # fmt: skip
 
@@ -208,6 +208,19 @@ class AtomicAgentMagics(Magics):
         action="store_true",
         help="start: do not save the conversation (the agent keeps it in memory only)",
     )
+    @argument(
+        "--kernel-code",
+        choices=["ask", "allow", "off"],
+        help="start: the agent's python tool runs code in this kernel after asking (ask, the "
+        "default), without asking (allow), or is not offered (off)",
+    )
+    @argument("--run", type=int, metavar="N", help="cells: the code of run N (default: the last)")
+    @argument(
+        "--print",
+        action="store_true",
+        dest="print_code",
+        help="cells: print the code instead of putting it into a new cell",
+    )
     @argument("--timeout", type=float, help="wait: seconds to wait at most")
     @argument(
         "--line",
@@ -256,8 +269,11 @@ class AtomicAgentMagics(Magics):
           and why, and the versions a bug report needs;
         - ``start [--demo] [--command CMD] [--provider P] [--model M] [-e PATH ...] [--cwd DIR]
           [--trust-project] [--env KEY=VALUE ...] [--resume [ID]] [--no-save]
-          [-- AGENT ARGS]``, ``stop``, ``restart`` (the same conversation goes on),
-          ``status``, ``show`` (the panel again);
+          [--kernel-code ask|allow|off] [-- AGENT ARGS]``, ``stop``, ``restart`` (the same
+          conversation goes on), ``status``, ``show`` (the panel again);
+        - ``cells [--run N] [--print]``: the code the agent ran in this kernel during the
+          last run that ran any (or run N), into a new cell below, each call headed by a
+          comment naming it;
         - ``sessions``: this notebook's saved conversations, each with a Resume button;
         - ``wait [--timeout S]``: block until the latest run ends, or a dialog needs you;
         - ``fix [--wait]``: send the last failed cell (source and traceback) and ask the agent
@@ -293,6 +309,10 @@ class AtomicAgentMagics(Magics):
             return None
         if args.action == "sessions":
             conversations.show_conversations(_config(self))
+            return None
+        if args.action == "cells":
+            assert self.shell is not None
+            agent_code.insert_cells(self.shell, args.name, args.run, print_only=args.print_code)
             return None
         if args.action == "fix":
             session = api.session(args.name)
@@ -365,6 +385,7 @@ class AtomicAgentMagics(Magics):
                 trust_project=args.trust_project,
                 resume=args.resume,
                 save=not args.no_save,
+                kernel_code=args.kernel_code,
             )
 
         try:

@@ -353,6 +353,33 @@ class NotebookPresentation:
         timer.daemon = True
         timer.start()
 
+    def while_running(self, tick: Callable[[], None], every: float) -> Callable[[], None]:
+        """While the agent's code runs on the main thread: every ``every`` seconds, call
+        ``tick()`` (which updates the call's card) and render the shown runs from this timer's
+        thread (:meth:`SessionView.render_while_busy`, the same marked exception as a call
+        waiting for a busy kernel). Return the function that stops it; it waits for a render
+        under way, so the main thread never renders beside it."""
+        done = threading.Event()
+
+        def loop() -> None:
+            while not done.wait(every):
+                view = self._view  # never made here
+                if view is None or view.closed:
+                    return
+                tick()
+                if not done.is_set():
+                    view.render_while_busy()
+
+        thread = threading.Thread(target=loop, name="atomic-kernel-running", daemon=True)
+        thread.start()
+
+        def stop() -> None:
+            done.set()
+            if thread is not threading.current_thread():
+                thread.join(timeout=10)
+
+        return stop
+
     def _show_waiting(self, started: threading.Event) -> None:
         view = self._view  # never made here: this runs on the timer's thread
         if started.is_set() or view is None or view.closed:

@@ -14,6 +14,12 @@ A call runs on the kernel's main thread, never on the reader thread, through the
 presentation's main-thread queue: at once when the kernel is idle, from the wait loop while a
 cell blocks in ``--wait`` or ``session.wait()``, and after the running cell when another cell
 computes (the tool's card says "waiting for the kernel…" meanwhile).
+
+Besides the exposed functions, every session offers the built-in tools the notebook layer
+registers (:func:`use_builtin_tools`): ``python`` (the agent's code, run in the kernel, with
+approval unless the session's ``kernel_code`` setting says ``allow``; not offered when it
+says ``off``), ``notebook_variables`` and ``notebook_cells``. A built-in's answer may carry
+images (content the model sees) and details (what its card shows), :class:`ToolReply`.
 """
 
 from __future__ import annotations
@@ -21,9 +27,10 @@ from __future__ import annotations
 import json
 import reprlib
 import threading
+import time
 import traceback
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from atomic_jupyter.errors import AtomicAgentError
@@ -32,10 +39,15 @@ from atomic_jupyter.session.tool_schema import ToolSpec, coerce_arguments, tool_
 
 __all__ = [
     "CALL_PREFIX",
+    "KERNEL_CODE_MODES",
+    "BuiltinTool",
+    "CallInfo",
     "ExposedTool",
     "KernelTools",
     "ToolChannel",
+    "ToolReply",
     "kernel_tools_for",
+    "use_builtin_tools",
     "use_value_summary",
 ]
 
@@ -44,7 +56,106 @@ CALL_PREFIX = "atomic-kernel-call "
 #: The longest error text given back to the model.
 ERROR_LIMIT = 4000
 
+#: ``kernel_code`` settings: ask before each call of ``python``, run it without asking, or
+#: do not offer it.
+KERNEL_CODE_MODES = ("ask", "allow", "off")
+#: Seconds between two updates of a running built-in's card ("running in the kernel… N s").
+PROGRESS_EVERY = 1.0
+
 _summary: list[Callable[[object], str]] = []
+
+
+@dataclass(frozen=True)
+class ToolReply:
+    """A built-in tool's answer.
+
+    Attributes
+    ----------
+    text:
+        What the model reads.
+    images:
+        ``(mime, base64)`` images the model sees too.
+    details:
+        What the tool's card shows (JSON; it goes through the agent as the result's details).
+    error:
+        The error given to the model instead (the call failed).
+    """
+
+    text: str = ""
+    images: tuple[tuple[str, str], ...] = ()
+    details: dict[str, Any] | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class CallInfo:
+    """Where a built-in tool's call comes from.
+
+    Attributes
+    ----------
+    call_id:
+        The agent's id of the tool call.
+    session:
+        The session's name.
+    run_number:
+        Which of the session's prompts raised it (1 for the first; None when unknown).
+    prompt:
+        That prompt, as written.
+    """
+
+    call_id: str
+    session: str
+    run_number: int | None = None
+    prompt: str = ""
+
+
+@dataclass(frozen=True)
+class BuiltinTool:
+    """A tool every session offers, run on the kernel's main thread.
+
+    Attributes
+    ----------
+    name, description, parameters:
+        As the agent registers it (``parameters``: a JSON Schema object).
+    run:
+        ``run(arguments, info) -> ToolReply`` (on the main thread; may raise
+        ``KeyboardInterrupt``, which is answered as an error).
+    runs_code:
+        Whether it runs the agent's code: asked for unless ``kernel_code`` is ``allow``, not
+        offered when it is ``off``, and its card counts the seconds while it runs.
+    approval_title, approval_message:
+        The approval dialog's title and message (``runs_code``).
+    """
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    run: Callable[[dict[str, Any], CallInfo], ToolReply] = field(repr=False)
+    runs_code: bool = False
+    approval_title: str = ""
+    approval_message: str = ""
+
+    def to_json(self, mode: str) -> dict[str, Any]:
+        """What the extension registers, for the session's ``kernel_code`` mode."""
+        spec: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters,
+            "approval": self.runs_code and mode == "ask",
+        }
+        if self.approval_title:
+            spec["approvalTitle"] = self.approval_title
+        if self.approval_message:
+            spec["approvalMessage"] = self.approval_message
+        return spec
+
+
+_builtins: list[BuiltinTool] = []
+
+
+def use_builtin_tools(tools: Sequence[BuiltinTool]) -> None:
+    """Offer ``tools`` in every session made from now on (the notebook registers its own)."""
+    _builtins[:] = list(tools)
 
 
 def use_value_summary(summarize: Callable[[object], str] | None) -> None:
@@ -113,6 +224,18 @@ class KernelTools:
         Wakes a blocking wait so that it runs queued work.
     diagnose:
         Says why a call was refused.
+    kernel_code:
+        The ``kernel_code`` mode (:data:`KERNEL_CODE_MODES`).
+    call_info:
+        Where a call comes from, by its tool call id.
+    accepting:
+        Whether the session takes calls now (not while it stops or after it stopped).
+    progress:
+        ``progress(call_id, text)`` shows what a running call does in its card.
+    while_running:
+        ``while_running(tick)`` calls ``tick`` every :data:`PROGRESS_EVERY` seconds from another
+        thread and renders what is shown, until the function it returns is called (None: no
+        view to keep current).
     """
 
     def __init__(
@@ -123,7 +246,14 @@ class KernelTools:
         run_on_main: Callable[[], Callable[[Callable[[], None]], None] | None],
         wake: Callable[[], None],
         diagnose: Callable[[str], None],
+        kernel_code: str = "ask",
+        call_info: Callable[[str], CallInfo] | None = None,
+        accepting: Callable[[], bool] = lambda: True,
+        progress: Callable[[str, str], None] = lambda _id, _text: None,
+        while_running: Callable[[Callable[[], None]], Callable[[], None]] | None = None,
     ) -> None:
+        if kernel_code not in KERNEL_CODE_MODES:
+            raise ValueError(f"kernel_code must be one of {', '.join(KERNEL_CODE_MODES)}")
         self._channel = channel
         self._answer = answer
         self._run_on_main = run_on_main
@@ -131,6 +261,14 @@ class KernelTools:
         self._diagnose = diagnose
         self._lock = threading.Lock()
         self._tools: dict[str, ExposedTool] = {}
+        self.kernel_code = kernel_code
+        self._builtins = {
+            tool.name: tool for tool in _builtins if not (tool.runs_code and kernel_code == "off")
+        }
+        self._call_info = call_info or (lambda call_id: CallInfo(call_id, ""))
+        self._accepting = accepting
+        self._progress = progress
+        self._while_running = while_running
 
     # ------------------------------------------------------------------ exposing
 
@@ -148,7 +286,7 @@ class KernelTools:
         description: str | None = None,
         side_effects: bool = False,
         approval: bool | None = None,
-    ) -> ToolSpec:
+    ) -> None:
         """Make ``function`` a tool of the agent, now and after every restart.
 
         Parameters
@@ -169,14 +307,31 @@ class KernelTools:
         TypeError
             When a parameter has no type hint or one a JSON schema cannot say.
         ValueError
-            When the name is not a tool name.
+            When the name is not a tool name, or is a built-in tool's.
         """
         spec = tool_spec(function, name=name, description=description)
+        if spec.name in self._builtins:
+            raise ValueError(f"{spec.name!r} is a built-in tool of every session: use another name")
         tool = ExposedTool(function, spec, side_effects if approval is None else approval)
         with self._lock:
             self._tools[spec.name] = tool
         self._publish()
-        return spec
+
+    @property
+    def builtins(self) -> dict[str, BuiltinTool]:
+        """The built-in tools this session offers, by name."""
+        return dict(self._builtins)
+
+    def specs(self) -> list[dict[str, Any]]:
+        """Every tool offered, as the extension registers them: built-ins first."""
+        builtins = [tool.to_json(self.kernel_code) for tool in self._builtins.values()]
+        return builtins + [tool.to_json() for tool in self.exposed.values()]
+
+    def offer_builtins(self) -> None:
+        """Write the tools for the agent's next start (no agent runs yet; nothing to do
+        without the kernel-tools addon or with no built-in tools)."""
+        if self._builtins and self._channel() is not None:
+            self._publish()
 
     def unexpose(self, name: str) -> None:
         """Take the tool ``name`` away from the agent.
@@ -196,7 +351,7 @@ class KernelTools:
         channel = self._channel()
         if channel is None:
             raise AtomicAgentError("kernel tools need atomic-jupyter's kernel-tools addon")
-        channel.publish([tool.to_json() for tool in self.exposed.values()])
+        channel.publish(self.specs())
 
     # ------------------------------------------------------------------ calls
 
@@ -219,17 +374,66 @@ class KernelTools:
         except (ValueError, KeyError, TypeError):
             self._reply(request.id, error="refused: the call is not {tool, args} as JSON")
             return True
+        builtin = self._builtins.get(name)
         tool = self.exposed.get(name)
-        if tool is None:
+        if tool is None and builtin is None:
             self._reply(request.id, error=f"{name!r} is not a function the notebook exposed")
             return True
         schedule = self._run_on_main()
         if schedule is None:
             self._reply(request.id, error="there is no notebook kernel to run it in")
             return True
-        schedule(lambda: self._run(request.id, tool, arguments))
+        if not self._accepting():
+            self._reply(request.id, error="refused: the session is stopping; nothing ran")
+            return True
+        if builtin is not None:
+            info = self._call_info(str(call.get("id") or ""))
+            schedule(lambda: self._run_builtin(request.id, builtin, arguments, info))
+        elif tool is not None:
+            schedule(lambda: self._run(request.id, tool, arguments))
         self._wake()
         return True
+
+    def _run_builtin(
+        self, request_id: str, tool: BuiltinTool, arguments: dict[str, Any], info: CallInfo
+    ) -> None:
+        """On the main thread: run a built-in tool and answer with what came of it."""
+        if not self._accepting():  # stopped while the call waited for the kernel
+            self._reply(request_id, error="refused: the session is stopping; nothing ran")
+            return
+        stop = self._show_running(tool, info.call_id)
+        try:
+            reply = tool.run(arguments, info)
+        except KeyboardInterrupt:
+            reply = ToolReply(error="KeyboardInterrupt: the kernel was interrupted")
+        except Exception as exc:  # a bug of ours: the model is told, the kernel goes on
+            reply = ToolReply(error=f"{tool.name} failed: {type(exc).__name__}: {exc}")
+        finally:
+            stop()
+        if reply.error is not None:
+            self._reply(request_id, error=reply.error[-ERROR_LIMIT * 4 :])
+            return
+        body: dict[str, Any] = {"ok": True, "text": reply.text}
+        if reply.images:
+            body["images"] = [{"mimeType": m, "data": d} for m, d in reply.images]
+        if reply.details is not None:
+            body["details"] = reply.details
+        self._send(request_id, body)
+
+    def _show_running(self, tool: BuiltinTool, call_id: str) -> Callable[[], None]:
+        """Say in the card that the code runs, and count the seconds from another thread."""
+        if not tool.runs_code or not call_id:
+            return lambda: None
+        started = time.monotonic()
+        self._progress(call_id, "running in the kernel…")
+        if self._while_running is None:
+            return lambda: None
+
+        def tick() -> None:
+            seconds = int(time.monotonic() - started)
+            self._progress(call_id, f"running in the kernel… {seconds} s")
+
+        return self._while_running(tick)
 
     def _run(self, request_id: str, tool: ExposedTool, arguments: dict[str, Any]) -> None:
         """On the main thread: call the function and answer with its result or its error."""
@@ -256,6 +460,9 @@ class KernelTools:
 
     def _reply(self, request_id: str, *, text: str | None = None, error: str | None = None) -> None:
         body = {"ok": True, "text": text} if error is None else {"ok": False, "error": error}
+        self._send(request_id, body)
+
+    def _send(self, request_id: str, body: dict[str, Any]) -> None:
         try:
             self._answer(UIResponse.value_of(request_id, json.dumps(body)))
         except AtomicAgentError as exc:  # the agent is gone: nothing to answer
@@ -264,16 +471,49 @@ class KernelTools:
 
 def kernel_tools_for(session: Any) -> KernelTools:
     """The kernel tools of ``session`` (an :class:`~atomic_jupyter.session.session.
-    AgentSession`), wired to its addon, its channel, its presentation and its wait."""
+    AgentSession`), wired to its addon, its channel, its presentation, its runs and its wait;
+    the built-in tools are written for its first start."""
 
     def run_on_main() -> Callable[[Callable[[], None]], None] | None:
         presentation = session._presentation  # never made here: this runs on the reader thread
         return presentation.run_on_main if presentation is not None else None
 
-    return KernelTools(
+    def run_of(call_id: str) -> Any:
+        for run in reversed(session.tracker.runs):
+            if run.transcript.has_tool(call_id):
+                return run
+        return None
+
+    def call_info(call_id: str) -> CallInfo:
+        run = run_of(call_id) if call_id else None
+        if run is None:
+            return CallInfo(call_id, session.name)
+        return CallInfo(call_id, session.name, run.number or None, run.message)
+
+    def progress(call_id: str, text: str) -> None:
+        run = run_of(call_id)
+        if run is not None and run.transcript.show_progress(call_id, text):
+            session.tracker.changed.emit(run, "stream")
+
+    def while_running(tick: Callable[[], None]) -> Callable[[], None]:
+        presentation = session._presentation
+        if presentation is None:
+            return lambda: None
+        result: Callable[[], None] = presentation.while_running(tick, PROGRESS_EVERY)
+        return result
+
+    mode = session.spec.kernel_code or getattr(session.config, "kernel_code", None) or "ask"
+    tools = KernelTools(
         channel=lambda: session.addon("kernel-tools"),
         answer=lambda response: session._channel.answer(response),
         run_on_main=run_on_main,
         wake=session._wake.ping,
         diagnose=session.extension_ui.diagnose,
+        kernel_code=mode,
+        call_info=call_info,
+        accepting=lambda: session._channel.accepting() and not session._lifecycle.stop_requested,
+        progress=progress,
+        while_running=while_running,
     )
+    tools.offer_builtins()
+    return tools

@@ -67,6 +67,12 @@ class Lifecycle:
         with self._lock:
             return self._state in ENDED
 
+    @property
+    def stop_requested(self) -> bool:
+        """Whether the session is ending (or has ended) the agent of the last launch."""
+        with self._lock:
+            return self._stop_requested
+
     def begin(self, agent: AgentLine, install: PreparedAgent | None) -> None:
         """A launch of ``agent`` begins: ``"starting"``, with no exit code or stop request."""
         with self._lock:

@@ -85,5 +85,10 @@ class Presentation(Protocol):
         """Run ``work`` on the kernel's main thread: at once there, else when the kernel is
         idle, or at the next :meth:`pump` of a blocking wait (any thread may ask)."""
 
+    def while_running(self, tick: Callable[[], None], every: float) -> Callable[[], None]:
+        """While the main thread runs the agent's code (so the kernel's loop cannot render):
+        every ``every`` seconds call ``tick()`` from another thread, then render what is shown
+        from there; return the function that stops it (and waits for a tick under way)."""
+
     def close(self) -> None:
         """Stop observing the session."""

@@ -132,6 +132,7 @@ class RunTracker:
         self._extension_commands: frozenset[str] = frozenset()
         self._injected: deque[str] = deque(maxlen=50)
         self._ends = 0  # how many agent_end events came
+        self._sent = 0  # how many prompts were sent (a run's number)
 
     # ------------------------------------------------------------------ state
 
@@ -223,6 +224,8 @@ class RunTracker:
     def sent(self, run: PromptRun) -> None:
         """A prompt was sent."""
         with self._lock:
+            self._sent += 1
+            run.number = self._sent
             self._runs.append(run)
             del self._runs[:-RUNS_KEPT]
             self._latest = run

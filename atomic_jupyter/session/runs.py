@@ -54,6 +54,8 @@ class PromptRun:
         self.shown = False
         #: Whether the prompt waits in the agent's queue behind a running run.
         self.queued = False
+        #: Which of the session's prompts this is (1 for the first; 0 before it is sent).
+        self.number = 0
         #: ``"prompt"``, or a command's type (:class:`CommandRun`).
         self.kind = "prompt"
         #: Whether the prompt invokes an extension command (which runs at once).

@@ -18,6 +18,7 @@ class Settings(Protocol):
     prototyping: bool
     agent_home: str | None
     conversations_dir: str | None
+    kernel_code: str
 
 
 @dataclass
@@ -39,6 +40,9 @@ class SessionSettings:
     conversations_dir:
         Where notebooks' conversations are saved (None: ``$ATOMIC_JUPYTER_CONVERSATIONS``,
         else the per-user data folder).
+    kernel_code:
+        Whether the agent's ``python`` tool runs code in the kernel: ``"ask"`` (before each
+        call), ``"allow"`` or ``"off"``.
     """
 
     command: str | Sequence[str] | None = None
@@ -47,3 +51,4 @@ class SessionSettings:
     prototyping: bool = True
     agent_home: str | None = None
     conversations_dir: str | None = None
+    kernel_code: str = "ask"

@@ -289,6 +289,24 @@ class Transcript:
         block.touch()
         self.blocks.append(block)
 
+    def has_tool(self, call_id: str) -> bool:
+        """Whether the tool call ``call_id`` is in this transcript."""
+        with self.lock:
+            return call_id in self._tools
+
+    def show_progress(self, call_id: str, text: str) -> bool:
+        """Say what the running tool call ``call_id`` is doing (its output while it runs,
+        ``"running in the kernel… 3 s"``); whether the call is in this transcript."""
+        with self.lock:
+            block = self._tools.get(call_id)
+            if block is None:
+                return False
+            if not block.done:
+                block.output = text
+                block.touch()
+                self.rev += 1
+            return True
+
     def note(self, text: str, level: str = "info", kind: str = "note") -> None:
         """Add a short line."""
         with self.lock:

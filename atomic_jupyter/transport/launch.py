@@ -69,6 +69,9 @@ class LaunchSpec:
     resume:
         Continue a saved conversation of this notebook: ``"latest"``, or an id (a prefix is
         enough) or a file; None starts a new one.
+    kernel_code:
+        Whether the agent's ``python`` tool runs code in the kernel: ``"ask"`` before each
+        call, ``"allow"`` without asking, ``"off"`` (not offered); None: the setting's.
     """
 
     command: str | Sequence[str] | None = None
@@ -82,6 +85,7 @@ class LaunchSpec:
     trust_project: bool = False
     save: bool = True
     resume: str | None = None
+    kernel_code: str | None = None
 
 
 def _split(command: str | Sequence[str]) -> tuple[str, ...]:

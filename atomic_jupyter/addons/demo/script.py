@@ -5,12 +5,17 @@ It looks at the *last user message* only. A prompt that cites kernel values (it 
 :data:`~atomic_jupyter.session.citations.CITED_HEADING`, as the notebook sends ``$`name```) is
 answered from the cited summaries, before any keyword is looked at:
 
+``plot`` (``describe $`df` and plot its first column``)
+    Runs code in the kernel: a ``python`` call (the notebook's tool, ``{"code": ...}``, which
+    the person approves) that prints the first cited data frame's ``describe()`` and plots its
+    first column, then quotes the first lines printed and points to the figure in the tool's
+    card, or says plainly that the person declined or the code failed.
 ``Explain the last error`` with a failed cell cited (``%atomic_agent fix``)
     The cell's number and the traceback's last line (the exception), and a generic fix tip.
 any other cited prompt
-    Which values it got and, for each, the first line of its summary (its type and shape) with
-    one sentence on what the demo can say about it: it sees summaries, not live objects, and
-    computes nothing.
+    Which values it got and, for each, its type and size in words with a one-line preview of
+    its value (``primes: a list of 6 items: `[2, 3, 5, 7, 11, 13]```), and one sentence on what
+    the demo can say about it: it sees summaries, not live objects, and computes nothing.
 
 A prompt that names a tool the agent offers and is not one of its own (a function the notebook
 exposed with ``session.expose``) calls it, with arguments taken from the prompt in the schema's
@@ -23,6 +28,9 @@ in this order, wins):
     A ``bash`` call ``rm -rf ./demo-scratch`` (a harmless path), which the bundled demo
     extension guards with a ``select`` dialog ("Allow" / "Block"), then a text turn that
     reports whether the tool result says it was blocked or that it ran.
+``plot``
+    As a cited ``plot`` prompt above, on a backquoted name in the prompt or the word after
+    "describe" or "plot" (``plot sales``); with none, it asks for a cited data frame.
 ``read``
     ``bash`` ``ls -la`` (or the ``ls`` tool when the agent offers one), then a ``read`` call on
     a file of the listing (the first ``*.ipynb``, else a ``README``, else ``*.md``, else any
@@ -99,11 +107,13 @@ DEMO_PROMPTS: dict[str, str] = {
     "clean": "clean up the scratch files",
     "delete": "delete the scratch folder",
     "dangerous": "do something dangerous",
+    "plot": "describe $`df` and plot its first column",
 }
 
 #: Intent -> the words (lower-case, whole words) that choose it, in the order tried.
 KEYWORDS: dict[str, tuple[str, ...]] = {
     "clean": ("clean", "cleanup", "delete", "dangerous"),
+    "plot": ("plot",),
     "read": ("read",),
     "files": ("files", "file", "list"),
     "think": ("think", "thinking", "plan", "planning"),
@@ -126,6 +136,9 @@ def demo_script(request: ChatRequest) -> Turn:
     """The demo model's turn for ``request`` (see the module's docstring)."""
     prompt = request.last_user_text
     if CITED_HEADING in prompt:  # before the keywords: "what is in `files`?" cites, not lists
+        question, values = cited_values(prompt)
+        if "plot" in _WORD.findall(question.lower()):  # "describe $`df` and plot it": run code
+            return _plot(request, question, values)
         return _turn(request, [_text(cited_answer(prompt))])
     kernel_tool = _offered_kernel_tool(request)
     if kernel_tool is not None:  # "use circle_area for a radius of 2": the notebook's function
@@ -133,6 +146,8 @@ def demo_script(request: ChatRequest) -> Turn:
     intent = intent_of(prompt)
     if intent == "clean":
         return _clean(request)
+    if intent == "plot":
+        return _plot(request, prompt, [])
     if intent == "read":
         return _read(request)
     if intent == "files":
@@ -147,7 +162,7 @@ def demo_script(request: ChatRequest) -> Turn:
 # --------------------------------------------------------------------------- kernel tools
 
 #: The agent's own tools: a prompt naming one of these is not about a notebook function.
-BUILT_IN_TOOLS = frozenset({"bash", "read", "edit", "write", "ls", "grep", "find"})
+BUILT_IN_TOOLS = frozenset({"bash", "read", "edit", "write", "ls", "grep", "find", "python"})
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _QUOTED = re.compile(r"[\"']([^\"']*)[\"']")
 
@@ -442,6 +457,108 @@ def _clean(request: ChatRequest) -> Turn:
     return _turn(request, [_text(text)])
 
 
+# --------------------------------------------------------------------------- the python tool
+
+#: Lines of the tool's output the answer quotes.
+QUOTED_LINES = 5
+#: A word after "describe" or "plot" that names no variable.
+_NOT_NAMES = frozenset({"a", "an", "the", "it", "its", "this", "that", "my", "our", "your", "me"})
+_NAMED = re.compile(r"`([^`\n]+)`|\b(?:describe|plot)\s+([A-Za-z_]\w*)", re.IGNORECASE)
+_EXCEPTION = re.compile(r"\s*(?:[\w.]+\.)?\w*(?:Error|Exception|Interrupt)(?::.*)?")
+_HEADING = re.compile(r"[^\d:]{1,30}:")  # a line like "stdout:" before the printed lines
+
+
+def _plot_target(question: str, values: list[tuple[str, str]]) -> str | None:
+    """What to describe and plot: the first cited data frame (else the first cited value), a
+    backquoted expression in the prompt, or the word after "describe" or "plot"."""
+    if values:
+        frames = [name for name, text in values if " rows × " in _first_line(text)]
+        return (frames or [values[0][0]])[0]
+    for match in _NAMED.finditer(question):
+        name = (match.group(1) or match.group(2)).strip()
+        if name.lower() not in _NOT_NAMES and _is_expression(name):
+            return name
+    return None
+
+
+def _is_expression(text: str) -> bool:
+    try:
+        compile(text, "<name>", "eval", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _plot_code(frame: str) -> str:
+    """Code for the kernel: ``frame``'s description printed, its first column plotted (by the
+    kernel's own matplotlib backend: ``plt.show()`` displays the figure inline)."""
+    return (
+        "import matplotlib.pyplot as plt\n\n"
+        f"print({frame}.describe().to_string())\n"
+        f"{frame}.iloc[:, 0].plot(title=str({frame}.columns[0]))\n"
+        "plt.show()\n"
+    )
+
+
+def _plot(request: ChatRequest, question: str, values: list[tuple[str, str]]) -> Turn:
+    name = _plot_target(question, values)
+    if name is None:
+        return _turn(request, [_text(
+            "Which DataFrame should I describe and plot? Cite it in your prompt, for example "
+            "``describe $`df` and plot its first column``, and I will run the code in your "
+            "kernel with the `python` tool."
+        )])  # fmt: skip
+    frame = name if name.isidentifier() else f"({name})"
+    if "python" not in request.tool_names:
+        return _turn(request, [_text(
+            f"I would describe and plot {_inline(name, 60)} with the `python` tool, which runs "
+            "code in your kernel, but this agent does not offer it, so I ran nothing."
+        )])  # fmt: skip
+    if request.turn_index == 0:
+        said = f"I'll look at {_inline(name, 60)} in your kernel and plot its first column."
+        return _turn(request, [_text(said), ToolCall("python", {"code": _plot_code(frame)})])
+    results = _results(request)
+    result = results[-1] if results else ""
+    lines = [line.rstrip() for line in result.splitlines() if line.strip()]
+    failed = [line.strip() for line in lines if _EXCEPTION.fullmatch(line)]
+    if "declined" in result.lower():
+        text = f"You declined to run the code, so I did not describe or plot {_inline(name, 60)}."
+    elif failed or "Traceback (most recent call last)" in result:
+        said = _inline((failed or lines or ["(no message)"])[-1], 200)
+        text = f"The code failed in your kernel: {said}. Nothing was plotted."
+    elif not lines or re.match(r"(?i)tool \S+ not found|error\b", lines[0]):
+        text = f"The code did not run: {_inline(lines[0] if lines else '(no output)', 200)}."
+    else:
+        while len(lines) > 1 and _HEADING.fullmatch(lines[0].strip()):
+            lines.pop(0)
+        quoted = "\n".join(lines[:QUOTED_LINES])
+        fence = "```" + "`" * max((len(run) for run in re.findall("`+", quoted)), default=0)
+        text = (
+            f"Here are the first lines of what {_inline(f'{frame}.describe()', 80)} printed in "
+            f"your kernel:\n\n{fence}text\n{quoted}\n{fence}\n\n"
+        )
+        if _attached_images(request) or "(see attached image)" in result:
+            text += "The plot of its first column is in the `python` tool's card above."
+        else:
+            text += (
+                "The tool sent back no figure: if your kernel's matplotlib backend shows none, "
+                "run `%matplotlib inline` and ask again."
+            )
+    return _turn(request, [_text(text + "\n")])
+
+
+def _attached_images(request: ChatRequest) -> int:
+    """The images the agent attached after the tool results (in a user message of its own)."""
+    count = 0
+    for message in reversed(request.messages):
+        content = message.get("content")
+        if message.get("role") == "user" and _content(message) == request.last_user_text:
+            break
+        if isinstance(content, list):
+            count += sum(isinstance(p, dict) and "image" in str(p.get("type")) for p in content)
+    return count
+
+
 # --------------------------------------------------------------------------- cited values
 
 #: How many cited values the answer names and describes; the rest are counted.
@@ -500,6 +617,9 @@ FIX_ADVICE = (
 _CITED_NAME = re.compile(r"`([^`\n]+)`:")
 #: The first line of a failed cell's summary (``%atomic_agent fix`` cites ``Err``).
 _FAILED = re.compile(r"Cell \[([^\]\n]*)\] failed\.")
+#: A summary's first line: its type, a size ("of 6 items", ", 12 characters"), a colon, the rest.
+_TYPE_LINE = re.compile(r"([A-Za-z][\w.]*)((?: of|,) [\d,]+ [a-z]+)?(:)?\s*(.*)")
+_LEFT_OUT = re.compile(r"… \(.* left out\)")  # the summary's closing line
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _FIX_PROMPT = "explain the last error"
 
@@ -550,9 +670,8 @@ def cited_answer(prompt: str) -> str:
     count = f"{len(values)} value{'' if len(values) == 1 else 's'}"
     lines = [f"I got {count} from your kernel: {listed}.", ""]
     for name, summary in shown:
-        first = _first_line(summary)
-        said = _inline(first, 80) if first else "an empty summary"
-        lines.append(f"- {_inline(name, 40)}: {said}. {_hint(first)}")
+        said = _described(summary)
+        lines.append(f"- {_inline(name, 40)}: {said}. {_hint(_first_line(summary))}")
     lines += ["", CITED_TAIL]
     return "\n".join(lines) + "\n"
 
@@ -585,6 +704,26 @@ def _exception_line(summary: str) -> str:
         if line and not (inside and fence == "python"):
             last = line
     return last
+
+
+def _described(summary: str) -> str:
+    """A cited value in words from its summary: its type and size, and a one-line preview of its
+    value when the summary has one (``a list of 6 items: `[2, 3, 5, 7, 11, 13]```)."""
+    lines = [line.strip() for line in summary.splitlines() if line.strip()]
+    failed = _FAILED.match(lines[0]) if lines else None
+    match = _TYPE_LINE.fullmatch(lines[0]) if lines and not failed else None
+    if failed:
+        number = failed.group(1).strip()
+        return f"cell [{number}], which failed" if number.isdigit() else "a cell that failed"
+    if match is None:
+        return _inline(lines[0], 80) if lines else "an empty summary"
+    kind, size, colon, rest = match.groups()
+    if kind == "NoneType":
+        return "`None`"
+    if colon and not rest:  # the value follows on the next lines
+        rest = " ".join(line for line in lines[1:] if not _LEFT_OUT.fullmatch(line))
+    said = f"{'an' if kind[0] in 'aeiouAEIOU' else 'a'} {kind}{size or ''}{colon or ''}"
+    return f"{said} {_inline(rest, 80)}" if rest else said.rstrip(":")
 
 
 def _first_line(summary: str) -> str:

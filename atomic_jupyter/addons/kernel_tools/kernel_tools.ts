@@ -7,8 +7,9 @@
  *   and deleted at load, so an extension cannot read it later from the folder; it lives on
  *   only in this closure (and is handed to the next instance of this extension across a
  *   reload or a session replacement, through the same file, see `session_shutdown`);
- * - `tools.json`: `[{"name", "description", "parameters": <JSON Schema>, "approval": bool}]`,
- *   the tools the kernel offers. They are registered at session start, and again whenever
+ * - `tools.json`: `[{"name", "description", "parameters": <JSON Schema>, "approval": bool,
+ *   "approvalTitle"?, "approvalMessage"?}]`, the tools the kernel offers (the built-in
+ *   `python`, `notebook_variables` and `notebook_cells`, then the exposed functions). They are registered at session start, and again whenever
  *   the kernel sends `/atomic-jupyter-tools` (after it rewrote the file): new tools are
  *   registered, changed ones registered again, listed ones made active, and tools no longer
  *   listed made inactive (tools cannot be unregistered). What was done goes to `status.json`.
@@ -16,8 +17,10 @@
  * A tool's call goes back to the kernel through the agent's own stdio: an `editor` dialog
  * whose title is `atomic-kernel-call <secret>` and whose prefill is
  * `{"tool": NAME, "id": TOOL_CALL_ID, "args": {...}}`. The kernel runs the function and
- * answers with `{"ok": true, "text": "..."}` or `{"ok": false, "error": "..."}` as the
- * editor's text. A tool that needs approval asks with a `confirm` dialog first.
+ * answers with `{"ok": true, "text": "...", "images"?: [{"mimeType", "data"}], "details"?: {}}`
+ * or `{"ok": false, "error": "..."}` as the editor's text: the text and images are what the
+ * model gets, the details what the tool's card shows. A tool that needs approval asks with
+ * a `confirm` dialog first (its title and message from the spec, when it gives them).
  */
 import type { ExtensionAPI } from "@earendil-works/pi-coding-agent";
 import { existsSync, readFileSync, renameSync, unlinkSync, writeFileSync } from "node:fs";
@@ -32,7 +35,12 @@ type Spec = {
 	description: string;
 	parameters: Record<string, unknown>;
 	approval: boolean;
+	approvalTitle?: string;
+	approvalMessage?: string;
 };
+
+/** The image types the model may be given. */
+const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
 
 type Status = { registered: string[]; active: string[]; skipped: Record<string, string> };
 
@@ -81,6 +89,8 @@ function readSpecs(folder: string): { specs: Spec[]; skipped: Record<string, str
 				description: typeof entry.description === "string" ? entry.description : "",
 				parameters,
 				approval: entry.approval === true,
+				...(typeof entry.approvalTitle === "string" ? { approvalTitle: entry.approvalTitle } : {}),
+				...(typeof entry.approvalMessage === "string" ? { approvalMessage: entry.approvalMessage } : {}),
 			});
 		}
 	});
@@ -125,7 +135,9 @@ export default function kernelTools(pi: ExtensionAPI) {
 		const name = spec.name;
 		if (!listed.has(name)) throw new Error(`${name} is no longer one of the notebook's tools.`);
 		if (spec.approval) {
-			const ok = await ctx.ui.confirm(`Run ${name} in the kernel?`, JSON.stringify(params ?? {}, null, 2), { signal });
+			const title = spec.approvalTitle || `Run ${name} in the kernel?`;
+			const message = spec.approvalMessage ?? JSON.stringify(params ?? {}, null, 2);
+			const ok = await ctx.ui.confirm(title, message, { signal });
 			if (!ok) throw new Error(`The person declined to run ${name} in the kernel.`);
 		}
 		if (!secret) {
@@ -149,7 +161,14 @@ export default function kernelTools(pi: ExtensionAPI) {
 		}
 		if (reply?.ok === true) {
 			const text = typeof reply.text === "string" ? reply.text : JSON.stringify(reply.text ?? "");
-			return { content: [{ type: "text" as const, text }], details: { kernel: true } };
+			const content: any[] = [{ type: "text" as const, text }];
+			for (const image of Array.isArray(reply.images) ? reply.images : []) {
+				if (IMAGE_TYPES.has(image?.mimeType) && typeof image?.data === "string") {
+					content.push({ type: "image" as const, data: image.data, mimeType: image.mimeType });
+				}
+			}
+			const extra = reply.details && typeof reply.details === "object" && !Array.isArray(reply.details) ? reply.details : {};
+			return { content, details: { ...extra, kernel: true } };
 		}
 		throw new Error(typeof reply?.error === "string" ? reply.error : `${name} failed in the kernel.`);
 	}

@@ -12,6 +12,7 @@ from atomic_jupyter.ui.tool_cards.grep import render_grep
 from atomic_jupyter.ui.tool_cards.limits import MAX_CHARS
 from atomic_jupyter.ui.tool_cards.listing import render_find, render_ls
 from atomic_jupyter.ui.tool_cards.markup import div, esc, root
+from atomic_jupyter.ui.tool_cards.python import render_python
 from atomic_jupyter.ui.tool_cards.read import render_read
 from atomic_jupyter.ui.tool_cards.styles import NOTE_STYLE
 from atomic_jupyter.ui.tool_cards.values import text_of
@@ -34,6 +35,7 @@ RENDERERS: dict[str, Callable[[ToolCall], ToolCard]] = {
     "grep": render_grep,
     "find": render_find,
     "ls": render_ls,
+    "python": render_python,
 }
 
 
