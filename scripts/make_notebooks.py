@@ -475,6 +475,71 @@ RESUME = [
     code("%atomic_agent stop"),
 ]
 
+DATA_ANALYSIS = [
+    md(
+        "# The agent's Python, in this kernel\n\n"
+        "The agent has a built-in tool, `python`, that runs its code **in this notebook's kernel**, "
+        "in the notebook's own namespace: it works on the data loaded here, and what its code defines "
+        "stays for the next cells. Its tool card shows the code, what it printed, its figures and its "
+        "value.\n\n"
+        "Each call asks first: a dialog in the tool's card waits for you to approve it. Here an answer "
+        "policy approves instead, so the notebook also runs unattended. Afterwards the code the agent "
+        "ran can be left behind as a cell of your own.\n\n"
+        "This notebook needs **no API key**: the offline demo model answers a prompt that asks it to "
+        "describe and plot a data frame by calling `python`."
+    ),
+    code("%load_ext atomic_jupyter\n%atomic_agent start --demo"),
+    md(
+        "Some data: a year of monthly sales, from `sales.csv` beside this notebook. The month is the "
+        "index, so the first column is the revenue."
+    ),
+    code(
+        "from pathlib import Path\n\n"
+        "import pandas as pd\n\n"
+        'sales = pd.read_csv(Path("sales.csv"), index_col="month")\n'
+        "sales.head()"
+    ),
+    md(
+        "Approve the agent's code without a click. Every `python` call raises a dialog "
+        "*Run the agent's Python in the kernel?*; this policy answers it **Yes**, every time, for "
+        "this session. Leave the cell out and each call waits in its card for your Yes or No (and a "
+        "`--wait` cell stops waiting and says so, since a running cell cannot receive your click)."
+    ),
+    code('%atomic_agent policy --title "Python in the kernel" yes'),
+    md(
+        "Ask. `` $`sales` `` cites the data frame: the agent gets a summary of it (its columns and "
+        "first rows), and its `python` call then works on the real `sales` in this kernel. The card "
+        "shows the code, the printed description and the plot; the answer quotes what was printed."
+    ),
+    code("%%atomic_agent --wait\ndescribe $`sales` and plot its first column"),
+    md(
+        "The code ran here, not in a copy: the `python` call is kept as `Agent[1]` with its figure, "
+        "the agent's `import` is in the namespace, and `sales` is as loaded (the figure went to the "
+        "card, so no figure is left open for your next cell)."
+    ),
+    code(
+        "import atomic_jupyter as aj\n"
+        "import matplotlib.pyplot as plt\n\n"
+        "run = aj.session().runs[-1]\n"
+        'call = next(b for b in run.transcript.blocks if getattr(b, "name", None) == "python")\n'
+        "print(call.result.splitlines()[0])\n"
+        'print("figures in the card:", len(call.images))\n'
+        'assert call.images, "the python call sent back no figure"\n'
+        'assert plt.get_fignums() == [], "a figure was left open"\n'
+        'pd.testing.assert_frame_equal(sales, pd.read_csv(Path("sales.csv"), index_col="month"))\n'
+        'print("sales unchanged:", sales.shape)'
+    ),
+    md(
+        "Keep the agent's code. In JupyterLab, Notebook 7 or VS Code, `%atomic_agent cells` puts the "
+        "code of the last run into a new cell below this one, to read, edit and run yourself "
+        "(`--run N` picks another run). A frontend that ignores that request (nbconvert, papermill, "
+        "nbval) inserts nothing; `--print` prints the code instead."
+    ),
+    code("%atomic_agent cells"),
+    code("%atomic_agent cells --print"),
+    code("%atomic_agent stop"),
+]
+
 if __name__ == "__main__":
     write("quickstart.ipynb", QUICKSTART)
     write("ui_tour.ipynb", TOUR)
@@ -483,4 +548,5 @@ if __name__ == "__main__":
     write("extension_prototyping.ipynb", PROTOTYPING)
     write("kernel_tools.ipynb", KERNEL_TOOLS)
     write("resume.ipynb", RESUME)
+    write("data_analysis.ipynb", DATA_ANALYSIS)
     print("wrote", ", ".join(sorted(p.name for p in NOTEBOOKS.glob("*.ipynb"))))

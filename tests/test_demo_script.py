@@ -398,6 +398,8 @@ def test_the_script_is_pure_and_deterministic(monkeypatch: pytest.MonkeyPatch) -
     ls_call = tool_calls(demo_script(request(prompt)))[0]
     requests = [request(p) for p in [*DEMO_PROMPTS.values(), "anything"]]
     requests += [request(cited(FIX)), request(cited("what is in $`numbers` and $`df`?"))]
+    plot_call = python_call(cited(PLOT))
+    requests += [python_request(cited(PLOT), [(plot_call, DESCRIBED)], images=1)]
     requests.append(request(prompt, [(ls_call, LS_LA)]))
     expected = [demo_script(r) for r in requests]
     monkeypatch.setattr(builtins, "open", forbidden)
@@ -664,7 +666,11 @@ PYTHON_TOOL = {
     },
 }
 PLOT = "describe $`df` and plot its first column"
+#: What the python tool answers when the demo's code ran (``notebook/agent_code.py``): its
+#: stdout, then the figure as a display whose image the agent attaches.
 DESCRIBED = """\
+Agent[1] ran in 0.31 s.
+[stdout]
               a         b
 count  3.000000  3.000000
 mean   2.000000  5.000000
@@ -674,6 +680,8 @@ min    1.000000  4.000000
 50%    2.000000  5.000000
 75%    2.500000  5.500000
 max    3.000000  6.000000
+[display 1, image 1 attached]
+<Figure size 640x480 with 1 Axes>
 """
 
 
@@ -687,7 +695,10 @@ def python_request(
     if images:
         image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
         attached = [{"type": "text", "text": "Attached image(s) from tool result:"}]
-        body["messages"] = [*body["messages"], {"role": "user", "content": attached + [image] * images}]
+        body["messages"] = [
+            *body["messages"],
+            {"role": "user", "content": attached + [image] * images},
+        ]
     return ChatRequest(body=body)
 
 
@@ -756,15 +767,25 @@ def test_after_the_python_tool_ran_the_answer_quotes_its_output_and_points_to_th
     turn = demo_script(python_request(prompt, [(call, DESCRIBED)], images=1))
     assert kinds(turn) == [Text] and turn.finish == "stop"
     text = text_of(turn)
-    assert text.startswith("Here are the first lines of what `df.describe()` printed in your kernel:")
+    assert text.startswith(
+        "Here are the first lines of what `df.describe()` printed in your kernel:"
+    )
     assert "```text\n              a         b\ncount  3.000000  3.000000\n" in text
-    assert "max    3.000000" not in text  # the first lines only
+    assert "min    1.000000" in text and "25%" not in text  # the first lines only
+    assert "Agent[1]" not in text and "[stdout]" not in text
     assert "The plot of its first column is in the `python` tool's card above." in text
     html = render_markdown(text)
     assert "<pre" in html and "count  3.000000" in html
+    # The figure is seen in the attached image alone, too.
+    without_label = DESCRIBED.replace(", image 1 attached", "")
+    text = text_of(demo_script(python_request(prompt, [(call, without_label)], images=1)))
+    assert "tool's card above" in text
     # No figure came back: it says so, and how to get one.
-    text = text_of(demo_script(python_request(prompt, [(call, DESCRIBED)])))
+    text = text_of(demo_script(python_request(prompt, [(call, without_label)])))
     assert "figure" in text and "%matplotlib inline" in text and "card above" not in text
+    # Nothing printed (a short output is quoted whole; none is said).
+    text = text_of(demo_script(python_request(prompt, [(call, "Agent[2] ran in 0.1 s.")])))
+    assert text.startswith("The code ran, but `df.describe()` printed nothing.")
 
 
 @pytest.mark.parametrize(
@@ -775,11 +796,22 @@ def test_after_the_python_tool_ran_the_answer_quotes_its_output_and_points_to_th
             "You declined to run the code, so I did not describe or plot `df`.",
         ),
         (
-            "Traceback (most recent call last):\n  File \"<cell>\", line 3, in <module>\n"
+            "Agent[4] failed after 0.01 s.\n"
+            'Traceback (most recent call last):\n  File "<Agent[4]>", line 3, in <module>\n'
             "NameError: name 'df' is not defined",
             "The code failed in your kernel: `NameError: name 'df' is not defined`.",
         ),
+        (
+            "Agent[5] failed after 0.02 s.\nWhat it showed first:\n[stdout]\ncount 3\n"
+            "Traceback (most recent call last):\n  ...\n"
+            "TypeError: no numeric data to plot",
+            "The code failed in your kernel: `TypeError: no numeric data to plot`.",
+        ),
         ("Tool python not found", "The code did not run: `Tool python not found`."),
+        (
+            "The kernel did not answer (is the notebook's kernel running?)",
+            "The code did not run: `The kernel did not answer (is the notebook's kernel ",
+        ),
     ],
 )
 def test_a_declined_or_failed_python_call_is_said_plainly(result: str, said: str) -> None:

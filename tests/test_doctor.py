@@ -274,23 +274,22 @@ def test_saved_conversations_name_the_working_folder_outside_a_kernel(tmp_path, 
     the working folder, and the report says so; in a kernel they are the notebook's."""
     import IPython
 
+    def saved(**environ: str) -> dict[str, str]:
+        report = doctor_report(environ={"PATH": "", **environ}, conversations_dir=str(tmp_path))
+        return section(report, "Saved conversations")
+
     monkeypatch.chdir(tmp_path)
-    saved = str(tmp_path / "saved")
-    rows = section(doctor_report(environ={"PATH": ""}, conversations_dir=saved), "Saved conversations")
+    rows = saved()
     assert rows["this folder"] == str(tmp_path) and "this notebook" not in rows
-    # A terminal IPython is not a kernel either.
-    monkeypatch.setattr(IPython, "get_ipython", lambda: object())
-    rows = section(doctor_report(environ={"PATH": ""}, conversations_dir=saved), "Saved conversations")
-    assert rows["this folder"] == str(tmp_path)
+    monkeypatch.setattr(IPython, "get_ipython", lambda: object())  # a terminal IPython
+    assert saved()["this folder"] == str(tmp_path)
     # Under a Jupyter server: the notebook's path.
-    named = {"PATH": "", "JPY_SESSION_NAME": "work/analysis.ipynb"}
-    rows = section(doctor_report(environ=named, conversations_dir=saved), "Saved conversations")
+    rows = saved(JPY_SESSION_NAME="work/analysis.ipynb")
     assert rows["this notebook"] == "work/analysis.ipynb" and "this folder" not in rows
     # A kernel without the server's name (nbclient, nbval): the notebook, known by its folder.
     kernel_shell = type("ZMQInteractiveShell", (), {"kernel": object()})()
     monkeypatch.setattr(IPython, "get_ipython", lambda: kernel_shell)
-    rows = section(doctor_report(environ={"PATH": ""}, conversations_dir=saved), "Saved conversations")
-    assert rows["this notebook"] == str(tmp_path)
+    assert saved()["this notebook"] == str(tmp_path)
 
 
 def test_the_command_line_doctor_says_this_folder(old_node, tmp_path):

@@ -30,6 +30,7 @@ def twice(x: int) -> int:
 @pytest.fixture
 def tools(monkeypatch) -> tuple[KernelTools, Channel, list[UIResponse], list]:
     monkeypatch.setattr(kernel_tools, "_summary", [])  # results as a plain repr
+    monkeypatch.setattr(kernel_tools, "_builtins", [])  # the exposed functions alone
     channel, answers, queued, notes = Channel(), [], [], []
     made = KernelTools(
         channel=lambda: channel,

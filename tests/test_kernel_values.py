@@ -261,9 +261,7 @@ def test_a_wide_and_long_frame_stays_within_the_limit() -> None:
 def test_a_series_shows_length_dtype_name_and_first_values() -> None:
     series = pd.Series(range(10), name="n")
     text = summarize(series)
-    assert text.startswith(
-        f"pandas.Series 'n': 10 values, dtype {series.dtype}\nfirst 5 values:\n"
-    )
+    assert text.startswith(f"pandas.Series 'n': 10 values, dtype {series.dtype}\nfirst 5 values:\n")
     assert series.head(5).to_string() in text
     assert body_and_closing(text)[1] == "5 more values"
 

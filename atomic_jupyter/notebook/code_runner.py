@@ -171,6 +171,15 @@ class _Catcher:
             self._ids[display_id] = len(self.outputs)
         self.outputs.append(output)
 
+    @property
+    def full(self) -> bool:
+        """Whether no more display is kept (later ones are only counted)."""
+        return self._displays >= MAX_DISPLAYS
+
+    def count_display(self) -> None:
+        """Count a display that is not kept."""
+        self._displays += 1
+
     def _settle_tail(self) -> None:
         """Put what the tail holds into the outputs (a display comes after it)."""
         if not self._tail:
@@ -475,6 +484,11 @@ def _catch_figures(catcher: _Catcher, before: dict[int, Any], value: Any) -> Non
         figures.append(shown)
     pyplot = sys.modules.get("matplotlib.pyplot")
     for figure in figures:
+        if catcher.full:  # counted, not drawn
+            catcher.count_display()
+            if pyplot is not None and figure not in before.values():
+                pyplot.close(figure)
+            continue
         try:
             image = _figure_png(figure)
         except Exception as exc:

@@ -37,8 +37,6 @@ MAX_CELLS, SOURCE_LIMIT, OUTPUT_LIMIT = 50, 1500, 600
 PREVIEW_ITEMS, MAX_COLUMNS = 5, 40
 #: IPython's own names that do not start with ``_``.
 _IPYTHON_NAMES = frozenset({"In", "Out", "exit", "quit", "get_ipython"})
-#: The backquotes around the type name that starts a :func:`summarize` summary.
-_TYPE_QUOTES = re.compile(r"\A`([^`\n]+)`")
 
 VARIABLES_TOOL: dict[str, Any] = {
     "name": "notebook_variables",
@@ -245,7 +243,7 @@ def _cell_text(n: int, source: str, outputs: Any, errors: ErrorLog) -> str:
     lines += [f"… ({cut:,} more characters of the source left out)"] if cut else []
     try:
         if n in outputs:
-            summary = _TYPE_QUOTES.sub(r"\1", summarize(outputs[n], OUTPUT_LIMIT), count=1)
+            summary = summarize(outputs[n], OUTPUT_LIMIT)
             lines.append(f"Out[{n}]: {summary}")
     except Exception:  # an Out the person replaced by something else
         pass

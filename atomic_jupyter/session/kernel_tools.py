@@ -142,6 +142,7 @@ class BuiltinTool:
             "description": self.description,
             "parameters": self.parameters,
             "approval": self.runs_code and mode == "ask",
+            "builtin": True,
         }
         if self.approval_title:
             spec["approvalTitle"] = self.approval_title

@@ -6,10 +6,10 @@ It looks at the *last user message* only. A prompt that cites kernel values (it 
 answered from the cited summaries, before any keyword is looked at:
 
 ``plot`` (``describe $`df` and plot its first column``)
-    Runs code in the kernel: a ``python`` call (the notebook's tool, ``{"code": ...}``, which
-    the person approves) that prints the first cited data frame's ``describe()`` and plots its
-    first column, then quotes the first lines printed and points to the figure in the tool's
-    card, or says plainly that the person declined or the code failed.
+    Runs code in the kernel: a ``python`` call (:func:`plot_code`) that prints the first cited
+    data frame's ``describe()`` and plots its first column, then quotes the first lines printed
+    and points to the figure in the tool's card; or says plainly that the person declined, the
+    code failed (its exception) or the agent offers no ``python`` tool.
 ``Explain the last error`` with a failed cell cited (``%atomic_agent fix``)
     The cell's number and the traceback's last line (the exception), and a generic fix tip.
 any other cited prompt
@@ -53,7 +53,9 @@ the request and the answer), so the transcript's footer shows tokens.
 The script is pure (no I/O, no clock, no randomness): the same request always gets the same
 turn. The pinned agent (pi 0.73.1) offers the tools ``read`` (``path``, ``offset``,
 ``limit``), ``bash`` (``command``, ``timeout``), ``edit`` (``path``, ``edits``) and ``write``
-(``path``, ``content``); ``ls`` (``path``, ``limit``) only when enabled with ``--tools``.
+(``path``, ``content``); ``ls`` (``path``, ``limit``) only when enabled with ``--tools``. The
+notebook adds its own: ``python`` (``code``: run in the kernel, after the person approves),
+``notebook_variables``, ``notebook_cells`` and the functions it exposed.
 """
 
 from __future__ import annotations
@@ -64,6 +66,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from atomic_jupyter.addons.demo.cited import cited_answer, cited_values, first_line, inline
 from atomic_jupyter.addons.model_server import (
     ChatRequest,
     Text,
@@ -80,11 +83,13 @@ __all__ = [
     "DELAY",
     "DEMO_PROMPTS",
     "KEYWORDS",
+    "PYTHON_TOOL",
     "SCRATCH_COMMAND",
     "cited_answer",
     "cited_values",
     "demo_script",
     "intent_of",
+    "plot_code",
 ]
 
 #: Characters per streamed piece of text, and seconds before each piece.
@@ -459,20 +464,27 @@ def _clean(request: ChatRequest) -> Turn:
 
 # --------------------------------------------------------------------------- the python tool
 
-#: Lines of the tool's output the answer quotes.
+#: The notebook's tool that runs code in its kernel (``{"code": ...}``, after the person approves).
+PYTHON_TOOL = "python"
+#: Lines of the code's printed output the answer quotes.
 QUOTED_LINES = 5
-#: A word after "describe" or "plot" that names no variable.
+#: Words after "describe" or "plot" that name no variable.
 _NOT_NAMES = frozenset({"a", "an", "the", "it", "its", "this", "that", "my", "our", "your", "me"})
 _NAMED = re.compile(r"`([^`\n]+)`|\b(?:describe|plot)\s+([A-Za-z_]\w*)", re.IGNORECASE)
-_EXCEPTION = re.compile(r"\s*(?:[\w.]+\.)?\w*(?:Error|Exception|Interrupt)(?::.*)?")
-_HEADING = re.compile(r"[^\d:]{1,30}:")  # a line like "stdout:" before the printed lines
+#: A section's heading in the tool's result (``[stdout]``, ``[display 1, image 1 attached]``).
+_SECTION = re.compile(r"\[[^\]\n]*\]")
+#: The first line of the tool's result when the code ran, or failed.
+_RAN = re.compile(r"Agent\[\d+\] ran\b.*")
+_FAILED_RUN = re.compile(r"Agent\[\d+\] failed\b")
+#: The exception line that ends a traceback (``NameError: name 'df' is not defined``).
+_EXCEPTION = re.compile(r"(?:[\w.]+\.)?\w*(?:Error|Exception|Interrupt)(?::.*)?")
 
 
 def _plot_target(question: str, values: list[tuple[str, str]]) -> str | None:
     """What to describe and plot: the first cited data frame (else the first cited value), a
     backquoted expression in the prompt, or the word after "describe" or "plot"."""
     if values:
-        frames = [name for name, text in values if " rows × " in _first_line(text)]
+        frames = [name for name, summary in values if " rows × " in first_line(summary)]
         return (frames or [values[0][0]])[0]
     for match in _NAMED.finditer(question):
         name = (match.group(1) or match.group(2)).strip()
@@ -489,9 +501,11 @@ def _is_expression(text: str) -> bool:
     return True
 
 
-def _plot_code(frame: str) -> str:
-    """Code for the kernel: ``frame``'s description printed, its first column plotted (by the
-    kernel's own matplotlib backend: ``plt.show()`` displays the figure inline)."""
+def plot_code(name: str) -> str:
+    """The code the demo runs in the kernel for ``name`` (any pandas DataFrame): its
+    ``describe()`` printed, and its first column plotted, shown by the kernel's own matplotlib
+    backend (``plt.show()``; no backend is forced)."""
+    frame = name if name.isidentifier() else f"({name})"
     return (
         "import matplotlib.pyplot as plt\n\n"
         f"print({frame}.describe().to_string())\n"
@@ -501,50 +515,64 @@ def _plot_code(frame: str) -> str:
 
 
 def _plot(request: ChatRequest, question: str, values: list[tuple[str, str]]) -> Turn:
+    """Describe and plot a data frame with the ``python`` tool, then say what came back."""
     name = _plot_target(question, values)
     if name is None:
-        return _turn(request, [_text(
+        text = (
             "Which DataFrame should I describe and plot? Cite it in your prompt, for example "
             "``describe $`df` and plot its first column``, and I will run the code in your "
-            "kernel with the `python` tool."
-        )])  # fmt: skip
-    frame = name if name.isidentifier() else f"({name})"
-    if "python" not in request.tool_names:
-        return _turn(request, [_text(
-            f"I would describe and plot {_inline(name, 60)} with the `python` tool, which runs "
-            "code in your kernel, but this agent does not offer it, so I ran nothing."
-        )])  # fmt: skip
-    if request.turn_index == 0:
-        said = f"I'll look at {_inline(name, 60)} in your kernel and plot its first column."
-        return _turn(request, [_text(said), ToolCall("python", {"code": _plot_code(frame)})])
-    results = _results(request)
-    result = results[-1] if results else ""
-    lines = [line.rstrip() for line in result.splitlines() if line.strip()]
-    failed = [line.strip() for line in lines if _EXCEPTION.fullmatch(line)]
-    if "declined" in result.lower():
-        text = f"You declined to run the code, so I did not describe or plot {_inline(name, 60)}."
-    elif failed or "Traceback (most recent call last)" in result:
-        said = _inline((failed or lines or ["(no message)"])[-1], 200)
-        text = f"The code failed in your kernel: {said}. Nothing was plotted."
-    elif not lines or re.match(r"(?i)tool \S+ not found|error\b", lines[0]):
-        text = f"The code did not run: {_inline(lines[0] if lines else '(no output)', 200)}."
-    else:
-        while len(lines) > 1 and _HEADING.fullmatch(lines[0].strip()):
-            lines.pop(0)
-        quoted = "\n".join(lines[:QUOTED_LINES])
-        fence = "```" + "`" * max((len(run) for run in re.findall("`+", quoted)), default=0)
-        text = (
-            f"Here are the first lines of what {_inline(f'{frame}.describe()', 80)} printed in "
-            f"your kernel:\n\n{fence}text\n{quoted}\n{fence}\n\n"
+            f"kernel with the `{PYTHON_TOOL}` tool."
         )
-        if _attached_images(request) or "(see attached image)" in result:
-            text += "The plot of its first column is in the `python` tool's card above."
-        else:
-            text += (
-                "The tool sent back no figure: if your kernel's matplotlib backend shows none, "
-                "run `%matplotlib inline` and ask again."
-            )
+    elif PYTHON_TOOL not in request.tool_names:
+        text = (
+            f"I would describe and plot {inline(name, 60)} with the `{PYTHON_TOOL}` tool, which "
+            "runs code in your kernel, but this agent does not offer it, so I ran nothing."
+        )
+    elif request.turn_index == 0:
+        said = f"I'll look at {inline(name, 60)} in your kernel and plot its first column."
+        return _turn(request, [_text(said), ToolCall(PYTHON_TOOL, {"code": plot_code(name)})])
+    else:
+        results = _results(request)
+        text = _plot_answer(request, name, results[-1] if results else "")
     return _turn(request, [_text(text + "\n")])
+
+
+def _plot_answer(request: ChatRequest, name: str, result: str) -> str:
+    """The answer to the ``python`` tool's result (``Agent[n] ran in 0.1 s.`` and its sections):
+    the first lines printed and where the figure is; or, plainly, that the person declined, that
+    the code failed (its exception) or that it did not run."""
+    lines = [line.rstrip() for line in result.splitlines() if line.strip()]
+    if not lines or not _RAN.fullmatch(lines[0]):
+        errors = [line.strip() for line in lines if _EXCEPTION.fullmatch(line.strip())]
+        if "declined" in result.lower():
+            return (
+                f"You declined to run the code, so I did not describe or plot {inline(name, 60)}."
+            )
+        if errors or _FAILED_RUN.match(result) or "Traceback (most recent call last)" in result:
+            said = inline((errors or lines)[-1], 200)
+            return f"The code failed in your kernel: {said}. Nothing was plotted."
+        return f"The code did not run: {inline(lines[0] if lines else '(no answer)', 200)}."
+    printed: list[str] = []
+    stdout = next((i for i, line in enumerate(lines) if line.strip() == "[stdout]"), len(lines))
+    for line in lines[stdout + 1 :]:
+        if _SECTION.fullmatch(line.strip()) or len(printed) == QUOTED_LINES:
+            break
+        printed.append(line)
+    frame = name if name.isidentifier() else f"({name})"
+    described = inline(f"{frame}.describe()", 80)
+    if printed:
+        quoted = "\n".join(printed)
+        fence = "```" + "`" * max((len(run) for run in re.findall("`+", quoted)), default=0)
+        text = f"Here are the first lines of what {described} printed in your kernel:\n\n"
+        text += f"{fence}text\n{quoted}\n{fence}\n\n"
+    else:
+        text = f"The code ran, but {described} printed nothing.\n\n"
+    if _attached_images(request) or re.search(r"\bimage \d+ attached\b", result):
+        return text + f"The plot of its first column is in the `{PYTHON_TOOL}` tool's card above."
+    return text + (
+        "The tool sent back no figure: if your kernel's matplotlib backend shows none, run "
+        "`%matplotlib inline` and ask again."
+    )
 
 
 def _attached_images(request: ChatRequest) -> int:
@@ -557,189 +585,3 @@ def _attached_images(request: ChatRequest) -> int:
         if isinstance(content, list):
             count += sum(isinstance(p, dict) and "image" in str(p.get("type")) for p in content)
     return count
-
-
-# --------------------------------------------------------------------------- cited values
-
-#: How many cited values the answer names and describes; the rest are counted.
-MAX_CITED = 6
-
-#: The sentence after each cited value, by its type's name (the summary's first word, lower
-#: case, without a module: ``pandas.DataFrame`` -> ``dataframe``).
-_HINTS: tuple[tuple[frozenset[str], str], ...] = (
-    (
-        frozenset({"dataframe", "series"}),
-        "I see its shape and the preview in the summary, not the live object, so I computed "
-        "nothing from it; ask for code (`.describe()`, say) that runs in your kernel.",
-    ),
-    (
-        frozenset({"ndarray", "array", "tensor"}),
-        "I see its shape and type in the summary, not the live array, so I computed nothing "
-        "from it.",
-    ),
-    (
-        frozenset({"list", "tuple", "set", "frozenset", "deque", "range"}),
-        "I see the items shown in the summary, not the live object, so I computed nothing from "
-        "them (no sum, no mean).",
-    ),
-    (
-        frozenset({"dict", "mapping", "ordereddict", "defaultdict", "counter"}),
-        "I see the keys shown in the summary, not the live object, so I looked up nothing "
-        "beyond them.",
-    ),
-    (
-        frozenset({"str", "bytes", "text"}),
-        "I see the text shown in the summary, not the live string, and I did not analyse it.",
-    ),
-    (
-        frozenset({"int", "float", "complex", "bool", "decimal", "fraction", "none", "nonetype"}),
-        "That is the value as the summary shows it; I used it in no computation.",
-    ),
-)
-_HINT = "I see its summary, not the live object, so I did not analyse it."
-_FAILED_HINT = (
-    "That is a failed cell with its traceback; ask me to explain the last error "
-    "(`%atomic_agent fix`) to hear about it."
-)
-
-CITED_TAIL = (
-    "I am the offline demo model: I answer from these summaries only, with scripted "
-    "sentences. A real model gets the same summaries and answers your question from them."
-)
-
-FIX_ADVICE = (
-    "To fix it, look at the line of the cell that the traceback points to, correct the value "
-    "or the call that raised the error, and run the cell again."
-)
-
-#: The line that starts a cited value, as :func:`~atomic_jupyter.session.citations.expand`
-#: writes it: the backquoted expression and a colon, alone on the line.
-_CITED_NAME = re.compile(r"`([^`\n]+)`:")
-#: The first line of a failed cell's summary (``%atomic_agent fix`` cites ``Err``).
-_FAILED = re.compile(r"Cell \[([^\]\n]*)\] failed\.")
-#: A summary's first line: its type, a size ("of 6 items", ", 12 characters"), a colon, the rest.
-_TYPE_LINE = re.compile(r"([A-Za-z][\w.]*)((?: of|,) [\d,]+ [a-z]+)?(:)?\s*(.*)")
-_LEFT_OUT = re.compile(r"… \(.* left out\)")  # the summary's closing line
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
-_FIX_PROMPT = "explain the last error"
-
-
-def cited_values(prompt: str) -> tuple[str, list[tuple[str, str]]]:
-    """The question and the cited ``(expression, summary)`` pairs of a prompt with citations.
-
-    A value starts at a line ```expression`:`` after a blank line (or the heading) whose
-    expression the question shows as ```expression``; so a summary holding such a line for
-    something that was not cited stays part of its summary. Each expression counts once.
-    """
-    at = prompt.find(CITED_HEADING)
-    if at < 0:
-        return prompt, []
-    question = prompt[:at].rstrip().removesuffix("---").rstrip()
-    values: list[tuple[str, list[str]]] = []
-    previous = ""
-    for line in prompt[at + len(CITED_HEADING) :].splitlines():
-        match = _CITED_NAME.fullmatch(line.rstrip())
-        name = match.group(1) if match else ""
-        if (
-            name
-            and not previous.strip()
-            and f"`{name}`" in question
-            and all(name != seen for seen, _ in values)
-        ):
-            values.append((name, []))
-        elif values:
-            values[-1][1].append(line)
-        previous = line
-    return question, [(name, "\n".join(lines).strip("\n")) for name, lines in values]
-
-
-def cited_answer(prompt: str) -> str:
-    """The demo model's Markdown answer to a prompt that cites kernel values."""
-    question, values = cited_values(prompt)
-    if _FIX_PROMPT in question.lower():
-        failed = next((summary for _, summary in values if _FAILED.match(summary.strip())), None)
-        if failed is not None:
-            return _fix_answer(failed)
-    if not values:
-        return "Your prompt has a section of cited values, but I could read no value in it."
-    shown = values[:MAX_CITED]
-    names = [_inline(name, 40) for name, _ in shown]
-    if len(values) > MAX_CITED:
-        names.append(f"{len(values) - MAX_CITED} more")
-    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
-    count = f"{len(values)} value{'' if len(values) == 1 else 's'}"
-    lines = [f"I got {count} from your kernel: {listed}.", ""]
-    for name, summary in shown:
-        said = _described(summary)
-        lines.append(f"- {_inline(name, 40)}: {said}. {_hint(_first_line(summary))}")
-    lines += ["", CITED_TAIL]
-    return "\n".join(lines) + "\n"
-
-
-def _fix_answer(summary: str) -> str:
-    number = _FAILED.match(summary.strip())
-    n = number.group(1).strip() if number else ""
-    cell = f"The cell [{n}]" if n.isdigit() else "The last cell"
-    error = _exception_line(summary)
-    if not error:
-        return f"{cell} failed, and I found no error at the end of its traceback. {FIX_ADVICE}\n"
-    return f"{cell} failed with {_inline(error, 200)}. {FIX_ADVICE}\n"
-
-
-def _exception_line(summary: str) -> str:
-    """The last non-empty line of a failed cell's traceback: the exception and its message.
-
-    Skips the summary's first line, the cell's source (its ```python block) and fence lines.
-    """
-    inside, fence = False, ""  # in a fenced block, and its info string ("python", "text", "")
-    last = ""
-    for raw in summary.splitlines()[1:]:
-        line = _ANSI.sub("", raw).strip()
-        if line.startswith("```"):
-            if inside:
-                inside = False
-            else:
-                inside, fence = True, line[3:].strip().lower()
-            continue
-        if line and not (inside and fence == "python"):
-            last = line
-    return last
-
-
-def _described(summary: str) -> str:
-    """A cited value in words from its summary: its type and size, and a one-line preview of its
-    value when the summary has one (``a list of 6 items: `[2, 3, 5, 7, 11, 13]```)."""
-    lines = [line.strip() for line in summary.splitlines() if line.strip()]
-    failed = _FAILED.match(lines[0]) if lines else None
-    match = _TYPE_LINE.fullmatch(lines[0]) if lines and not failed else None
-    if failed:
-        number = failed.group(1).strip()
-        return f"cell [{number}], which failed" if number.isdigit() else "a cell that failed"
-    if match is None:
-        return _inline(lines[0], 80) if lines else "an empty summary"
-    kind, size, colon, rest = match.groups()
-    if kind == "NoneType":
-        return "`None`"
-    if colon and not rest:  # the value follows on the next lines
-        rest = " ".join(line for line in lines[1:] if not _LEFT_OUT.fullmatch(line))
-    said = f"{'an' if kind[0] in 'aeiouAEIOU' else 'a'} {kind}{size or ''}{colon or ''}"
-    return f"{said} {_inline(rest, 80)}" if rest else said.rstrip(":")
-
-
-def _first_line(summary: str) -> str:
-    return next((line.strip() for line in summary.splitlines() if line.strip()), "")
-
-
-def _hint(first: str) -> str:
-    if _FAILED.match(first):
-        return _FAILED_HINT
-    head = re.split(r"[\s:(\[<,]", first, maxsplit=1)[0].rsplit(".", 1)[-1].lower()
-    return next((hint for kinds, hint in _HINTS if head in kinds), _HINT)
-
-
-def _inline(text: str, limit: int) -> str:
-    """``text`` as inline code on one line, its backquotes made quotes, cut at ``limit``."""
-    text = " ".join(text.replace("`", "'").split())
-    if len(text) > limit:
-        text = text[: limit - 1] + "…"
-    return f"`{text}`"

@@ -37,6 +37,8 @@ type Spec = {
 	approval: boolean;
 	approvalTitle?: string;
 	approvalMessage?: string;
+	/** One of every session's own tools: not listed in the panel's status line. */
+	builtin?: boolean;
 };
 
 /** The image types the model may be given. */
@@ -91,6 +93,7 @@ function readSpecs(folder: string): { specs: Spec[]; skipped: Record<string, str
 				approval: entry.approval === true,
 				...(typeof entry.approvalTitle === "string" ? { approvalTitle: entry.approvalTitle } : {}),
 				...(typeof entry.approvalMessage === "string" ? { approvalMessage: entry.approvalMessage } : {}),
+				...(entry.builtin === true ? { builtin: true } : {}),
 			});
 		}
 	});
@@ -130,6 +133,8 @@ export default function kernelTools(pi: ExtensionAPI) {
 	const registered = new Map<string, string>();
 	/** The tools tools.json lists now (a call of any other is refused). */
 	let listed = new Set<string>();
+	/** Which of them are every session's own (python, notebook_variables, notebook_cells). */
+	let builtins = new Set<string>();
 
 	async function call(spec: Spec, toolCallId: string, params: unknown, signal: AbortSignal | undefined, onUpdate: any, ctx: any) {
 		const name = spec.name;
@@ -211,6 +216,7 @@ export default function kernelTools(pi: ExtensionAPI) {
 			}
 		}
 		listed = wanted;
+		builtins = new Set(specs.filter((spec) => spec.builtin).map((spec) => spec.name));
 		const active = pi.getActiveTools();
 		const next = active.filter((name) => !registered.has(name) || wanted.has(name));
 		for (const name of wanted) if (!next.includes(name)) next.push(name);
@@ -231,12 +237,13 @@ export default function kernelTools(pi: ExtensionAPI) {
 		return status;
 	}
 
-	/** Say what the agent can call in the notebook's panel (a status entry), and what not. */
+	/** Say what the agent can call in the notebook's panel (a status entry: the functions the
+	 * person exposed; every session's own tools go unsaid), and what not. */
 	function report(status: Status, ctx: any): void {
 		for (const [name, why] of Object.entries(status.skipped)) {
 			ctx.ui.notify(`Kernel tool ${name} not offered: ${why}`, "warning");
 		}
-		const names = status.active;
+		const names = status.active.filter((name) => !builtins.has(name));
 		ctx.ui.setStatus("atomic-kernel-tools", names.length ? `kernel tools: ${names.join(", ")}` : undefined);
 	}
 

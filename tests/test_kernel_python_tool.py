@@ -1,0 +1,293 @@
+"""The agent works in the kernel: its ``python`` tool runs code in the notebook's own kernel
+(with approval), ``notebook_variables`` and ``notebook_cells`` read the notebook, and
+``%atomic_agent cells`` leaves the code behind. A real kernel driven like JupyterLab, the real
+agent (both lines) and the scripted model, which calls the tool a prompt names
+(``kernel call python {"code": ...}``) and repeats what it answered."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from atomic_jupyter.addons.model_server.request import content_text
+from tests.harness.widget_text import has_class, text
+
+pytestmark = [pytest.mark.kernel, pytest.mark.agent]
+
+POLICY = '%atomic_agent policy --title "Python in the kernel" yes'
+
+
+@pytest.fixture(scope="module")
+def kernel_agent_home(scripted_model):
+    _server, home, _args = scripted_model
+    return home
+
+
+@pytest.fixture(scope="module")
+def kernel_setup(scripted_model) -> list[str]:
+    _server, _home, args = scripted_model
+    return [f"%atomic_agent start -- {' '.join(args)}", "import atomic_jupyter as aj"]
+
+
+@pytest.fixture
+def approved(kernel) -> Iterator[None]:
+    """Calls of python approved by a policy (as Run All, nbval and papermill do)."""
+    kernel.execute(POLICY)
+    yield
+    kernel.execute("%atomic_agent policy --clear")
+
+
+def call(code: str) -> str:
+    """The prompt that makes the scripted model run ``code`` with the python tool."""
+    return "kernel call python " + json.dumps({"code": code})
+
+
+def last_answer(scripted_model) -> str:
+    server, _home, _args = scripted_model
+    results = server.requests[-1].tool_results
+    return content_text(results[-1].get("content")) if results else ""
+
+
+def cards(kernel, within: str | None = None) -> list:
+    return kernel.widgets(
+        "VBox", within=within, last_shown=True, _dom_classes=has_class("atomic-tool")
+    )
+
+
+def card_html(kernel, card) -> str:
+    parts = kernel.widgets("HTML", within=card.comm_id, last_shown=True)
+    return " ".join(str(ref.get("value", "")) for ref in parts)
+
+
+def card_text(kernel, card) -> str:
+    return " ".join(
+        text(ref) for ref in kernel.widgets("HTML", within=card.comm_id, last_shown=True)
+    )
+
+
+def card_with(kernel, marker: str):
+    """The (last shown) card of the call whose code holds ``marker``."""
+    found = [card for card in cards(kernel) if marker in card_text(kernel, card)]
+    assert found, f"no tool card shows {marker!r}"
+    return found[-1]
+
+
+def test_code_runs_in_the_notebooks_namespace_and_the_model_gets_its_output_and_value(
+    kernel, scripted_model, approved
+):
+    kernel.execute("base = 40")
+    result = kernel.execute(
+        "%%atomic_agent --wait\n"
+        + call('made_by_agent = base + 2\nprint("hello from the agent")\nmade_by_agent + 1'),
+        timeout=60,
+    )
+    answer = last_answer(scripted_model)
+    assert "hello from the agent" in answer and "43" in answer and "Agent[" in answer
+    following = kernel.execute("print(made_by_agent)")
+    assert following.stdout.strip() == "42"  # the next cell has it
+    # No cell number of the person's was taken, and Out holds none of the agent's values.
+    assert following.execution_count == result.execution_count + 1
+    assert kernel.execute("print(43 in Out.values())").stdout.strip() == "False"
+    # Nothing leaked into the prompt cell outside the card (stdout, a value).
+    assert "hello from the agent" not in result.stdout
+    shown = card_text(kernel, card_with(kernel, "made_by_agent = base + 2"))
+    assert "hello from the agent" in shown and "43" in shown
+
+
+def test_a_figure_reaches_the_model_as_an_image_and_the_card_shows_it(
+    kernel, scripted_model, approved
+):
+    result = kernel.execute(
+        "%%atomic_agent --wait\n"
+        + call('import matplotlib.pyplot as plt\nplt.plot([1, 4, 9])\nplt.title("squares")'),
+        timeout=90,
+    )
+    server, _home, _args = scripted_model
+    attached = [
+        part
+        for message in server.requests[-1].messages
+        if message.get("role") == "user" and isinstance(message.get("content"), list)
+        for part in message["content"]
+        if isinstance(part, dict) and part.get("type") == "image_url"
+    ]
+    assert attached and "data:image/png;base64," in attached[0]["image_url"]["url"]
+    assert "image 1 attached" in last_answer(scripted_model)
+    html = card_html(kernel, card_with(kernel, "plt.plot([1, 4, 9])"))
+    assert "<img" in html and "data:image/png;base64," in html
+    # The figure was closed: it does not show up in the person's next cell.
+    after = kernel.execute("import matplotlib.pyplot as plt\nprint(plt.get_fignums())")
+    assert after.stdout.strip() == "[]"
+    assert not any("image/png" in o.get("data", {}) for o in result.outputs + after.outputs)
+
+
+def test_approval_is_asked_in_the_card_and_nothing_runs_before_a_click(kernel, scripted_model):
+    result = kernel.execute("%%atomic_agent\n" + call("approved_marker = 1"))
+    (area,) = result.widget_ids
+
+    def button(label: str):
+        found = kernel.widgets("Button", within=area, description=label)
+        return found[0] if found else None
+
+    kernel.wait_for(lambda: button("Yes") is not None, timeout=30, what="the approval dialog")
+    (card,) = cards(kernel, area)
+    assert button("Yes").comm_id in {ref.comm_id for ref in kernel.descendants(card.comm_id)}
+    assert "approved_marker = 1" in card_text(kernel, card)  # the code, above the question
+    # A prompt-injected call waits for the person: nothing ran yet.
+    assert kernel.execute("print('approved_marker' in dir())").stdout.strip() == "False"
+    kernel.click(button("Yes").comm_id)
+    kernel.execute("aj.session().wait(timeout=60)")
+    assert kernel.execute("print(approved_marker)").stdout.strip() == "1"
+
+    result = kernel.execute("%%atomic_agent\n" + call("refused_marker = 1"))
+    (area,) = result.widget_ids
+    kernel.wait_for(lambda: button("No") is not None, timeout=30, what="the second dialog")
+    kernel.click(button("No").comm_id)
+    kernel.execute("aj.session().wait(timeout=60)")
+    assert "declined" in last_answer(scripted_model)
+    assert kernel.execute("print('refused_marker' in dir())").stdout.strip() == "False"
+
+
+def test_a_rule_made_in_the_dialog_answers_the_next_call(kernel, scripted_model):
+    result = kernel.execute("%%atomic_agent\n" + call("ruled = 1"))
+    (area,) = result.widget_ids
+    kernel.wait_for(
+        lambda: kernel.widgets("Button", within=area, description="Yes"),
+        timeout=30,
+        what="the approval dialog",
+    )
+    (rule,) = kernel.widgets("Checkbox", within=area, _dom_classes=has_class("atomic-make-rule"))
+    kernel.set_value(rule.comm_id, value=True)
+    (yes,) = kernel.widgets("Button", within=area, description="Yes")
+    kernel.click(yes.comm_id)
+    kernel.execute("aj.session().wait(timeout=60)")
+    # The next call is answered by the rule, with no click, under --wait.
+    kernel.execute("%%atomic_agent --wait\n" + call("ruled += 1"), timeout=60)
+    assert kernel.execute("print(ruled)").stdout.strip() == "2"
+    kernel.execute("%atomic_agent policy --clear")
+
+
+def test_the_variables_and_cells_tools_list_what_the_person_made(kernel, scripted_model):
+    kernel.execute(
+        "import pandas as pd\nsales = pd.DataFrame({'month': [1, 2, 3], 'revenue': [10, 20, 5]})"
+    )
+    kernel.execute("1 / 0", check=False)
+    kernel.execute("%%atomic_agent --wait\nkernel call notebook_variables {}", timeout=60)
+    listed = last_answer(scripted_model)
+    assert "sales" in listed and "DataFrame" in listed and "3" in listed
+    assert "aj" not in listed.split()  # a module is left out
+    kernel.execute('%%atomic_agent --wait\nkernel call notebook_cells {"last": 5}', timeout=60)
+    cells = last_answer(scripted_model)
+    assert "sales = pd.DataFrame" in cells and "ZeroDivisionError" in cells
+
+
+def test_kernel_code_off_offers_no_python_tool(kernel, scripted_model):
+    server, _home, args = scripted_model
+    kernel.execute(f"%atomic_agent start --name off --kernel-code off -- {' '.join(args)}")
+    kernel.execute("%%atomic_agent --name off --wait\nhello", timeout=60)
+    offered = server.requests[-1].tool_names
+    assert "python" not in offered and "notebook_variables" in offered
+    kernel.execute("%atomic_agent stop --name off")
+    kernel.execute("%%atomic_agent --wait\nhello", timeout=60)
+    assert "python" in server.requests[-1].tool_names  # the default session offers it
+
+
+def test_bad_code_gets_the_tools_error_and_the_kernel_goes_on(kernel, scripted_model, approved):
+    kernel.execute("%%atomic_agent --wait\n" + call("syntax_marker = 1\ndef broken(:"), timeout=60)
+    answer = last_answer(scripted_model)
+    assert "SyntaxError" in answer and "line 2" in answer
+    assert kernel.execute("print('syntax_marker' in dir())").stdout.strip() == "False"
+    kernel.execute("%%atomic_agent --wait\n" + call("input('your name?')"), timeout=60)
+    assert "stdin is not available to the agent" in last_answer(scripted_model)
+    for code in ("import sys\nsys.exit(3)", "exit()", "import sys\nsys.stdout.close()"):
+        kernel.execute("%%atomic_agent --wait\n" + call(code), timeout=60)
+        assert "kernel keeps running" in last_answer(scripted_model) or "closed" in last_answer(
+            scripted_model
+        )
+    after = kernel.execute("print('still here')")
+    assert after.stdout.strip() == "still here"
+    assert not [p for p in after.reply.get("payload", []) if p.get("source") == "ask_exit"]
+
+
+def test_huge_output_and_many_figures_are_bounded(kernel, scripted_model, approved):
+    rss = "int(open('/proc/self/statm').read().split()[1]) * 4096 // 1_000_000"
+    before = int(kernel.execute(f"import gc; gc.collect(); print({rss})").stdout)
+    kernel.execute("%%atomic_agent --wait\n" + call("print('x' * 50_000_000)"), timeout=120)
+    answer = last_answer(scripted_model)
+    assert len(answer) < 20_000 and "characters of output left out" in answer
+    after = int(kernel.execute(f"gc.collect(); print({rss})").stdout)
+    assert after - before < 10  # megabytes: the 50 MB of output were not kept
+    kernel.execute(
+        "%%atomic_agent --wait\n"
+        + call(
+            "import matplotlib.pyplot as plt\n"
+            "for i in range(200):\n    plt.figure()\n    plt.plot([i, i + 1])\n"
+        ),
+        timeout=120,
+    )
+    answer = last_answer(scripted_model)
+    assert "more displays left out" in answer and "image 6 attached" in answer
+    assert "image 7 attached" not in answer
+    assert kernel.execute("print(plt.get_fignums())").stdout.strip() == "[]"
+
+
+def test_a_long_call_counts_its_seconds_and_the_kernels_interrupt_ends_it(
+    kernel, scripted_model, approved
+):
+    result = kernel.execute(
+        "%%atomic_agent\n" + call("import time\nfor _ in range(600):\n    time.sleep(0.1)")
+    )
+    (area,) = result.widget_ids
+
+    def counting():
+        return any(
+            "running in the kernel… 1 s" in card_text(kernel, c) for c in cards(kernel, area)
+        )
+
+    kernel.wait_for(counting, timeout=60, what="the card counting the seconds")
+    kernel.interrupt()
+    kernel.execute("aj.session().wait(timeout=60)")
+    assert "KeyboardInterrupt" in last_answer(scripted_model)
+    assert kernel.execute("print(1 + 1)").stdout.strip() == "2"
+
+
+def test_agent_calls_are_cited_apart_from_the_persons_cells_and_err_follows_the_latest(
+    kernel, scripted_model, approved
+):
+    kernel.execute("%%atomic_agent --wait\n" + call("undefined_name_here"), timeout=60)
+    number = kernel.execute(
+        "from atomic_jupyter.notebook.agent_code import history_of\n"
+        "print(history_of(get_ipython()).calls()[-1].number)"
+    ).stdout.strip()
+    cited = kernel.execute(
+        "from atomic_jupyter.notebook.agent_code import cite_with_agent\n"
+        f"print(cite_with_agent('Agent[{number}]'))"
+    ).stdout
+    assert "undefined_name_here" in cited and "NameError" in cited
+    assert f"Agent[{number}]" in kernel.execute("print(cite_with_agent('Err'))").stdout
+    kernel.execute("person_fails = 1 / 0", check=False)
+    err = kernel.execute("print(cite_with_agent('Err'))").stdout
+    assert "person_fails" in err and "Agent[" not in err
+
+
+def test_cells_puts_the_runs_code_into_a_new_cell_below(kernel, scripted_model, approved):
+    kernel.execute("%%atomic_agent --wait\n" + call("left_behind = 'first run'"), timeout=60)
+    kernel.execute("%%atomic_agent --wait\n" + call("left_behind += ', second run'"), timeout=60)
+    result = kernel.execute("%atomic_agent cells")
+    (payload,) = [p for p in result.reply["payload"] if p["source"] == "set_next_input"]
+    assert payload["replace"] is False
+    assert "left_behind += ', second run'" in payload["text"]
+    assert "'first run'" not in payload["text"]
+    assert payload["text"].startswith("# Agent[")
+    run = int(payload["text"].split("run ", 1)[1].split(",", 1)[0])
+    earlier = kernel.execute(f"%atomic_agent cells --run {run - 1}")
+    (payload,) = [p for p in earlier.reply["payload"] if p["source"] == "set_next_input"]
+    assert "left_behind = 'first run'" in payload["text"]
+    # Run again without the agent, the cells give the same value.
+    kernel.execute("del left_behind")
+    kernel.execute(payload["text"])
+    kernel.execute(
+        [p for p in result.reply["payload"] if p["source"] == "set_next_input"][0]["text"]
+    )
+    assert kernel.execute("print(left_behind)").stdout.strip() == "first run, second run"
