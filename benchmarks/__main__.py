@@ -15,10 +15,17 @@ import time
 
 import atomic_jupyter
 
-from . import bench_costs, bench_decode, bench_kernel, bench_lifecycle, bench_startup
+from . import (
+    bench_agent_code,
+    bench_costs,
+    bench_decode,
+    bench_kernel,
+    bench_lifecycle,
+    bench_startup,
+)
 from .common import Config, Results, machine, markdown_table, text_table
 
-SECTIONS = ("decode", "kernel", "startup", "costs", "lifecycle")
+SECTIONS = ("decode", "kernel", "startup", "costs", "lifecycle", "agent_code")
 
 
 def _load() -> str:
@@ -74,6 +81,8 @@ def main(argv: list[str] | None = None) -> int:
         bench_costs.run(cfg, results)
     if "lifecycle" in sections:
         bench_lifecycle.run(cfg, results)
+    if "agent_code" in sections:
+        bench_agent_code.run(cfg, results)
 
     elapsed = time.monotonic() - started
     load_after = _load()
@@ -91,6 +100,7 @@ def main(argv: list[str] | None = None) -> int:
                 bench_costs.HUGE,
                 "6 lifecycle",
                 "7 record size",
+                bench_agent_code.SECTION,
             ]
         )
     }

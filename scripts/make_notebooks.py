@@ -513,9 +513,9 @@ DATA_ANALYSIS = [
     ),
     code("%%atomic_agent --wait\ndescribe $`sales` and plot its first column"),
     md(
-        "The code ran here, not in a copy: the `python` call is kept as `Agent[1]` with its figure, "
-        "the agent's `import` is in the namespace, and `sales` is as loaded (the figure went to the "
-        "card, so no figure is left open for your next cell)."
+        "The agent's code ran in this kernel: the call is kept here as `Agent[1]` (a prompt cites it "
+        "with `` $`Agent[1]` ``), its figure went to the card, so none is left open for your next "
+        "cell, and `sales` is as it was loaded."
     ),
     code(
         "import atomic_jupyter as aj\n"

@@ -199,7 +199,7 @@ def test_cells_puts_one_runs_code_below_each_call_headed_and_says_when_there_is_
     text = agent_code.insert_cells(shell, "default")
     assert (
         text
-        == "# Agent[2]: run 2, call 1 of 2\nb = a + 1\n\n# Agent[3]: run 2, call 2 of 2\nc = b * 2\n"
+        == "# Agent[2]: run 2, call 1 of 2\nb = a + 1\n\n# Agent[3]: run 2, call 2 of 2\nc = b * 2"
     )
     assert shell.rl_next_input == text  # a kernel's shell sends it as set_next_input
     assert agent_code.insert_cells(shell, "default", 1).startswith("# Agent[1]: run 1")

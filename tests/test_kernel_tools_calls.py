@@ -116,3 +116,14 @@ def test_an_interrupted_call_is_answered_before_the_interrupt_goes_on(tools):
     with pytest.raises(KeyboardInterrupt):
         queued[0]()
     assert answer_of(answers)["ok"] is False and "KeyboardInterrupt" in answer_of(answers)["error"]
+
+
+def test_expose_returns_nothing_so_a_cells_last_line_prints_nothing(tools):
+    made, channel, *_ = tools
+
+    def thrice(x: int) -> int:
+        """Thrice x."""
+        return 3 * x
+
+    assert made.expose(thrice) is None
+    assert [spec["name"] for spec in channel.published[-1]] == ["twice", "thrice"]

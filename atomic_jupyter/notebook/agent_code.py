@@ -335,7 +335,7 @@ def run_code_cell(calls: list[AgentCall]) -> str:
         if call.failed:
             head += " (it failed)"
         parts.append(f"{head}\n{call.code.rstrip()}\n")
-    return "\n".join(parts)
+    return "\n".join(parts).rstrip("\n")  # a cell's last line is its code's
 
 
 def insert_cells(
