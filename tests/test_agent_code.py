@@ -4,19 +4,15 @@ history that ``Agent[n]`` and ``Err`` cite, and the cell ``%atomic_agent cells``
 
 from __future__ import annotations
 
-import atexit
 import json
 import sys
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
-from traitlets.config import Config
 
 from atomic_jupyter.notebook import agent_code
 from atomic_jupyter.notebook.code_runner import MAX_DISPLAYS, STREAM_HEAD, run_code
-from atomic_jupyter.notebook.kernel_values import install_error_log
 from atomic_jupyter.protocol.messages import EditorRequest, UIResponse
 from atomic_jupyter.session import kernel_tools
 from atomic_jupyter.session.kernel_tools import (
@@ -28,19 +24,10 @@ from atomic_jupyter.session.kernel_tools import (
 )
 
 
-@pytest.fixture
-def shell(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
-    """A fresh shell (not IPython's singleton), its history in memory, made the running one."""
-    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
-    config = Config()
-    config.HistoryManager.enabled = False
-    made = InteractiveShell(config=config)
-    install_error_log(made)
-    monkeypatch.setattr(agent_code, "_shell_or_none", lambda: made)
-    yield made
-    install_error_log(made).uninstall()
-    atexit.unregister(made.atexit_operations)
-    made.atexit_operations()
+@pytest.fixture(autouse=True)
+def running_shell(shell: InteractiveShell, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The harness's fresh shell (``shell``) is the one the tools find running."""
+    monkeypatch.setattr(agent_code, "_shell_or_none", lambda: shell)
 
 
 # --------------------------------------------------------------------------- the runner

@@ -3,17 +3,12 @@
 
 from __future__ import annotations
 
-import atexit
 import json
 import random
 import re
 import time
-from collections.abc import Iterator
-from typing import Any
 
-import pytest
 from IPython.core.interactiveshell import InteractiveShell
-from traitlets.config import Config
 
 from atomic_jupyter.notebook.kernel_context import (
     CELLS_TOOL,
@@ -21,21 +16,7 @@ from atomic_jupyter.notebook.kernel_context import (
     notebook_cells,
     notebook_variables,
 )
-from atomic_jupyter.notebook.kernel_values import SUMMARY_LIMIT, install_error_log
-
-
-@pytest.fixture
-def shell(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
-    """A fresh shell (not IPython's singleton) with an error log, its history in memory."""
-    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
-    config = Config()
-    config.HistoryManager.enabled = False
-    shell = InteractiveShell(config=config)
-    install_error_log(shell)
-    yield shell
-    install_error_log(shell).uninstall()
-    atexit.unregister(shell.atexit_operations)
-    shell.atexit_operations()
+from atomic_jupyter.notebook.kernel_values import SUMMARY_LIMIT
 
 
 def run(shell: InteractiveShell, *cells: str) -> None:

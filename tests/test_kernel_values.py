@@ -3,17 +3,14 @@ failed cells, resolved against a real IPython shell that runs real cells."""
 
 from __future__ import annotations
 
-import atexit
 import collections
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
-from traitlets.config import Config
 
 from atomic_jupyter.errors import CitationError
 from atomic_jupyter.notebook.kernel_values import (
@@ -26,20 +23,6 @@ from atomic_jupyter.notebook.kernel_values import (
 from atomic_jupyter.session.citations import expand
 
 CLOSING = re.compile(r"\n… \((.+) left out\)\Z")
-
-
-@pytest.fixture
-def shell(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
-    """A fresh shell (not IPython's singleton) with an error log, its history in memory."""
-    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
-    config = Config()
-    config.HistoryManager.enabled = False
-    shell = InteractiveShell(config=config)
-    install_error_log(shell)
-    yield shell
-    install_error_log(shell).uninstall()
-    atexit.unregister(shell.atexit_operations)
-    shell.atexit_operations()
 
 
 def run(shell: InteractiveShell, *cells: str) -> int:

@@ -9,9 +9,11 @@ The pinned agent, a private agent config directory, the test extensions, the scr
 from __future__ import annotations
 
 import asyncio
+import atexit
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -77,6 +79,26 @@ def scripted_model(tmp_path_factory: pytest.TempPathFactory):
         write_models_json(home, server)
         (home / "settings.json").write_text(SMALL_SESSION_SETTINGS)
         yield server, home, agent_args(server)
+
+
+@pytest.fixture
+def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """A fresh in-process IPython shell (not IPython's singleton) with an error log and its
+    history in memory, for tests of the notebook layer that need no kernel process."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from traitlets.config import Config
+
+    from atomic_jupyter.notebook.kernel_values import install_error_log
+
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    config = Config()
+    config.HistoryManager.enabled = False
+    made = InteractiveShell(config=config)
+    install_error_log(made)
+    yield made
+    install_error_log(made).uninstall()
+    atexit.unregister(made.atexit_operations)
+    made.atexit_operations()
 
 
 @pytest.fixture(scope="module")
