@@ -4,12 +4,15 @@ history that ``Agent[n]`` and ``Err`` cite, and the cell ``%atomic_agent cells``
 
 from __future__ import annotations
 
+import atexit
 import json
 import sys
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
+from traitlets.config import Config
 
 from atomic_jupyter.notebook import agent_code
 from atomic_jupyter.notebook.code_runner import MAX_DISPLAYS, STREAM_HEAD, run_code
@@ -99,8 +102,23 @@ def test_a_flood_of_output_keeps_its_start_and_its_end(shell):
     assert tail.text.endswith("199999\n") and len(tail.text) <= 8_100
 
 
-def test_displays_are_caught_updated_by_id_and_bounded():
-    shell = InteractiveShell.instance()  # display() publishes through the running shell
+@pytest.fixture
+def running_singleton(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> Iterator[InteractiveShell]:
+    """IPython's singleton shell, which ``display()`` publishes through; cleared afterwards,
+    else ``get_ipython()`` would find it in every later test of this process."""
+    assert not InteractiveShell.initialized(), "a test left IPython's singleton shell behind"
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    config = Config()
+    config.HistoryManager.enabled = False
+    made = InteractiveShell.instance(config=config)
+    yield made
+    atexit.unregister(made.atexit_operations)
+    made.atexit_operations()
+    InteractiveShell.clear_instance()
+
+
+def test_displays_are_caught_updated_by_id_and_bounded(running_singleton: InteractiveShell):
+    shell = running_singleton
     code = (
         "from IPython.display import display, HTML\n"
         "handle = display('first', display_id=True)\n"

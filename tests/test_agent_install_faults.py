@@ -45,7 +45,8 @@ from atomic_jupyter.transport.agent_package import prepare_agent
 from tests.harness.child_output import ChildOutput
 from tests.harness.support import path_without_node, wait_until
 
-pytestmark = [pytest.mark.agent, pytest.mark.timeout(600)]
+# It installs and runs the current line (`pin_of("current")`) whatever the line under test.
+pytestmark = [pytest.mark.agent, pytest.mark.one_line, pytest.mark.timeout(600)]
 
 PIN = pin_of("current")
 #: How long one real install may take on a loaded machine.

@@ -612,6 +612,7 @@ def test_request_refused_raises_command_error(shared: AgentSession) -> None:
     assert shared.alive
 
 
+@pytest.mark.one_line  # refused before anything is sent
 def test_request_rejects_a_command_without_type(shared: AgentSession) -> None:
     with pytest.raises(TypeError):
         shared.request({"provider": "x"})
@@ -712,8 +713,17 @@ SHELL_EXITS_7 = StartFailure(
     returncode=7,
 )
 START_FAILURES = [
-    pytest.param(MISSING_EXECUTABLE, id="missing-executable-is-named-as-not-found"),
-    pytest.param(SHELL_EXITS_7, id="agent-exiting-at-start-shows-code-stderr-and-command"),
+    # No agent starts in these two (a missing file, a shell): one line is enough.
+    pytest.param(
+        MISSING_EXECUTABLE,
+        id="missing-executable-is-named-as-not-found",
+        marks=pytest.mark.one_line,
+    ),
+    pytest.param(
+        SHELL_EXITS_7,
+        id="agent-exiting-at-start-shows-code-stderr-and-command",
+        marks=pytest.mark.one_line,
+    ),
     pytest.param(
         # pi exits with the extension's own code when its factory calls process.exit(7).
         StartFailure(
@@ -762,6 +772,7 @@ def test_start_failure_raises_agent_start_error_and_leaves_the_session_exited(
         pytest.param(SHELL_EXITS_7, id="agent-exiting-at-start"),
     ],
 )
+@pytest.mark.one_line  # a missing file and a shell: no agent starts
 def test_aj_start_failure_raises_agent_start_error_and_registers_nothing(
     failure: StartFailure,
 ) -> None:
@@ -787,6 +798,7 @@ def open_pipes() -> set[str]:
     return found
 
 
+@pytest.mark.one_line  # a shell posing as the agent
 def test_stopped_agent_leaves_no_open_pipes() -> None:
     before = open_pipes()
     process = None

@@ -121,6 +121,7 @@ def test_lines_keep_their_order_when_the_pipe_fills(gated: Gated) -> None:
 
 
 @pytest.mark.agent
+@pytest.mark.one_line  # the order of our write and our view; the select is tested on both lines
 def test_a_click_writes_the_answer_before_the_dialog_view_changes(
     agent_command: list[str], ui_extension: str
 ) -> None:

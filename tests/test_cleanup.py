@@ -18,7 +18,9 @@ import atomic_jupyter as aj
 from atomic_jupyter.transport.launch import LaunchSpec
 from tests.harness.support import wait_until
 
-pytestmark = pytest.mark.agent
+# Our own folders, listeners and threads; starting, stopping and exits are tested on both lines
+# by test_agent_session and test_kernel_magic.
+pytestmark = [pytest.mark.agent, pytest.mark.one_line]
 
 OURS = ("atomic-prototypes-", "atomic-demo-agent-")
 

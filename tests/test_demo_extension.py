@@ -440,6 +440,7 @@ def test_thinking_markdown_and_the_fallback_stream_through_the_agent(
         ("rm -fR ./not-there", "rm -rf"),
     ],
 )
+@pytest.mark.one_line  # our guard's matcher; its hook and select run on both lines below
 def test_the_guard_asks_about_each_kind_of_dangerous_command(
     modelled: AgentSession, command: str, why: str
 ) -> None:
@@ -453,6 +454,7 @@ def test_the_guard_asks_about_each_kind_of_dangerous_command(
 
 
 @pytest.mark.parametrize("command", ["echo pseudo safe", "rm -f ./not-there", "ls -rf"])
+@pytest.mark.one_line  # our guard's matcher, as above
 def test_the_guard_lets_harmless_commands_through(modelled: AgentSession, command: str) -> None:
     run = Sent(modelled, f"run: {command}").finish()
     assert [d for d in modelled.dialogs] == []

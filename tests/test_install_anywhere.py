@@ -37,6 +37,7 @@ pytestmark = [
     pytest.mark.agent,
     pytest.mark.kernel,
     pytest.mark.timeout(900),
+    pytest.mark.one_line,
     # It installs the default line whatever the line under test: once is enough.
     pytest.mark.skipif(not CURRENT_LINE, reason="installs the current line only"),
 ]

@@ -11,7 +11,9 @@ import pytest
 from atomic_jupyter.session.citations import CITED_HEADING
 from tests.harness.widget_text import has_class, text
 
-pytestmark = [pytest.mark.kernel, pytest.mark.agent]
+# The text our citations build; the agent only forwards the user message, which
+# test_conversation checks word for word on both lines.
+pytestmark = [pytest.mark.kernel, pytest.mark.agent, pytest.mark.one_line]
 
 #: A DataFrame-like value with a million rows: its summary must stay small.
 FRAME = '''

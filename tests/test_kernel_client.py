@@ -12,7 +12,7 @@ import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel, CellError, ExecResult, KernelTimeout
 
-pytestmark = pytest.mark.kernel
+pytestmark = [pytest.mark.kernel, pytest.mark.one_line]  # the harness alone: no agent
 
 
 @pytest.fixture(scope="module")

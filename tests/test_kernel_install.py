@@ -15,7 +15,8 @@ from tests.harness.kernel_client import BrowserLikeKernel
 from tests.harness.support import path_without_node
 from tests.harness.widget_text import has_class
 
-pytestmark = [pytest.mark.kernel, pytest.mark.agent, pytest.mark.timeout(400)]
+# It installs and starts the current line whatever the line under test.
+pytestmark = [pytest.mark.kernel, pytest.mark.agent, pytest.mark.one_line, pytest.mark.timeout(400)]
 
 PIN = pin_of("current")
 

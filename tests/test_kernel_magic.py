@@ -70,6 +70,7 @@ def test_start_shows_panel_with_title_and_status_from_the_extension(kernel, pane
     assert text(state) == "idle"
 
 
+@pytest.mark.one_line  # no agent
 def test_magic_help_is_generated_from_its_arguments(kernel) -> None:
     result = kernel.execute("%atomic_agent?")
     pages = [
@@ -343,6 +344,7 @@ def test_status_flood_keeps_the_kernel_responsive_and_is_coalesced(kernel, panel
     assert len(updates) < n / 10, f"{len(updates)} comm updates for {n} status changes"
 
 
+@pytest.mark.one_line  # only whether the session is alive
 def test_kernel_runs_cells_and_python_api_sees_the_same_state(kernel, panel) -> None:
     result = kernel.execute(
         "import atomic_jupyter as aj\ns = aj.session()\nprint(s.alive, s.title, len(s.pending_dialogs))"
@@ -353,6 +355,7 @@ def test_kernel_runs_cells_and_python_api_sees_the_same_state(kernel, panel) -> 
 # --------------------------------------------------------------------------- failures
 
 
+@pytest.mark.one_line  # no agent starts
 def test_missing_executable_is_a_clear_error_and_the_kernel_goes_on(kernel) -> None:
     result = kernel.execute(
         "%atomic_agent start --name ghost --command /nonexistent/agent-xyz", check=False
@@ -362,6 +365,7 @@ def test_missing_executable_is_a_clear_error_and_the_kernel_goes_on(kernel) -> N
     assert kernel.execute("1 + 1").result == "2"
 
 
+@pytest.mark.one_line  # a shell posing as the agent
 def test_agent_dying_at_startup_shows_its_stderr(kernel) -> None:
     cmd = "bash -c 'echo marker-startup-death >&2; exit 7'"
     result = kernel.execute(f'%atomic_agent start --name dying --command "{cmd}"', check=False)

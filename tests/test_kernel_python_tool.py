@@ -193,6 +193,7 @@ def test_kernel_code_off_offers_no_python_tool(kernel, scripted_model):
     assert "python" in server.requests[-1].tool_names  # the default session offers it
 
 
+@pytest.mark.one_line  # the kernel side; the round trip runs on both lines above
 def test_bad_code_gets_the_tools_error_and_the_kernel_goes_on(kernel, scripted_model, approved):
     kernel.execute("%%atomic_agent --wait\n" + call("syntax_marker = 1\ndef broken(:"), timeout=60)
     answer = last_answer(scripted_model)
@@ -210,6 +211,7 @@ def test_bad_code_gets_the_tools_error_and_the_kernel_goes_on(kernel, scripted_m
     assert not [p for p in after.reply.get("payload", []) if p.get("source") == "ask_exit"]
 
 
+@pytest.mark.one_line  # the kernel side's bounds
 def test_huge_output_and_many_figures_are_bounded(kernel, scripted_model, approved):
     rss = "int(open('/proc/self/statm').read().split()[1]) * 4096 // 1_000_000"
     before = int(kernel.execute(f"import gc; gc.collect(); print({rss})").stdout)
@@ -252,6 +254,7 @@ def test_a_long_call_counts_its_seconds_and_the_kernels_interrupt_ends_it(
     assert kernel.execute("print(1 + 1)").stdout.strip() == "2"
 
 
+@pytest.mark.one_line  # the kernel's history
 def test_agent_calls_are_cited_apart_from_the_persons_cells_and_err_follows_the_latest(
     kernel, scripted_model, approved
 ):
@@ -271,6 +274,7 @@ def test_agent_calls_are_cited_apart_from_the_persons_cells_and_err_follows_the_
     assert "person_fails" in err and "Agent[" not in err
 
 
+@pytest.mark.one_line  # the kernel's history and its payload
 def test_cells_puts_the_runs_code_into_a_new_cell_below(kernel, scripted_model, approved):
     kernel.execute("%%atomic_agent --wait\n" + call("left_behind = 'first run'"), timeout=60)
     kernel.execute("%%atomic_agent --wait\n" + call("left_behind += ', second run'"), timeout=60)

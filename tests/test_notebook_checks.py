@@ -19,7 +19,7 @@ import pytest
 
 from tests.harness.support import ROOT
 
-pytestmark = [pytest.mark.kernel]
+pytestmark = [pytest.mark.kernel, pytest.mark.one_line]  # nbval on small notebooks: no agent
 
 
 def run_nbval(folder: Path, *sources: str) -> tuple[int, str, dict[int, str]]:

@@ -98,6 +98,7 @@ def test_quickstart_shows_streamed_text_a_tool_card_an_answered_dialog_and_statu
 
 @pytest.mark.kernel
 @pytest.mark.agent
+@pytest.mark.one_line  # our record of a saved file; its content is checked on both lines
 def test_the_quickstarts_records_weigh_at_most_three_times_the_text_they_show(
     executed: nbformat.NotebookNode,
 ) -> None:
@@ -222,6 +223,7 @@ def nbconvert(path: Path, to: str) -> str:
 
 
 @pytest.mark.parametrize("to", ["html", "markdown"])
+@pytest.mark.one_line  # our record of a saved file; its content is checked on both lines
 def test_nbconvert_shows_the_conversation_and_no_widget_repr(saved: Path, to: str) -> None:
     converted = nbconvert(saved, to)
     shown = visible(converted)
@@ -244,6 +246,7 @@ GITHUB_TAGS = {
 }  # fmt: skip
 
 
+@pytest.mark.one_line  # our record of a saved file; its content is checked on both lines
 def test_a_github_style_sanitiser_keeps_the_conversation_readable(saved: Path) -> None:
     import nh3
 
@@ -327,6 +330,7 @@ def test_a_notebook_saved_while_a_run_waits_holds_the_record_so_far(saved_mid_ru
 
 
 @pytest.mark.parametrize("to", ["html", "markdown"])
+@pytest.mark.one_line  # our record of a saved file; its content is checked on both lines
 def test_nbconvert_of_a_notebook_saved_mid_run_shows_each_record_once(
     saved_mid_run: Path, to: str
 ) -> None:

@@ -123,3 +123,23 @@ def test_an_option_with_a_secret_taken_out_is_not_made_a_rule() -> None:
     with pytest.raises(ValueError, match="secret"):
         session.make_rule(dialog)
     assert session.policies == []
+
+
+def test_panel_work_queued_before_the_view_closed_builds_no_widget_after_it(
+    session: AgentSession,
+) -> None:
+    """A dialog for the panel, or a panel part, that the agent sent just before the session
+    stopped may be rendered after its view closed: it builds nothing then (a widget built there
+    would stay open, with nothing to show or close it)."""
+    import ipywidgets.widgets.widget as widget_module
+
+    view = SessionView(session)
+    session.prompt("/scenario dialogs 1", display=False)
+    (dialog,) = wait_until(lambda: session.pending_dialogs, "the dialog")
+    view.close()
+    before = len(widget_module._instances)
+    view.add_dialog(dialog)
+    for part in ("status", "widgets", "rules", "title", "notifications"):
+        view.refresh(part)
+    assert len(widget_module._instances) == before
+    dialog.cancel()

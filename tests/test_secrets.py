@@ -25,6 +25,7 @@ ENV_KEY = "sk-marker-from-kernel-env-1234567"
 FLAG_KEY = "tok-marker-from-env-flag-7654321"
 
 
+@pytest.mark.one_line  # the stand-in agent
 def test_secrets_never_reach_the_frontend(tmp_path: Path) -> None:
     env = {"MARKER_API_KEY": ENV_KEY}
     with BrowserLikeKernel(tmp_path, env=env) as kernel:
@@ -123,6 +124,7 @@ def _dialog_from_line(line: bytes):
 UNIT_KEY = "sk-unit-marker-11223344"
 
 
+@pytest.mark.one_line  # a decoded line, no process
 def test_a_dialog_shows_secrets_redacted_and_answers_with_the_options_as_sent() -> None:
     """Scrubbing what is shown must not change what is answered: the extension compares the
     answer with its own option (or saves the editor's text)."""

@@ -290,6 +290,8 @@ class SessionView:
 
     def refresh(self, part: Any) -> None:
         """Bring one part of the widgets in line with the session."""
+        if self.closed:  # queued before the view closed: nothing to show it in
+            return
         s = self.session
         if part == "title":
             self.title.text = s.title or f"atomic agent: {s.name}"
@@ -399,6 +401,8 @@ class SessionView:
 
     def add_dialog(self, dialog: Dialog) -> None:
         """Show a dialog in the panel (one raised with no prompt area on the page)."""
+        if self.closed:  # queued before the view closed: nothing to show it in
+            return
         root = self.dialog_widget(dialog)
         if id(root) in self.placed:
             return

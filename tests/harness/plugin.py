@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import os
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,14 @@ from typing import Any
 import pytest
 
 from .kernel_client import BrowserLikeKernel
-from .support import EXTENSIONS, PINNED_AGENT, SMALL_SESSION_SETTINGS, conversation_script
+from .support import (
+    AGENT_LINE,
+    EXTENSIONS,
+    PINNED_AGENT,
+    SMALL_SESSION_SETTINGS,
+    conversation_script,
+    pinned_package,
+)
 from .thread_guard import install as install_thread_guard
 from .thread_guard import report as thread_guard_report
 from .thread_guard import take as thread_guard_take
@@ -131,6 +139,49 @@ def kernel(
         for cell in kernel_setup:
             k.execute(cell)
         yield k
+
+
+# --------------------------------------------------------------------------- what ran where
+
+
+def _pinned_agent_name() -> str:
+    try:
+        package = pinned_package()
+    except (OSError, ValueError):
+        return "not installed"
+    return f"{package.get('name')} {package.get('version')}"
+
+
+PINNED_AGENT_NAME = _pinned_agent_name()
+
+#: Outcomes of the tests that ran the real agent, and seconds spent per top folder.
+_REAL_AGENT: Counter[str] = Counter()
+_SECONDS: Counter[str] = Counter()
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Count each real-agent test once (by its call, or by a setup that did not pass), and add
+    up the time spent in ``tests/`` and in ``notebooks/``."""
+    _SECONDS[report.nodeid.split("/", 1)[0]] += report.duration
+    if "agent" not in report.keywords:
+        return
+    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+        _REAL_AGENT[report.outcome] += 1
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """Say how many tests ran the real agent on the line under test (so a change cannot
+    quietly drop one line's coverage), and the time the test folders and the notebooks took."""
+    if _REAL_AGENT:
+        counts = ", ".join(f"{n} {outcome}" for outcome, n in sorted(_REAL_AGENT.items()))
+        terminalreporter.write_line(
+            f"real-agent tests on the {AGENT_LINE} line ({PINNED_AGENT_NAME}): {counts}"
+        )
+    if _SECONDS:
+        spent = ", ".join(
+            f"{folder}/ {seconds:.0f} s" for folder, seconds in sorted(_SECONDS.items())
+        )
+        terminalreporter.write_line(f"time in tests and notebooks: {spent}")
 
 
 # --------------------------------------------------------------------------- the thread guard
