@@ -20,12 +20,15 @@ lab: setup agent
 ## at the end; pytest lists the 30 slowest tests and how many real-agent tests ran on its line.
 export PHASES_FILE := $(CURDIR)/.phases
 DURATIONS := --durations=30
+## Two workers, each module's tests on one of them (its shared kernel, agent or browser made
+## once); PARALLEL= runs everything in one process.
+PARALLEL ?= -n 2 --dist loadscope
 test:
 	@rm -f $(PHASES_FILE)
 	scripts/phase "set-up" $(MAKE) setup agent
 	scripts/phase "lint" $(MAKE) lint
 	scripts/phase "chromium" sh -c 'command -v chromium >/dev/null 2>&1 || (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium)'
-	scripts/phase "current line (with notebooks)" $(BIN)/python -m pytest tests notebooks --nbval-lax $(DURATIONS) $(PYTEST_ARGS)
+	scripts/phase "current line (with notebooks)" $(BIN)/python -m pytest tests notebooks --nbval-lax $(PARALLEL) $(DURATIONS) $(PYTEST_ARGS)
 	scripts/phase "0.73 line (with notebooks)" $(MAKE) test-compat
 	@echo "=== phases ==="; cat $(PHASES_FILE)
 
@@ -33,7 +36,7 @@ test:
 ## those marked one_line: what they check does not depend on the line (see pyproject.toml).
 LINE_073_TESTS := -m "(agent or kernel) and not browser and not binder and not one_line"
 test-compat: setup agent
-	ATOMIC_TEST_AGENT=0.73 $(BIN)/python -m pytest tests notebooks --nbval-lax $(LINE_073_TESTS) $(DURATIONS) $(PYTEST_ARGS)
+	ATOMIC_TEST_AGENT=0.73 $(BIN)/python -m pytest tests notebooks --nbval-lax $(LINE_073_TESTS) $(PARALLEL) $(DURATIONS) $(PYTEST_ARGS)
 
 ## Everything against one line: make test-line LINE=0.73 (or LINE=current).
 test-line: setup agent
