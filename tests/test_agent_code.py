@@ -92,6 +92,15 @@ def test_ipythons_exit_ends_the_code_not_the_kernel(shell):
     assert shell.exit_now is False and "ask_exit" not in vars(shell)
 
 
+def test_an_ask_exit_set_on_the_shell_itself_is_there_again_after_the_code(shell):
+    def own() -> None:
+        """Someone's own exit hook."""
+
+    shell.ask_exit = own
+    assert "called exit()" in run_code(shell, "exit()").error
+    assert vars(shell)["ask_exit"] is own
+
+
 def test_a_flood_of_output_keeps_its_start_and_its_end(shell):
     result = run_code(shell, "for i in range(200_000):\n    print(i)")
     kinds = [o.kind for o in result.outputs]

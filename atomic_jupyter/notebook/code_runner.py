@@ -36,6 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from atomic_jupyter.notebook.kernel_values import _safe_repr
 from atomic_jupyter.ui.ansi import strip_ansi
 
 if TYPE_CHECKING:
@@ -357,7 +358,7 @@ def _caught(shell: InteractiveShell, catcher: _Catcher) -> Iterator[tuple[_Strea
     out, err = _Stream("stdout", catcher), _Stream("stderr", catcher)
     saved = (sys.stdout, sys.stderr, sys.stdin, builtins.input, getpass.getpass)
     publisher = shell.display_pub
-    had_ask_exit = "ask_exit" in vars(shell)
+    own_ask_exit = vars(shell).get("ask_exit")  # one set on the shell itself, if any
     exit_now = getattr(shell, "exit_now", False)
     main = threading.current_thread() is threading.main_thread()
     sigint = signal.getsignal(signal.SIGINT) if main else None
@@ -378,8 +379,10 @@ def _caught(shell: InteractiveShell, catcher: _Catcher) -> Iterator[tuple[_Strea
             signal.signal(signal.SIGINT, sigint)
         sys.stdout, sys.stderr, sys.stdin, builtins.input, getpass.getpass = saved
         shell.display_pub = publisher
-        if not had_ask_exit:  # else someone had set their own: it is still there
+        if own_ask_exit is None:
             delattr(shell, "ask_exit")
+        else:
+            setattr(shell, "ask_exit", own_ask_exit)  # noqa: B010
         shell.exit_now = exit_now
 
 
@@ -501,10 +504,7 @@ def _catch_figures(catcher: _Catcher, before: dict[int, Any], value: Any) -> Non
 
 
 def _plain(value: Any) -> str:
-    try:
-        return strip_ansi(repr(value))[:DISPLAY_TEXT]
-    except Exception as exc:
-        return f"<repr failed: {type(exc).__name__}: {exc}>"
+    return strip_ansi(_safe_repr(value))[:DISPLAY_TEXT]
 
 
 def _value_output(shell: InteractiveShell, value: Any) -> CodeOutput:
