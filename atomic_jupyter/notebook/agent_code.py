@@ -23,7 +23,13 @@ from atomic_jupyter.notebook.kernel_context import (
     notebook_cells,
     notebook_variables,
 )
-from atomic_jupyter.notebook.kernel_values import SUMMARY_LIMIT, cite, install_error_log, summarize
+from atomic_jupyter.notebook.kernel_values import (
+    SUMMARY_LIMIT,
+    _fenced,
+    cite,
+    install_error_log,
+    summarize,
+)
 from atomic_jupyter.session.kernel_tools import BuiltinTool, CallInfo, ToolReply
 
 if TYPE_CHECKING:
@@ -273,13 +279,6 @@ def builtin_tools() -> list[BuiltinTool]:
 
 
 # --------------------------------------------------------------------------- citing
-
-
-def _fenced(text: str, language: str = "") -> str:
-    fence = "```"
-    while fence in text:
-        fence += "`"
-    return f"{fence}{language}\n{text}\n{fence}"
 
 
 def _call_text(call: AgentCall, limit: int) -> str:

@@ -318,11 +318,6 @@ class KernelTools:
             self._tools[spec.name] = tool
         self._publish()
 
-    @property
-    def builtins(self) -> dict[str, BuiltinTool]:
-        """The built-in tools this session offers, by name."""
-        return dict(self._builtins)
-
     def specs(self) -> list[dict[str, Any]]:
         """Every tool offered, as the extension registers them: built-ins first."""
         builtins = [tool.to_json(self.kernel_code) for tool in self._builtins.values()]

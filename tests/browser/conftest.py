@@ -125,6 +125,25 @@ def reopened_without_kernel(
 
 
 @pytest.fixture(scope="module")
+def notebook7(
+    tmp_path_factory: pytest.TempPathFactory, agent_command: list[str], private_agent_home: Path
+) -> Iterator[LabServer]:
+    """A Notebook 7 server (``jupyter notebook``) for one test module, in a folder of its own;
+    its kernels run the pinned agent of the line under test."""
+    server = LabServer(
+        tmp_path_factory.mktemp("nb7"),
+        sys.executable,
+        agent_kernel_env(agent_command, private_agent_home),
+        app="notebook",
+    )
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
 def open_notebook(lab_server: LabServer, chromium: Any) -> Iterator[OpenNotebook]:
     """``open_notebook(filename, [(cell name, source), ...])``: write it, open it, wait for its kernel.
 

@@ -12,15 +12,10 @@ from __future__ import annotations
 
 import json
 import re
-import sys
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from playwright.sync_api import expect
-
-from tests.harness.plugin import agent_kernel_env
 
 from .browser_harness import LabServer, NotebookPage, write_notebook
 from .conftest import OPEN_PAGES, OpenNotebook, new_page
@@ -138,23 +133,6 @@ def test_cells_puts_the_agents_code_into_a_new_cell_in_jupyterlab(
 ) -> None:
     nb = open_notebook("agent_cells.ipynb", cells(scripted_model))
     cells_bring_back_the_agents_code(nb, scripted_model)
-
-
-@pytest.fixture(scope="module")
-def notebook7(
-    tmp_path_factory: pytest.TempPathFactory, agent_command: list[str], private_agent_home: Path
-) -> Iterator[LabServer]:
-    server = LabServer(
-        tmp_path_factory.mktemp("nb7-cells"),
-        sys.executable,
-        agent_kernel_env(agent_command, private_agent_home),
-        app="notebook",
-    )
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 def test_cells_puts_the_agents_code_into_a_new_cell_in_notebook_7(

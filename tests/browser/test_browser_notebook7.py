@@ -9,16 +9,13 @@ the tool card, the dialog's outcome, the record each finished run leaves. Photog
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import nbformat
 import pytest
 from playwright.sync_api import expect
 
-from tests.harness.plugin import agent_kernel_env
 from tests.harness.support import ROOT
 
 from .browser_harness import (
@@ -47,23 +44,6 @@ CELLS = quickstart_cells()
 def named(fragment: str) -> str:
     """The name of the quickstart cell whose source holds ``fragment``."""
     return next(name for name, source in CELLS if fragment in source)
-
-
-@pytest.fixture(scope="module")
-def notebook7(
-    tmp_path_factory: pytest.TempPathFactory, agent_command: list[str], private_agent_home: Path
-) -> Iterator[LabServer]:
-    server = LabServer(
-        tmp_path_factory.mktemp("nb7"),
-        sys.executable,
-        agent_kernel_env(agent_command, private_agent_home),
-        app="notebook",
-    )
-    server.start()
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope="module")
