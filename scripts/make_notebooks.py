@@ -119,8 +119,9 @@ TOUR = [
         "for an answer (`select`, `confirm`, `input`, `editor`); five just show something (`notify`, "
         "`setStatus`, `setWidget`, `setTitle`, `set_editor_text`). The demo extension has a command for "
         "each; extension commands need no model.\n\n"
-        "In a live notebook, answer each dialog by clicking. Every answer cell below does it from Python "
-        "instead, so the notebook also runs unattended."
+        "In a live notebook, answer each dialog by clicking. `--wait` holds each prompt cell until "
+        "its dialog needs you; every answer cell below then answers it from Python instead, so the "
+        "notebook also runs unattended."
     ),
     code("%load_ext atomic_jupyter\nimport atomic_jupyter as aj"),
     code("%atomic_agent start --demo\nsession = aj.session()"),
@@ -131,25 +132,25 @@ TOUR = [
     md(
         "## select\nAt most eight options are buttons; more become a dropdown with a Submit button. Cancel dismisses any dialog."
     ),
-    code("%%atomic_agent\n/demo-select"),
+    code("%%atomic_agent --wait\n/demo-select"),
     code(
         'dialog = session.pending_dialogs[0]\nprint(dialog.method, dialog.title, dialog.request["options"])\ndialog.respond(dialog.request["options"][1])\nprint(dialog.state, "-", dialog.outcome)'
     ),
     md("## confirm"),
-    code("%%atomic_agent\n/demo-confirm"),
+    code("%%atomic_agent --wait\n/demo-confirm"),
     code("dialog = session.pending_dialogs[0]\ndialog.respond(False)\nprint(dialog.outcome)"),
     md("## input\nA text box with the extension's placeholder."),
-    code("%%atomic_agent\n/demo-input"),
+    code("%%atomic_agent --wait\n/demo-input"),
     code(
         'dialog = session.pending_dialogs[0]\nprint("placeholder:", dialog.request.get("placeholder"))\ndialog.respond("Grace Hopper")'
     ),
     md("## editor\nA multi-line text area holding the extension's prefill."),
-    code("%%atomic_agent\n/demo-editor"),
+    code("%%atomic_agent --wait\n/demo-editor"),
     code(
         'dialog = session.pending_dialogs[0]\ndialog.respond(dialog.request["prefill"] + "\\ndates")'
     ),
     md("## cancel\nEvery dialog has a Cancel button; the extension then gets its default."),
-    code("%%atomic_agent\n/demo-confirm"),
+    code("%%atomic_agent --wait\n/demo-confirm"),
     code("session.pending_dialogs[0].cancel()"),
     md("## notify\nNotifications are listed in the panel, coloured by type."),
     code("%%atomic_agent --wait\n/demo-notify"),
