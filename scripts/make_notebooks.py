@@ -60,9 +60,9 @@ QUICKSTART = [
     ),
     code("%%atomic_agent --wait\nhello! who are you?"),
     md(
-        "Cite a value of the kernel with a dollar and backquotes, `$`name``: the agent gets a readable "
+        "Cite a value of the kernel with a dollar and backquotes, `` $`name` ``: the agent gets a readable "
         "summary of it (its type, size and first items or rows), never the whole object. The fold under "
-        "the prompt shows exactly what was sent. `$`Err`` cites the last failed cell, and "
+        "the prompt shows exactly what was sent. `` $`Err` `` cites the last failed cell, and "
         "`%atomic_agent fix` asks the agent to explain and fix it."
     ),
     code("primes = [2, 3, 5, 7, 11, 13]"),
@@ -249,7 +249,7 @@ REAL_PROVIDER = [
         'os.environ["ANTHROPIC_API_KEY"] = getpass.getpass("Anthropic API key: ")\n'
         "```\n\n"
         "Or pass it to the agent alone with `--env`, reading it from a variable set before Jupyter started:\n\n"
-        "```python\n"
+        "```ipython\n"
         "%atomic_agent start --provider anthropic --model claude-sonnet-4-5 --env ANTHROPIC_API_KEY=$ANTHROPIC_API_KEY\n"
         "```\n\n"
         "atomic-jupyter never shows environment values: not in the panel, `%atomic_agent status`, or errors."
@@ -393,7 +393,7 @@ KERNEL_TOOLS = [
         "    print(tool.spec.to_json())"
     ),
     md(
-        "Exposing is not the same as citing: `$`name`` in a prompt sends a summary of a value once, "
+        "Exposing is not the same as citing: `` $`name` `` in a prompt sends a summary of a value once, "
         "while an exposed function is something the agent can call whenever it decides to."
     ),
     code("radii = [0.5, 1.0, 2.0]"),

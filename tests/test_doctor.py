@@ -249,10 +249,11 @@ def test_installs_of_other_versions_are_listed_with_how_to_remove_them(old_node,
     assert unused.splitlines() == [str(stale), "(install-agent --prune removes them)"]
 
 
-def test_the_readme_shows_the_report_as_it_is_laid_out_now(old_node, monkeypatch):
-    """The README's sample (a user's install) has the report's sections and labels, in order;
-    the values differ."""
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+def test_the_docs_show_the_report_as_it_is_laid_out_now(old_node, monkeypatch):
+    """The troubleshooting page's sample (a user's install) has the report's sections and
+    labels, in order; the values differ."""
+    page = Path(__file__).resolve().parents[1] / "docs" / "guides" / "troubleshooting.md"
+    readme = page.read_text()
     sample = readme.split("```text\natomic-jupyter doctor\n", 1)[1].split("```", 1)[0]
     monkeypatch.setattr(homes, "user_home", lambda environ=None: AGENT_HOME)
     report = doctor_report(environ=scrubbed(old_node))
