@@ -335,7 +335,7 @@ def test_a_value_policy_answers_without_stopping_the_wait(conversation: AgentSes
     assert dialog.title == GUARD_TITLE
     assert dialog.state == "answered" and dialog.answer is False
     assert dialog.answered_by == "policy"
-    assert dialog.outcome.endswith("(answer policy: confirm titled /dangerous/ → False)"), (
+    assert dialog.outcome.endswith("(answer policy: confirm titled /dangerous/ → No)"), (
         dialog.outcome
     )
     assert tool.done and tool.is_error

@@ -305,7 +305,7 @@ def test_wait_stops_early_for_a_dialog_then_finishes_after_the_click(
 
 def test_policy_from_the_magic_answers_and_is_shown_like_a_click(kernel: BrowserLikeKernel) -> None:
     listed = kernel.execute('%atomic_agent policy --method confirm --title "dangerous" no')
-    assert "confirm titled /dangerous/ → False" in listed.stdout
+    assert "confirm titled /dangerous/ → No" in listed.stdout
     try:
         result = kernel.execute(
             "%%atomic_agent --wait --timeout 60\nrun the dangerous command again"
@@ -320,7 +320,7 @@ def test_policy_from_the_magic_answers_and_is_shown_like_a_click(kernel: Browser
         )
         assert (
             text(outcome)
-            == "Run a dangerous command? → No (answer policy: confirm titled /dangerous/ → False)"
+            == "Run a dangerous command? → No (answer policy: confirm titled /dangerous/ → No)"
         )
     finally:
         kernel.execute("%atomic_agent policy --clear")

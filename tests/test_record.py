@@ -247,10 +247,10 @@ def test_long_tool_output_is_trimmed_in_plain_text_with_its_length() -> None:
         (lambda d: d.respond(True), None, "Proceed? → Yes (answered by code)"),
         (
             lambda d: d.respond(
-                False, by="policy", how="answer policy: confirm titled /P/ → False"
+                False, by="policy", how="answer policy: confirm titled /P/ → No"
             ),
             None,
-            "Proceed? → No (answer policy: confirm titled /P/ → False)",
+            "Proceed? → No (answer policy: confirm titled /P/ → No)",
         ),
         (lambda d: d.respond(True, by="rule"), None, "Proceed? → Yes (rule)"),
         (lambda d: d.cancel(by="stop"), None, "Proceed? → cancelled (the run was stopped)"),

@@ -45,7 +45,8 @@ class AnswerPolicies:
         answer:
             A value (str for select, input and editor; bool for confirm), ``"cancel"`` or
             :data:`~atomic_jupyter.session.policies.CANCEL`, or a callable that gets the
-            request dict and returns one of those, or None to leave the dialog to a person.
+            request dict and returns a value, ``CANCEL`` or None (None leaves the dialog to a
+            person; a string it returns, ``"cancel"`` too, is the answer's text).
         method:
             Only dialogs of this method (``"select"``, ``"confirm"``, ``"input"``, ``"editor"``).
         title:

@@ -89,11 +89,14 @@ class Policy:
 
     def describe(self) -> str:
         """One line for listings."""
-        answer = (
-            "cancel"
-            if self.answer is CANCEL
-            else getattr(self.answer, "__name__", repr(self.answer))
-        )
+        if self.answer is CANCEL:
+            answer = "cancel"
+        elif callable(self.answer):
+            answer = getattr(self.answer, "__name__", repr(self.answer))
+        elif isinstance(self.answer, bool):
+            answer = _answer_text(self.answer)  # Yes / No, as a dialog's outcome says it
+        else:
+            answer = repr(self.answer)
         if self.rule and self.title and self.title.startswith("^") and self.title.endswith("\\Z"):
             title = _unescape(self.title[1:-2])
             shown = "cancel" if self.answer is CANCEL else _answer_text(self.answer)

@@ -5,6 +5,10 @@ The install is built in a staging folder beside its final place, checked (every 
 and the agent answers ``--version``), then renamed into place: a folder in its final place is
 always whole. One install per line and home runs at a time (:func:`install_lock`); staging
 folders left by an install that was killed are removed by the next one.
+
+npm reads the machine's configuration as the system npm would: the person's environment
+(``npm_config_*``, HOME and so ``~/.npmrc``) is passed on untouched, and the global npmrc of
+the npm on PATH is named with ``--globalconfig`` (:mod:`.npm_config`).
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from atomic_jupyter.transport.agent_install.layout import (
     find_installed,
     install_folder,
 )
+from atomic_jupyter.transport.agent_install.npm_config import global_npmrc, person_npmrc
 from atomic_jupyter.transport.agent_install.npm_log import NpmLog, Progress
 from atomic_jupyter.transport.agent_install.pins import AgentPin, pin_of
 from atomic_jupyter.transport.agent_package import prepare_agent
@@ -175,14 +180,19 @@ def _run_npm(
     report: Callable[[Progress], None],
 ) -> NpmLog:
     log = NpmLog(pin.package_count)
+    command = npm_command(node)
+    # The machine's global npmrc (its proxy, cafile, registry), which the wheel's npm would
+    # not read; the user's ~/.npmrc and npm_config_* variables reach npm through ``environ``.
+    npmrc = global_npmrc(environ, command, staging)
     argv = [
-        *npm_command(node),
+        *command,
         "ci",
         "--no-audit",
         "--no-fund",
         "--loglevel=http",
         "--progress=false",
         "--update-notifier=false",
+        *([f"--globalconfig={npmrc}"] if npmrc is not None else []),
     ]
     env = with_node_first(environ, node)
     try:
@@ -214,7 +224,8 @@ def _run_npm(
         if process.stdout is not None:
             process.stdout.close()
     if code != 0:
-        failure = log.failure(code, _registry(environ, log.unreachable))
+        used = str(npmrc) if npmrc is not None else person_npmrc(environ)
+        failure = log.failure(code, _registry(environ, log.unreachable), used)
         shown = log.shown()
         raise AgentInstallError(
             failure.kind,
@@ -319,7 +330,11 @@ def install_agent(
         Called, on the calling thread, as the install moves.
     environ:
         The environment npm runs with (``os.environ`` when None): proxies, a registry mirror
-        (``npm_config_registry``) and npm's cache are taken from it.
+        (``npm_config_registry``) and npm's cache are taken from it, and npm reads the user's
+        ``~/.npmrc`` (or ``$NPM_CONFIG_USERCONFIG``) as usual. The global npmrc of the npm on
+        its PATH (where a machine keeps its ``proxy``, ``cafile`` or ``registry``) is read too,
+        unless ``NPM_CONFIG_GLOBALCONFIG`` names another
+        (:func:`~atomic_jupyter.transport.agent_install.npm_config.global_npmrc`).
     pin:
         Another pin than the shipped one (tests).
 

@@ -9,10 +9,12 @@ import re
 from collections import deque
 from dataclasses import dataclass
 
-__all__ = ["NpmFailure", "NpmLog", "Progress"]
+__all__ = ["CERTIFICATE_CODES", "NETWORK_CODES", "NpmFailure", "NpmLog", "Progress"]
 
 _TARBALL = re.compile(r"^npm http fetch GET (\d{3}) \S+?/-/\S+\.tgz")
-_FAILED_FETCH = re.compile(r"^npm http fetch GET (\S+) attempt \d+ failed with (E[A-Z_]+)")
+_FAILED_FETCH = re.compile(r"^npm http fetch GET (\S+) attempt \d+ failed with ([A-Z][A-Z0-9_]+)")
+#: npm's error line naming the address it could not fetch.
+_REQUEST = re.compile(r"\brequest to (\S+) failed\b")
 _CODE = re.compile(r"^npm (?:error|ERR!) code (\S+)")
 _ADDED = re.compile(r"^(added \d+ packages?.*)$")
 _ERROR = re.compile(r"^npm (?:error|ERR!)(?: (.*))?$")
@@ -22,7 +24,15 @@ _DETAIL = re.compile(r"^(?:\s+at |\s+\w+: |\s*[{}]$|(?:errno|syscall) \S+$)")
 #: Error codes that mean the registry could not be reached.
 NETWORK_CODES = frozenset(
     {"ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "ETIMEDOUT", "ECONNRESET", "EHOSTUNREACH",
-     "ENETUNREACH", "ERR_SOCKET_TIMEOUT", "EPROTO", "SELF_SIGNED_CERT_IN_CHAIN"}
+     "ENETUNREACH", "ERR_SOCKET_TIMEOUT", "EPROTO"}
+)  # fmt: skip
+#: Error codes (Node.js's, from OpenSSL) that mean the registry's TLS certificate could not be
+#: verified: most often a proxy that re-signs HTTPS traffic with an authority of its own.
+CERTIFICATE_CODES = frozenset(
+    {"SELF_SIGNED_CERT_IN_CHAIN", "DEPTH_ZERO_SELF_SIGNED_CERT", "UNABLE_TO_GET_ISSUER_CERT",
+     "UNABLE_TO_GET_ISSUER_CERT_LOCALLY", "UNABLE_TO_VERIFY_LEAF_SIGNATURE", "CERT_UNTRUSTED",
+     "CERT_HAS_EXPIRED", "CERT_NOT_YET_VALID", "CERT_SIGNATURE_FAILURE", "CERT_REJECTED",
+     "ERR_TLS_CERT_ALTNAME_INVALID"}
 )  # fmt: skip
 #: Lines of npm's own that say nothing to a person installing the agent.
 _NOISE = ("npm warn Unknown user config", "npm http fetch", "npm warn allow-scripts")
@@ -67,7 +77,8 @@ class NpmFailure:
     Attributes
     ----------
     kind:
-        ``"registry"`` (unreachable), ``"integrity"`` (a download does not match the lock
+        ``"registry"`` (unreachable, or its TLS certificate could not be verified),
+        ``"integrity"`` (a download does not match the lock
         file), ``"lock"`` (the lock file does not match the manifest), or ``"npm"``.
     message:
         One sentence for a person, without npm's stack.
@@ -142,10 +153,20 @@ class NpmLog:
         self.tail.append(line)
         if not text.startswith("code ") and len(self._errors) < 6:
             self._errors.append(text.strip())
+        if self.unreachable is None and (request := _REQUEST.search(text)):
+            self.unreachable = request.group(1)
 
-    def failure(self, exit_code: int, registry: str | None = None) -> NpmFailure:
-        """What went wrong, once npm exited with ``exit_code``."""
+    def failure(
+        self, exit_code: int, registry: str | None = None, global_npmrc: str | None = None
+    ) -> NpmFailure:
+        """What went wrong, once npm exited with ``exit_code``.
+
+        ``registry`` is named as the registry npm used, and ``global_npmrc`` as the global
+        configuration file it read (a certificate failure says to put ``cafile`` there).
+        """
         first = self._errors[0] if self._errors else f"npm exited with code {exit_code}"
+        if self.code in CERTIFICATE_CODES:
+            return NpmFailure("registry", _certificate_message(self.code, registry, global_npmrc))
         if self.code in NETWORK_CODES or (self.code is None and self.unreachable):
             where = registry or "the npm registry"
             return NpmFailure(
@@ -171,3 +192,20 @@ class NpmLog:
     def shown(self) -> str:
         """The last lines of npm's output worth showing (warnings and errors)."""
         return "\n".join(self.tail)
+
+
+def _certificate_message(code: str, registry: str | None, global_npmrc: str | None) -> str:
+    """A certificate failure in words: what happened, where, and the settings that fix it."""
+    where = registry or "the npm registry"
+    npmrc = (
+        f"to the global npmrc ({global_npmrc})"
+        if global_npmrc
+        else "to the system npm's global npmrc (`npm config get globalconfig` names it)"
+    )
+    return (
+        f"npm could not verify the TLS certificate of {where} ({code}). This usually means a "
+        "proxy on this network re-signs HTTPS traffic with a certificate authority of its own. "
+        "Give npm that authority's certificate: add `cafile=/path/to/ca.pem` to ~/.npmrc or "
+        f"{npmrc}, or set NODE_EXTRA_CA_CERTS=/path/to/ca.pem in the environment "
+        "(npm uses it only when no npmrc sets a cafile)."
+    )
