@@ -30,7 +30,7 @@ cat <<MSG
 
   atomic-jupyter: JupyterLab is starting on the quickstart notebook.
   Open  http://127.0.0.1:$PORT/lab/tree/$NOTEBOOK?token=$TOKEN
-  Stop  with Ctrl-C (twice), which also stops every agent it started.
+  Stop  press Ctrl-C twice within 5 s; that also stops every agent it started.
 
 MSG
 exec "$ROOT/.venv/bin/jupyter" lab --ServerApp.ip=127.0.0.1 --ServerApp.port="$PORT" \

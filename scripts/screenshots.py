@@ -100,7 +100,7 @@ def agent_command() -> str:
 
     found = find_installed(pin_of("current"), agent_homes()).found
     if not found:
-        sys.exit("no agent installed: run `make setup` first")
+        sys.exit("no agent installed: run `make lab` or `make agent` first")
     return str(found.executable)
 
 

@@ -246,9 +246,7 @@ def test_long_tool_output_is_trimmed_in_plain_text_with_its_length() -> None:
         (lambda d: d.respond(True, by="clicked"), None, "Proceed? → Yes (clicked)"),
         (lambda d: d.respond(True), None, "Proceed? → Yes (answered by code)"),
         (
-            lambda d: d.respond(
-                False, by="policy", how="answer policy: confirm titled /P/ → No"
-            ),
+            lambda d: d.respond(False, by="policy", how="answer policy: confirm titled /P/ → No"),
             None,
             "Proceed? → No (answer policy: confirm titled /P/ → No)",
         ),
