@@ -6,22 +6,35 @@ internal link, a missing anchor or a notebook cell that fails stops the build.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "_ext"))
 
+
+def _copy_notebooks(source: Path, target: Path) -> None:
+    """The notebooks (and their data) copied into the site's sources, each file replaced
+    whole (written beside, then renamed), so two builds at once never read half a file; a
+    file no longer in ``source`` goes."""
+    target.mkdir(exist_ok=True)
+    wanted = {p.name for p in source.iterdir() if p.is_file() and p.name != "conftest.py"}
+    for name in wanted:
+        partial = target / f".{name}.{os.getpid()}.partial"
+        shutil.copy2(source / name, partial)
+        os.replace(partial, target / name)
+    for stale in target.iterdir():
+        if stale.is_file() and stale.name not in wanted and not stale.name.startswith("."):
+            stale.unlink(missing_ok=True)
+
+
 # The notebooks are pages of the site, run as it builds. They live in ../notebooks (where
-# JupyterLab, Binder and nbval find them); a fresh copy is made here for each build (ignored by
-# git), so links between pages and notebooks are plain relative paths.
-shutil.rmtree(HERE / "notebooks", ignore_errors=True)
-shutil.copytree(
-    HERE.parent / "notebooks",
-    HERE / "notebooks",
-    ignore=shutil.ignore_patterns("conftest.py", "__pycache__", ".ipynb_checkpoints"),
-)
+# JupyterLab, Binder and nbval find them); a copy is kept current here (ignored by git), so
+# links between pages and notebooks are plain relative paths.
+_copy_notebooks(HERE.parent / "notebooks", HERE / "notebooks")
 
 from atomic_jupyter import __version__  # noqa: E402
 
@@ -43,6 +56,13 @@ exclude_patterns = [
     "_build",
     "**/.ipynb_checkpoints",
 ]
+
+# The notebooks' saved conversations go to a folder of this build's own (the kernels inherit
+# it), so a page never mentions the conversations of an earlier build or of the person.
+os.environ["ATOMIC_JUPYTER_CONVERSATIONS"] = tempfile.mkdtemp(prefix="atomic-docs-conversations-")
+
+# Options and code keep their two hyphens and straight quotes (--wait, not an en dash).
+smartquotes = False
 
 # MyST: headings up to level 3 get anchors, so [text](page.md#a-heading) is checked.
 myst_heading_anchors = 3
@@ -88,6 +108,15 @@ def _drop_widget_state(app: object, doctree: object) -> None:
     pages.get(env.docname, {}).get("js_files", {}).pop("ipywidgets_state", None)
 
 
+def _name_the_notebook(app: object, docname: str, source: list[str]) -> None:
+    """Give the kernel about to run a notebook its path, as Jupyter's server does
+    (``$JPY_SESSION_NAME``), so its saved conversations are its own, not the folder's."""
+    if docname.startswith("notebooks/"):
+        path = app.env.doc2path(docname)  # type: ignore[attr-defined]
+        os.environ["JPY_SESSION_NAME"] = str(path)
+
+
 def setup(app: object) -> None:
     """Sphinx's hook for this project's own handlers."""
+    app.connect("source-read", _name_the_notebook)  # type: ignore[attr-defined]
     app.connect("doctree-read", _drop_widget_state)  # type: ignore[attr-defined]

@@ -108,6 +108,8 @@ def test_the_reference_lists_every_option_the_magic_help_lists(site: Path, magic
     text = page_text(site / "reference" / "magics.html")
     missing = {option for option in options if option not in text}
     assert not missing
+    assert "–" not in text.split("Options")[0]  # no option turned into an en dash
+    assert "saved conversations" not in page_text(site / "notebooks" / "quickstart.html")
     if magic == "atomic_agent":
         for action in method.parser._actions:
             for choice in action.choices or []:

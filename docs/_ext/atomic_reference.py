@@ -14,6 +14,7 @@ import argparse
 import importlib
 import inspect
 import re
+import textwrap
 from typing import Any
 
 from docutils import nodes
@@ -99,7 +100,9 @@ class MagicHelp(SphinxDirective):
         container = nodes.container()
         doc = inspect.cleandoc(parser.description or "")
         self.state.nested_parse(StringList(doc.splitlines(), "<docstring>"), 0, container)
-        usage = parser.format_usage().replace("usage: ", "", 1).strip()
+        # IPython writes the usage as a reStructuredText literal block ("::" first).
+        usage = parser.format_usage().replace("usage: ", "", 1).strip().removeprefix("::")
+        usage = textwrap.dedent(usage.strip("\n"))
         container += _literal(usage)
         return [container]
 

@@ -51,7 +51,7 @@ a whole answer takes well under two seconds. Every turn reports a plausible
 the request and the answer), so the transcript's footer shows tokens.
 
 The script is pure (no I/O, no clock, no randomness): the same request always gets the same
-turn. The pinned agent (pi 0.73.1) offers the tools ``read`` (``path``, ``offset``,
+turn. The pinned agents offer the tools ``read`` (``path``, ``offset``,
 ``limit``), ``bash`` (``command``, ``timeout``), ``edit`` (``path``, ``edits``) and ``write``
 (``path``, ``content``); ``ls`` (``path``, ``limit``) only when enabled with ``--tools``. The
 notebook adds its own: ``python`` (``code``: run in the kernel, after the person approves),
