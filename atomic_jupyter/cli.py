@@ -1,6 +1,10 @@
 """``atomic-jupyter`` (also ``python -m atomic_jupyter``): install the pinned agent, and
 report on the set-up.
 
+Importing this module loads the standard library's ``argparse`` and the package root, no more:
+each command imports what it runs when it runs (the installer, the report), and none of them
+a widget library or IPython.
+
 - ``atomic-jupyter install-agent [--line current|0.73|all] [--dir DIR | --sys-prefix]
   [--force] [--prune]``
 - ``atomic-jupyter doctor``
@@ -13,15 +17,20 @@ import sys
 from collections.abc import Sequence
 
 from atomic_jupyter.errors import AtomicAgentError
-from atomic_jupyter.transport.agent_install import LINES, install_agent, install_home
-from atomic_jupyter.transport.agent_install.homes import AGENT_HOME_ENV, sys_prefix_home
-from atomic_jupyter.transport.agent_install.prune import prune_installs
-from atomic_jupyter.ui.install_view import ProgressPrinter
 
 __all__ = ["main"]
 
 
 def _install(args: argparse.Namespace) -> int:
+    from atomic_jupyter.transport.agent_install import (
+        LINES,
+        ProgressPrinter,
+        install_agent,
+        install_home,
+    )
+    from atomic_jupyter.transport.agent_install.homes import sys_prefix_home
+    from atomic_jupyter.transport.agent_install.prune import prune_installs
+
     lines = list(LINES) if args.line == "all" else [args.line]
     home = str(sys_prefix_home()) if args.sys_prefix else args.dir
     for line in lines:
@@ -50,6 +59,9 @@ def _doctor(args: argparse.Namespace) -> int:
 
 def parser() -> argparse.ArgumentParser:
     """The command line's parser."""
+    from atomic_jupyter.transport.agent_install import LINES
+    from atomic_jupyter.transport.agent_install.homes import AGENT_HOME_ENV, sys_prefix_home
+
     top = argparse.ArgumentParser(
         prog="atomic-jupyter", description="The atomic coding agent in Jupyter notebooks."
     )

@@ -3,7 +3,10 @@ tools, the saved conversations, in the order their arguments go on the command l
 notebook's presentation, what a prompt's citations (``$`name```) stand for, and the built-in
 tools that work in the kernel (the agent's Python, the notebook's variables and cells).
 
-Imported by the package itself, so any ``import atomic_jupyter...`` wires sessions the same.
+Imported once, on first use, through the hook the package root gives the session layer
+(``session.plugins.use_wiring``): by the first session made (``AgentSession.__init__`` calls
+``plugins.wire()``), or by ``%load_ext atomic_jupyter``. So ``import atomic_jupyter`` and the
+command line load no widget library and no IPython, and every session is wired the same.
 """
 
 from __future__ import annotations

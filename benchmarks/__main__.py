@@ -19,13 +19,14 @@ from . import (
     bench_agent_code,
     bench_costs,
     bench_decode,
+    bench_import,
     bench_kernel,
     bench_lifecycle,
     bench_startup,
 )
 from .common import Config, Results, machine, markdown_table, text_table
 
-SECTIONS = ("decode", "kernel", "startup", "costs", "lifecycle", "agent_code")
+SECTIONS = ("decode", "kernel", "startup", "costs", "lifecycle", "agent_code", "import")
 
 
 def _load() -> str:
@@ -83,6 +84,8 @@ def main(argv: list[str] | None = None) -> int:
         bench_lifecycle.run(cfg, results)
     if "agent_code" in sections:
         bench_agent_code.run(cfg, results)
+    if "import" in sections:
+        bench_import.run(cfg, results)
 
     elapsed = time.monotonic() - started
     load_after = _load()
@@ -101,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
                 "6 lifecycle",
                 "7 record size",
                 bench_agent_code.SECTION,
+                bench_import.SECTION,
             ]
         )
     }

@@ -58,6 +58,8 @@ class Config:
     #: costs: the size of the one huge line of the memory figure, and its repetitions.
     big_line_bytes: int = 50_000_000
     big_line_reps: int = 3
+    #: import: fresh interpreters per statement (``import atomic_jupyter``, ... ``ipywidgets``).
+    import_reps: int = 15
 
     @classmethod
     def make(cls, quick: bool) -> Config:
@@ -84,6 +86,7 @@ class Config:
                 copy_tail_chars=24 << 10,
                 big_line_bytes=10_000_000,
                 big_line_reps=2,
+                import_reps=5,
             )
         return cls(False, 5, 4000, 400, 100, 2000, 5, 5, 30, 20, 6, 12000, 1000, 10)
 

@@ -26,6 +26,7 @@ from atomic_jupyter.transport.agent_install import (
     AgentHome,
     PinError,
     Progress,
+    ProgressPrinter,
     Search,
     check_install,
     find_installed,
@@ -37,7 +38,6 @@ from atomic_jupyter.transport.agent_install.layout import MARKER
 from atomic_jupyter.transport.agent_install.npm_log import NpmLog
 from atomic_jupyter.transport.agent_install.pins import AgentPin
 from atomic_jupyter.transport.file_locks import install_lock
-from atomic_jupyter.ui.install_view import ProgressPrinter
 from tests.harness.child_output import ChildOutput
 from tests.harness.fake_install import fake_install
 from tests.harness.support import ROOT

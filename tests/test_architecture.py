@@ -96,7 +96,7 @@ def test_the_graph_sees_the_layers() -> None:
 def test_imports_go_down_the_layers(module: str) -> None:
     layer = layer_of(module)
     if layer is None:
-        return  # the package root wires everything; errors and _version import nothing
+        return  # the root and cli.py are above the layers; errors and _version import nothing
     rank = LAYERS.index(layer)
     upward = sorted(
         target
@@ -146,11 +146,6 @@ def test_no_import_cycle() -> None:
         if module not in state:
             cycle = visit(module)
             assert cycle is None, " -> ".join(cycle)
-
-
-def test_the_session_facade_stays_small() -> None:
-    lines = MODULES["atomic_jupyter.session.session"].read_text().count("\n")
-    assert lines <= 460, f"session.py has {lines} lines; move the work into a part"
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))

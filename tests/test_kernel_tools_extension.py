@@ -18,11 +18,7 @@ from typing import Any
 import pytest
 
 from atomic_jupyter import AgentSession
-from atomic_jupyter.addons.kernel_tools import (
-    KERNEL_TOOLS_EXTENSION,
-    KernelToolsAddon,
-    kernel_tools_addon,
-)
+from atomic_jupyter.addons.kernel_tools import KERNEL_TOOLS_EXTENSION, KernelToolsAddon
 from atomic_jupyter.addons.model_server import (
     ChatRequest,
     ScriptedModelServer,
@@ -87,17 +83,6 @@ def model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ScriptedMo
         yield server, home
 
 
-@pytest.fixture(scope="module")
-def with_addon() -> Iterator[None]:
-    """Every session made meanwhile has the kernel-tools addon (until wiring.py adds it)."""
-    added = kernel_tools_addon not in AgentSession.addon_factories
-    if added:
-        AgentSession.register_addon(kernel_tools_addon)
-    yield
-    if added:
-        AgentSession.addon_factories.remove(kernel_tools_addon)
-
-
 def make_session(
     agent_command: list[str], model: tuple[ScriptedModelServer, Path], prefix: str, cwd: Path
 ) -> AgentSession:
@@ -121,7 +106,6 @@ def make_session(
 
 @pytest.fixture(scope="module")
 def shared(
-    with_addon: None,
     agent_command: list[str],
     model: tuple[ScriptedModelServer, Path],
     tmp_path_factory: pytest.TempPathFactory,
@@ -152,7 +136,6 @@ def session(shared: AgentSession) -> Iterator[AgentSession]:
 
 @pytest.fixture
 def own_session(
-    with_addon: None,
     agent_command: list[str],
     model: tuple[ScriptedModelServer, Path],
     tmp_path: Path,

@@ -13,6 +13,7 @@ from atomic_jupyter.errors import AgentInstallError, AgentNotInstalledError
 from atomic_jupyter.notebook.presentation import in_ipython
 from atomic_jupyter.transport.agent_install import (
     InstallResult,
+    ProgressPrinter,
     install_agent,
     install_home,
     pin_of,
@@ -52,8 +53,6 @@ def install(
         When it fails; nothing half-installed is left.
     """
     if not _in_kernel():  # plain Python or a terminal IPython: the command line's output
-        from atomic_jupyter.ui.install_view import ProgressPrinter
-
         printer = ProgressPrinter(sys.stdout)
         result = install_agent(line, home, force=force, on_progress=printer)
         print(result.describe())

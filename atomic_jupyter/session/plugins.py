@@ -6,25 +6,58 @@
 * A :class:`Presentation` shows a session: its panel, the output area of each prompt, and
   the work a blocking wait must do on the main thread (``atomic_jupyter.notebook``).
 
-The top-level package registers their factories with
+``atomic_jupyter/wiring.py`` registers their factories with
 :meth:`~atomic_jupyter.session.session.AgentSession.register_addon` and
-:meth:`~atomic_jupyter.session.session.AgentSession.use_presentation`
-(``atomic_jupyter/wiring.py``); a session creates its addons when it is made and its
-presentation when one is first needed.
+:meth:`~atomic_jupyter.session.session.AgentSession.use_presentation`; a session creates its
+addons when it is made and its presentation when one is first needed.
+
+That module imports the widget libraries and IPython, so importing the package does not
+import it: the package root hands :func:`use_wiring` the import, and the first session made
+(or ``%load_ext atomic_jupyter``) runs it through :func:`wire`, once.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from atomic_jupyter.session.runs import PromptRun
-
 if TYPE_CHECKING:
     from atomic_jupyter.session.dialogs import Dialog
+    from atomic_jupyter.session.runs import PromptRun
 
-__all__ = ["Addon", "LaunchAdditions", "Presentation"]
+__all__ = ["Addon", "LaunchAdditions", "Presentation", "use_wiring", "wire"]
+
+#: What :func:`wire` has still to run, in order; taken under the lock.
+_wiring: list[Callable[[], object]] = []
+_wiring_lock = threading.RLock()
+
+
+def use_wiring(hook: Callable[[], object]) -> None:
+    """Have :func:`wire` call ``hook()`` once, before the first session is made (the package
+    root registers the import of ``atomic_jupyter/wiring.py``)."""
+    with _wiring_lock:
+        if hook not in _wiring:
+            _wiring.append(hook)
+
+
+def wire() -> None:
+    """Run the hooks given to :func:`use_wiring` that have not run yet, each once.
+
+    Every new session calls it first, so its addons, presentation, citations and built-in
+    tools are those the wiring registers. Any thread may call it: another thread waits until
+    the wiring is done; a call made by a hook itself does not run that hook again. A hook
+    that raises stays to run again at the next call.
+    """
+    with _wiring_lock:
+        while _wiring:
+            hook = _wiring.pop(0)
+            try:
+                hook()
+            except BaseException:
+                _wiring.insert(0, hook)
+                raise
 
 
 @dataclass(frozen=True)

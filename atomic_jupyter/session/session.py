@@ -37,7 +37,7 @@ from atomic_jupyter.session.kernel_tools import KernelTools, kernel_tools_for
 from atomic_jupyter.session.launch_env import exit_reason, plan_launch, start_failure
 from atomic_jupyter.session.lifecycle import Lifecycle
 from atomic_jupyter.session.observers import Listeners, Subscription, WakeSignal
-from atomic_jupyter.session.plugins import Addon, Presentation
+from atomic_jupyter.session.plugins import Addon, Presentation, wire
 from atomic_jupyter.session.policies import PolicyBook
 from atomic_jupyter.session.prototyping import Prototypes
 from atomic_jupyter.session.run_tracker import RunTracker, state_probe
@@ -108,6 +108,7 @@ class AgentSession:
         *,
         config: Settings | None = None,
     ) -> None:
+        wire()  # the first session imports the wiring: addons, presentation, built-in tools
         self.name = name
         self.spec = spec or LaunchSpec()
         self.config: Settings = config or SessionSettings()

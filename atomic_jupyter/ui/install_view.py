@@ -1,6 +1,7 @@
 """An install of the pinned agent, shown in a cell: a progress bar and what is happening while
-it runs, then what was installed where (or why it failed) as plain text; on a terminal, a bar
-redrawn in place (:class:`ProgressPrinter`).
+it runs, then what was installed where (or why it failed) as plain text; and the button that
+offers to install and start. (On a terminal, the progress is
+:class:`atomic_jupyter.transport.agent_install.terminal.ProgressPrinter`.)
 
 Updated only on the thread that runs the install (the kernel's: a cell or a button's click).
 """
@@ -8,14 +9,14 @@ Updated only on the thread that runs the install (the kernel's: a cell or a butt
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import Any
 
 import ipywidgets as w
 
 from atomic_jupyter.transport.agent_install import Progress
 from atomic_jupyter.ui.closing import close_widget
 
-__all__ = ["InstallOffer", "InstallView", "ProgressPrinter"]
+__all__ = ["InstallOffer", "InstallView"]
 
 
 class InstallView:
@@ -100,40 +101,3 @@ class InstallOffer:
                 return
         self.button.description = "Installed and started"
         self.button.button_style = "success"
-
-
-class ProgressPrinter:
-    """Shows an install's progress on a terminal: a bar redrawn in place on a TTY, a line
-    per step (and per quarter of the download) otherwise; nothing once done (the result
-    follows)."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.tty = stream.isatty()
-        self._phase = ""
-        self._quarter = -1
-        self._drawn = False
-
-    def __call__(self, progress: Progress) -> None:
-        if progress.phase == "done":  # the result is printed next, in full
-            self.end()
-            return
-        if self.tty:
-            filled = int(progress.fraction * 30)
-            bar = "#" * filled + "." * (30 - filled)
-            self.stream.write(f"\r[{bar}] {progress.fraction:4.0%} {progress.message[:60]:<60}")
-            self._drawn = True
-        else:
-            quarter = int(progress.fraction * 4)
-            if progress.phase != self._phase or quarter != self._quarter:
-                self.stream.write(f"{progress.message}\n")
-            self._quarter = quarter
-        self._phase = progress.phase
-        self.stream.flush()
-
-    def end(self) -> None:
-        """Clear the line a bar was drawn on."""
-        if self._drawn:
-            self.stream.write("\r" + " " * 98 + "\r")
-            self.stream.flush()
-            self._drawn = False
