@@ -192,28 +192,29 @@ def test_site_page_maps_readme_links_to_built_pages() -> None:
 
 @pytest.mark.browser
 @pytest.mark.parametrize("theme", ["light", "dark"])
-def test_a_notebook_page_reads_in_the_browser_with_no_kernel(site: Path, theme: str) -> None:
+def test_a_notebook_page_reads_in_the_browser_with_no_kernel(
+    site: Path, chromium: Any, theme: str
+) -> None:
     """Chromium opens the built quickstart from disk: the records are visible, the tool
     card's output is monospace, and the page raises no script error, in both themes."""
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
-    from tests.browser.browser_harness import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, WAIT_MS
+    from tests.browser.browser_harness import VIEWPORT, WAIT_MS
 
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport=VIEWPORT, color_scheme=theme)  # type: ignore[arg-type]
-            errors: list[str] = []
-            page.on("pageerror", lambda error: errors.append(str(error)))
-            page.goto((site / "notebooks" / "quickstart.html").as_uri())
-            answer = page.get_by_text("Hello from the offline demo model").first
-            expect(answer).to_be_visible(timeout=WAIT_MS)
-            expect(page.get_by_text("→ Block (answered by code)").first).to_be_visible()
-            listing = page.locator("pre", has_text="drwxr-xr-x").first
-            expect(listing).to_be_visible()
-            font = listing.evaluate("e => getComputedStyle(e).fontFamily")
-            assert "monospace" in font.lower()
-            assert page.evaluate("document.body.dataset.theme || 'auto'") in {"auto", theme}
-            assert errors == []
-        finally:
-            browser.close()
+    context = chromium.new_context(viewport=VIEWPORT, color_scheme=theme)
+    try:
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto((site / "notebooks" / "quickstart.html").as_uri())
+        answer = page.get_by_text("Hello from the offline demo model").first
+        expect(answer).to_be_visible(timeout=WAIT_MS)
+        expect(page.get_by_text("→ Block (answered by code)").first).to_be_visible()
+        listing = page.locator("pre", has_text="drwxr-xr-x").first
+        expect(listing).to_be_visible()
+        font = listing.evaluate("e => getComputedStyle(e).fontFamily")
+        assert "monospace" in font.lower()
+        assert page.evaluate("document.body.dataset.theme || 'auto'") in {"auto", theme}
+        assert errors == []
+    finally:
+        context.close()

@@ -272,14 +272,18 @@ def live_copy(record: Record, key: str) -> dict[str, str]:
     the widget's own output would rebuild its view in JupyterLab).
 
     A notebook saved at any moment so holds the conversation so far. Its ``<style>`` hides
-    the copy while the widget carrying :func:`live_class` of ``key`` is on the page, and
-    hides the widget's output when it is not (a notebook reopened without its kernel shows
-    "Error displaying widget" there). JupyterLab keeps the style only in a trusted notebook:
+    the copy while the widget carrying :func:`live_class` of ``key`` is on the page and
+    connected, and hides the widget's output when it is not (a notebook reopened without its
+    kernel shows "Error displaying widget" there; after a restart, ipywidgets draws each
+    disconnected view as a broken link). JupyterLab keeps the style only in a trusted notebook:
     an untrusted one shows the error line and the copy. Viewers that show no widget
     (nbconvert, GitHub) show the copy. Its class names are the record's with ``atomic-copy-``
     for ``atomic-``, so a page (or a test) never takes the hidden copy for the live view.
     """
-    live, copy = live_class(key), f"atomic-record-copy-{key}"
+    # A widget counts as live while its kernel is there: after a restart or a shutdown,
+    # ipywidgets marks each view it drew "disconnected" (and draws a broken link).
+    live = f"{live_class(key)}:not(.jupyter-widgets-disconnected)"
+    copy = f"atomic-record-copy-{key}"
     style = (
         f"<style>body:has(.{live}) .{copy},"
         f"body:has(.{live}) .jp-OutputArea-child:has(.{copy}){{display:none}}"

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -26,8 +25,6 @@ import pytest
 from tests.harness.plugin import agent_kernel_env
 
 from .browser_harness import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
     FAILURES,
     JP_DIALOG_LOG_SCRIPT,
     PAGE_MS,
@@ -64,22 +61,6 @@ def lab_server(
     finally:
         server.stop()
         SERVERS.remove(server)
-
-
-@pytest.fixture(scope="session")
-def chromium() -> Iterator[object]:
-    """Debian's Chromium, headless, driven by Playwright."""
-    if not os.access(CHROMIUM, os.X_OK):
-        pytest.fail(f"{CHROMIUM} is missing; `make test` installs it (apt-get install chromium)")
-    from playwright.sync_api import expect, sync_playwright
-
-    expect.set_options(timeout=WAIT_MS)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 OpenNotebook = Callable[[str, Sequence[tuple[str, str]]], NotebookPage]

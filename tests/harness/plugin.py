@@ -206,6 +206,25 @@ def widget_thread_guard() -> Iterator[None]:
         pytest.fail(thread_guard_report(found), pytrace=False)
 
 
+@pytest.fixture(scope="session")
+def chromium() -> Iterator[object]:
+    """Debian's Chromium, headless, driven by Playwright: one per worker, for every test that
+    opens a page (Playwright's sync API cannot be started twice in one thread)."""
+    from tests.browser.browser_harness import CHROMIUM, CHROMIUM_ARGS, WAIT_MS
+
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(f"{CHROMIUM} is missing; `make test` installs it (apt-get install chromium)")
+    from playwright.sync_api import expect, sync_playwright
+
+    expect.set_options(timeout=WAIT_MS)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
 @pytest.fixture(autouse=True)
 def no_foreign_running_loop(request: pytest.FixtureRequest) -> Iterator[None]:
     """Hide the event loop Playwright's sync API leaves marked as running on the main thread

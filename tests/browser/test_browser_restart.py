@@ -1,0 +1,54 @@
+"""After Kernel → Restart, every output of ours shows its record, never a broken widget.
+
+A restart disconnects every widget view on the page: ipywidgets marks each
+``jupyter-widgets-disconnected`` and draws it as a broken-link icon. Outputs that were final
+are records already. What was still live when the kernel went (the listing of
+``%atomic_agent sessions``, the panel of a running session) has its record copy beside it; the
+copy's style shows the copy, and hides the widget's output, once the widget is disconnected.
+(The kernel cannot replace them itself as it exits: JupyterLab drops the display updates a
+restarting kernel sends.)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from .browser_harness import NotebookPage
+from .test_browser_resume import SAVE
+
+pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
+
+CELLS = [
+    ("save", SAVE),
+    ("start", "%load_ext atomic_jupyter\n%atomic_agent start --demo"),
+    ("prompt", "%%atomic_agent --wait\nhello there"),
+    ("sessions", "%atomic_agent sessions"),
+]
+
+
+@pytest.fixture(scope="module")
+def nb(open_notebook: Any) -> NotebookPage:
+    page = open_notebook("restart.ipynb", CELLS)
+    for name in ("save", "start", "prompt"):
+        page.run(name)
+    expect(page.output("prompt").locator(".atomic-run-state")).to_have_text("done", timeout=60_000)
+    return page
+
+
+def test_after_a_restart_the_listing_and_the_panel_show_their_records(nb: NotebookPage) -> None:
+    nb.run("sessions")
+    listing = nb.output("sessions")
+    expect(listing.get_by_role("button", name="Resume").first).to_be_visible()
+
+    nb.restart_kernel()
+
+    notebook = nb.notebook
+    expect(notebook.locator(".jupyter-widgets-disconnected:visible")).to_have_count(0)
+    expect(notebook.get_by_text("Error displaying widget")).to_be_hidden()
+    expect(listing).to_contain_text("Saved conversations of this notebook")
+    expect(listing.get_by_role("button")).to_have_count(0)
+    expect(nb.output("start")).to_contain_text("atomic-jupyter demo")
+    assert nb.page_errors == [], nb.page_errors
