@@ -11,6 +11,7 @@ Layers, top to bottom (each may import only the ones below it, and ``errors``/``
 from __future__ import annotations
 
 import ast
+import importlib
 import re
 from pathlib import Path
 
@@ -249,3 +250,46 @@ def test_no_class_has_not_implemented_stubs_standing_in_for_another_class() -> N
         f"{module}: {stub}" for module, path in MODULES.items() for stub in stubs(path.read_text())
     )
     assert found == [], "methods stand in for another class's (take the part instead)"
+
+
+#: A dotted name of the package in a docstring or comment (``atomic_jupyter.ui.record``).
+DOTTED = re.compile(r"\batomic_jupyter(?:\.[A-Za-z_][A-Za-z0-9_]*)+")
+#: A design document of ours named in the package (the agent's own docs are its package's).
+OUR_DOCUMENT = re.compile(r"\b(ARCHITECTURE|RELIABILITY|BENCHMARKS|README|DESIGN)\.md\b")
+
+
+def resolves(dotted: str) -> bool:
+    """Whether ``dotted`` names a module of the package or something in one."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        for name in parts[cut:]:
+            if not hasattr(found, name):
+                return False
+            found = getattr(found, name)
+        return True
+    return False
+
+
+def test_every_module_named_in_the_package_exists() -> None:
+    missing = sorted(
+        f"{module}: {name}"
+        for module, path in MODULES.items()
+        for name in set(DOTTED.findall(path.read_text()))
+        if not resolves(name.rstrip("."))
+    )
+    assert missing == []
+
+
+def test_every_document_named_in_the_package_exists() -> None:
+    root = Path(__file__).resolve().parent.parent
+    missing = sorted(
+        f"{module}: {name}.md"
+        for module, path in MODULES.items()
+        for name in set(OUR_DOCUMENT.findall(path.read_text()))
+        if not (root / f"{name}.md").is_file()
+    )
+    assert missing == []

@@ -1,8 +1,8 @@
 """Blocking until a run ends, for "Run All", nbval and papermill. No widgets here.
 
 A running cell keeps the kernel from delivering clicks, so a wait also ends as soon as a
-dialog needs an answer that no policy gives (see DESIGN.md, "Hard facts about the kernel").
-While it blocks the main thread, the kernel's event loop cannot run the views' updates, so
+dialog needs an answer that no policy gives (docs/guides/unattended.md, "Why a wait stops for
+a dialog"). While it blocks the main thread, the kernel's event loop cannot run the views' updates, so
 the wait calls ``pump`` (the presentation's) on every wake-up to do that work itself.
 """
 

@@ -3,8 +3,8 @@
 ipywidgets must be built and changed where the kernel can send their comm messages: the
 kernel's asyncio loop on the main thread. The agent's messages arrive on a reader thread
 (and a dialog's countdown on the ticker thread), so widget work is handed to that loop with
-``call_soon_threadsafe`` and runs while the kernel is idle (see DESIGN.md, "Hard facts about
-the kernel").
+``call_soon_threadsafe`` and runs while the kernel is idle (ARCHITECTURE.md, "Which thread
+may touch what").
 
 The rule: a :class:`UiDispatcher` knows its *kernel thread*, the thread whose event loop it
 captured (before any capture, the thread that made it: in a kernel, the main thread, in a
@@ -22,8 +22,8 @@ guard turns into a failure.
 
 Two exceptions to "widgets only on the kernel thread" are allowed, and marked, both for
 while a cell keeps the loop from running: ``%atomic_agent bash``'s live output, whose
-``outputs`` trait is set from the reader thread under a lock (a trait change is the
-thread-safe way, DESIGN.md), and a kernel call that waits for a computing cell, whose card
+``outputs`` trait is set from the reader thread under a lock (a trait change is sent as one
+comm message, whichever thread makes it), and a kernel call that waits for a computing cell, whose card
 is rendered once from a timer's thread under its view's lock
 (:meth:`~atomic_jupyter.ui.session_view.SessionView.render_while_busy`). Such code runs
 inside :func:`thread_safe_update`, which the test suite's guard respects.

@@ -70,7 +70,7 @@ class SessionView:
     panel:
         The panel VBox.
     dialog_views:
-        Dialog id -> :class:`~atomic_jupyter.widgets.dialog_views.DialogView`.
+        Dialog id -> :class:`~atomic_jupyter.ui.dialog_view.DialogView`.
     """
 
     def __init__(self, session: AgentSession) -> None:
