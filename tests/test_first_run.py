@@ -53,17 +53,23 @@ def test_a_silent_step_prints_a_heartbeat_and_then_its_time(tmp_path: Path) -> N
     gate = tmp_path / "gate"
     waiter = f"while [ ! -e {gate} ]; do sleep 0.05; done; echo finished"
     process = run_step(tmp_path, "sh", "-c", waiter)
-    lines = lines_of(process)
-    deadline = time.monotonic() + 30
-    assert next_matching(lines, r"^==> The step", deadline)
-    beat = next_matching(lines, r"still", deadline)
-    assert re.search(r"… still the step \(\d+ s\)", beat)
-    gate.touch()
-    assert next_matching(lines, r"finished", deadline).strip() == "finished"
-    assert re.search(r"done in \d", next_matching(lines, r"done in", deadline))
-    assert process.wait(timeout=30) == 0
-    while lines.get(timeout=30) != "<eof>":  # the reader has closed the pipe
-        pass
+    try:
+        lines = lines_of(process)
+        deadline = time.monotonic() + 30
+        assert next_matching(lines, r"^==> The step", deadline)
+        beat = next_matching(lines, r"still", deadline)
+        assert re.search(r"… still the step \(\d+ s\)", beat)
+        gate.touch()
+        assert next_matching(lines, r"finished", deadline).strip() == "finished"
+        assert re.search(r"done in \d", next_matching(lines, r"done in", deadline))
+        assert process.wait(timeout=30) == 0
+        while lines.get(timeout=30) != "<eof>":  # the reader has closed the pipe
+            pass
+    finally:
+        gate.touch()  # a failed assertion leaves no step waiting
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
 
 
 def test_a_failed_step_says_so_and_keeps_its_exit_status(tmp_path: Path) -> None:
