@@ -15,10 +15,10 @@ from atomic_jupyter.protocol.agent_line import AgentLine
 from atomic_jupyter.protocol.messages import AgentEvent, Response
 from atomic_jupyter.session.channel import as_command
 from atomic_jupyter.session.commands import AgentCommands
-from atomic_jupyter.session.conversation import Conversation
 from atomic_jupyter.session.delegation import Delegated
 from atomic_jupyter.session.extension_ui import ExtensionUiState
 from atomic_jupyter.session.observers import Listeners, Subscription
+from atomic_jupyter.session.prompts import Prompts
 from atomic_jupyter.session.prototyping import Prototypes
 from atomic_jupyter.session.runs import CommandRun
 from atomic_jupyter.session.session import AgentSession
@@ -35,9 +35,9 @@ def test_a_delegated_method_is_its_parts_bound_method() -> None:
     bound = session.steer
     assert bound.__self__ is session._commands and bound.__func__ is AgentCommands.steer
     prompt = session.prompt
-    assert prompt.__self__ is session._conversation
+    assert prompt.__self__ is session._prompts
     assert inspect.signature(prompt) == inspect.signature(
-        Conversation.prompt.__get__(session._conversation)
+        Prompts.prompt.__get__(session._prompts)
     )
     assert "text" in inspect.signature(prompt).parameters
     session._lifecycle.begin(OLD, None)

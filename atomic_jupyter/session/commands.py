@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from atomic_jupyter.protocol.agent_line import THINKING_LEVELS, AgentLine
 from atomic_jupyter.session.channel import as_command
-from atomic_jupyter.session.images import image_contents
+from atomic_jupyter.session.prompt_images import image_contents
 
 if TYPE_CHECKING:
     from atomic_jupyter.protocol.messages import AgentEvent, Response

@@ -27,7 +27,6 @@ from atomic_jupyter.protocol.messages import AgentEvent
 from atomic_jupyter.session.answers import AnswerPolicies
 from atomic_jupyter.session.channel import CommandChannel
 from atomic_jupyter.session.commands import AgentCommands
-from atomic_jupyter.session.conversation import Conversation
 from atomic_jupyter.session.delegation import Delegated
 from atomic_jupyter.session.dialog_registry import DialogRegistry
 from atomic_jupyter.session.event_log import EventLog
@@ -39,6 +38,7 @@ from atomic_jupyter.session.lifecycle import Lifecycle
 from atomic_jupyter.session.observers import Listeners, Subscription, WakeSignal
 from atomic_jupyter.session.plugins import Addon, Presentation, wire
 from atomic_jupyter.session.policies import PolicyBook
+from atomic_jupyter.session.prompts import Prompts
 from atomic_jupyter.session.prototyping import Prototypes
 from atomic_jupyter.session.run_tracker import RunTracker, state_probe
 from atomic_jupyter.session.runs import PromptRun
@@ -147,7 +147,7 @@ class AgentSession:
             redact=ui.redact,
             tracker=self.tracker,
         )
-        self._conversation = Conversation(
+        self._prompts = Prompts(
             self._channel,
             self._lifecycle,
             self.tracker,
@@ -398,12 +398,12 @@ class AgentSession:
     # ------------------------------------------------------------------ the parts' methods
 
     request = Delegated("_channel", CommandChannel.request)
-    prompt = Delegated("_conversation", Conversation.prompt)
+    prompt = Delegated("_prompts", Prompts.prompt)
     expose = Delegated("_kernel_tools", KernelTools.expose)
     unexpose = Delegated("_kernel_tools", KernelTools.unexpose)
-    command = Delegated("_conversation", Conversation.command)
-    stop_run = Delegated("_conversation", Conversation.stop_run)
-    wait = Delegated("_conversation", Conversation.wait)
+    command = Delegated("_prompts", Prompts.command)
+    stop_run = Delegated("_prompts", Prompts.stop_run)
+    wait = Delegated("_prompts", Prompts.wait)
     answer_with = Delegated("_answers", AnswerPolicies.answer_with)
     make_rule = Delegated("_answers", AnswerPolicies.make_rule)
     remove_policy = Delegated("_answers", AnswerPolicies.remove_policy)
@@ -413,7 +413,7 @@ class AgentSession:
 
         The agent's abort waits for an extension's open dialog, so the dialogs go first.
         """
-        self._conversation.cancel_dialogs(None, "abort")
+        self._prompts.cancel_dialogs(None, "abort")
         return self._commands.abort(timeout)
 
     steer = Delegated("_commands", AgentCommands.steer)

@@ -1,5 +1,5 @@
-"""Prompts, the commands sent like them, their runs, and waiting for a run: the conversation
-part of a session (:class:`Conversation`).
+"""Prompts, the commands sent like them, their runs, and waiting for a run: the prompts
+part of a session (:class:`Prompts`).
 """
 
 from __future__ import annotations
@@ -15,20 +15,20 @@ from atomic_jupyter.session.channel import CommandChannel, as_command
 from atomic_jupyter.session.citations import citation_resolver, expand
 from atomic_jupyter.session.commands import command_result_text
 from atomic_jupyter.session.dialog_registry import DialogRegistry
-from atomic_jupyter.session.images import image_contents
 from atomic_jupyter.session.lifecycle import Lifecycle
 from atomic_jupyter.session.observers import WakeSignal
 from atomic_jupyter.session.plugins import Presentation
+from atomic_jupyter.session.prompt_images import image_contents
 from atomic_jupyter.session.run_tracker import RunTracker
 from atomic_jupyter.session.runs import CommandRun, PromptRun
 from atomic_jupyter.session.waiting import WaitResult, wait_for_run
 
-__all__ = ["Conversation"]
+__all__ = ["Prompts"]
 
 RunT = TypeVar("RunT", bound=PromptRun)
 
 
-class Conversation:
+class Prompts:
     """``prompt``, ``command``, ``stop_run`` and ``wait``: runs sent, shown and waited for.
 
     Parameters
