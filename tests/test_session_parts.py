@@ -36,9 +36,7 @@ def test_a_delegated_method_is_its_parts_bound_method() -> None:
     assert bound.__self__ is session._commands and bound.__func__ is AgentCommands.steer
     prompt = session.prompt
     assert prompt.__self__ is session._prompts
-    assert inspect.signature(prompt) == inspect.signature(
-        Prompts.prompt.__get__(session._prompts)
-    )
+    assert inspect.signature(prompt) == inspect.signature(Prompts.prompt.__get__(session._prompts))
     assert "text" in inspect.signature(prompt).parameters
     session._lifecycle.begin(OLD, None)
     with pytest.raises(AgentVersionError, match="get_tree"):  # called as a function: the same
