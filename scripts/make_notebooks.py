@@ -436,7 +436,7 @@ RESUME = [
         "- `%atomic_agent start --resume` continues this notebook's latest conversation; "
         "`--resume ID` continues the one whose id starts with ID.\n"
         "- `%atomic_agent restart` restarts the agent on the same conversation.\n"
-        "- `%atomic_agent sessions` lists the notebook's saved conversations, each with a "
+        "- `%atomic_agent conversations` lists the notebook's saved conversations, each with a "
         "**Resume** button.\n"
         "- `%atomic_agent start --no-save` saves nothing: the agent keeps the conversation in "
         "memory only.\n\n"
@@ -472,7 +472,7 @@ RESUME = [
         "Every saved conversation of this notebook, newest first. **Resume** continues one in "
         "its session (restarting that session's agent on it if it runs)."
     ),
-    code("%atomic_agent sessions"),
+    code("%atomic_agent conversations"),
     code("%atomic_agent stop"),
 ]
 

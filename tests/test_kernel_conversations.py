@@ -1,7 +1,7 @@
 """Saved conversations through real kernels of one notebook, the real agent (both lines) and
 the scripted model: a new kernel continues the conversation (the model gets the earlier
-messages, the panel shows the earlier turns), ``sessions`` lists them with working Resume
-buttons, ``--no-save`` leaves nothing, and two kernels of the notebook never write one file.
+messages, the panel shows the earlier turns), ``conversations`` (or its older name,
+``sessions``) lists them with working Resume buttons, ``--no-save`` leaves nothing, and two kernels of the notebook never write one file.
 
 Each kernel is a new process with the same environment, which is what a kernel restart is:
 ``$JPY_SESSION_NAME`` names the notebook, as the Jupyter server sets it.
@@ -109,7 +109,7 @@ def test_a_new_kernel_continues_the_conversation_and_shows_the_earlier_turns(
         )
         assert state["thinkingLevel"] == "low"
         assert state.get("sessionName") == "budget analysis"
-        listing = second.execute("%atomic_agent sessions")
+        listing = second.execute("%atomic_agent conversations")
         rows = " ".join(text(ref) for ref in second.widgets("HTML", within=listing.widget_ids[0]))
         assert "named 'budget analysis'" in rows and "[redacted]" in rows and SECRET not in rows
         assert all(SECRET not in d.get("text/plain", "") for d in listing.displays)
@@ -139,7 +139,7 @@ def test_restart_continues_the_same_conversation(
         assert len(saved_files(notebook)) == 1
 
 
-def test_sessions_lists_them_and_resume_continues_the_one_clicked(
+def test_conversations_lists_them_and_resume_continues_the_one_clicked(
     tmp_path: Path, notebook: dict[str, str], scripted_model
 ) -> None:
     with open_kernel(tmp_path, notebook, "listing") as kernel:
@@ -148,7 +148,7 @@ def test_sessions_lists_them_and_resume_continues_the_one_clicked(
         kernel.execute(start_line(scripted_model))  # a second, new conversation
         ask(kernel, f"{THIRD}")
         older, newer = sorted(saved_files(notebook), key=lambda p: p.stat().st_mtime)
-        listing = kernel.execute("%atomic_agent sessions")
+        listing = kernel.execute("%atomic_agent conversations")
         (view_id,) = listing.widget_ids
         rows = [
             text(ref)

@@ -72,7 +72,7 @@ def start(
     resume:
         Continue a saved conversation of this notebook: ``"latest"`` (its most recent one
         of this session name; a new one when there is none, and the panel says so), or an
-        id (a prefix is enough) or a file listed by ``%atomic_agent sessions``. The panel
+        id (a prefix is enough) or a file listed by ``%atomic_agent conversations``. The panel
         says "continued: N messages since DATE" and shows the earlier turns, folded.
     save:
         Save the conversation with the notebook, so it can be continued (False: the agent

@@ -1,4 +1,4 @@
-"""``%atomic_agent sessions``: this notebook's saved conversations, each with a Resume button,
+"""``%atomic_agent conversations``: this notebook's saved conversations, each with a Resume button,
 and what a click does (continue that conversation in its session)."""
 
 from __future__ import annotations

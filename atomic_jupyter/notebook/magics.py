@@ -46,7 +46,7 @@ PLAIN_ACTIONS = {
 }
 ACTIONS = [
     "start", "stop", "restart", "status", "show", "wait", "policy", "new", "cycle_model",
-    "install", "doctor", "fix", "sessions", "cells",
+    "install", "doctor", "fix", "conversations", "sessions", "cells",
     "model", "thinking", "export", *sorted(TEXT_ACTIONS), *sorted(PLAIN_ACTIONS),
 ]  # fmt: skip
 
@@ -274,7 +274,8 @@ class AtomicAgentMagics(Magics):
         - ``cells [--run N] [--print]``: the code the agent ran in this kernel during the
           last run that ran any (or run N), into a new cell below, each call headed by a
           comment naming it;
-        - ``sessions``: this notebook's saved conversations, each with a Resume button;
+        - ``conversations``: this notebook's saved conversations, each with a Resume button
+          (``sessions``, its older name, does the same);
         - ``wait [--timeout S]``: block until the latest run ends, or a dialog needs you;
         - ``fix [--wait]``: send the last failed cell (source and traceback) and ask the agent
           to explain and fix it;
@@ -307,7 +308,7 @@ class AtomicAgentMagics(Magics):
         if args.action == "install":
             installing.install(args.line, force=args.force, home=_config(self).agent_home)
             return None
-        if args.action == "sessions":
+        if args.action in ("conversations", "sessions"):
             conversations.show_conversations(_config(self))
             return None
         if args.action == "cells":

@@ -3,7 +3,7 @@
 A restart disconnects every widget view on the page: ipywidgets marks each
 ``jupyter-widgets-disconnected`` and draws it as a broken-link icon. Outputs that were final
 are records already. What was still live when the kernel went (the listing of
-``%atomic_agent sessions``, the panel of a running session) has its record copy beside it; the
+``%atomic_agent conversations``, the panel of a running session) has its record copy beside it; the
 copy's style shows the copy, and hides the widget's output, once the widget is disconnected.
 (The kernel cannot replace them itself as it exits: JupyterLab drops the display updates a
 restarting kernel sends.)
@@ -25,7 +25,7 @@ CELLS = [
     ("save", SAVE),
     ("start", "%load_ext atomic_jupyter\n%atomic_agent start --demo"),
     ("prompt", "%%atomic_agent --wait\nhello there"),
-    ("sessions", "%atomic_agent sessions"),
+    ("sessions", "%atomic_agent conversations"),
 ]
 
 
