@@ -89,9 +89,9 @@ QUICKSTART = [
     ),
     md(
         "Extensions have commands of their own, sent like prompts. This one asks a yes/no question; "
-        "its dialog appears below the cell."
+        "its dialog appears below the cell, and `--wait` returns as soon as it needs you."
     ),
-    code("%%atomic_agent\n/demo-confirm"),
+    code("%%atomic_agent --wait\n/demo-confirm"),
     code(
         "for dialog in session.pending_dialogs:  # click Yes or No above, or let this answer\n"
         "    dialog.respond(True)"
