@@ -379,6 +379,8 @@ def test_launch_notes_saved_conversations_or_none_to_resume(make_addon):
     addon = make_addon()
     assert not launched_path(addon.launch()).exists()
     assert len(addon.notes) == 1 and "1 saved conversation of session 'default'" in addon.notes[0]
+    # A note is shown as plain text: no Markdown backquotes to show as they are.
+    assert "`" not in addon.notes[0] and "%atomic_agent conversations lists" in addon.notes[0]
     addon.close()
 
 

@@ -173,9 +173,8 @@ class ConversationsAddon:
             if saved:
                 self.notes.append(
                     f"This notebook has {saved} saved conversation{'s' if saved != 1 else ''} "
-                    f"of session {name!r}: `%atomic_agent start --resume{option}` continues "
-                    "the latest, "
-                    "`%atomic_agent conversations` lists them."
+                    f"of session {name!r}: %atomic_agent start --resume{option} continues "
+                    "the latest, and %atomic_agent conversations lists them."
                 )
         try:
             path = chosen.path if chosen is not None else store.new_path(name)
