@@ -40,11 +40,13 @@ PARALLEL ?= -n 2 --dist loadscope
 ## would replace the 0.73 pass's own selection, not narrow it.)
 MARK ?=
 CURRENT_TESTS := tests notebooks --nbval-lax $(if $(MARK),-m "$(MARK)")
+## The marker expression of the run's browser tests (scripts/chromium installs Chromium for them).
+BROWSER_TESTS := browser$(if $(MARK), and ($(MARK)))
 test:
 	@rm -f $(PHASES_FILE)
 	scripts/phase "set-up" $(MAKE) setup agent
 	scripts/phase "lint" $(MAKE) lint
-	@scripts/phase "chromium" scripts/chromium $(BIN)/python -m pytest $(CURRENT_TESTS) $(PYTEST_ARGS)
+	@scripts/phase "chromium" scripts/chromium "$(BROWSER_TESTS)" $(BIN)/python -m pytest tests notebooks --nbval-lax $(PYTEST_ARGS)
 	scripts/phase "current line (with notebooks)" $(BIN)/python -m pytest $(CURRENT_TESTS) $(PARALLEL) $(DURATIONS) $(PYTEST_ARGS)
 	scripts/phase "0.73 line (with notebooks)" $(MAKE) test-compat
 	@echo "=== phases ==="; cat $(PHASES_FILE)

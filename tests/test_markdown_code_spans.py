@@ -80,13 +80,14 @@ def test_code_fences_and_double_backquote_spans_pass() -> None:
 
 
 def test_published_markdown_is_found() -> None:
-    names = {where.split(" ")[0] for where, _ in published_markdown()}
+    names = {where.split(" ")[0] for where, _ in PUBLISHED}
     assert {"README.md", "ARCHITECTURE.md", "notebooks/quickstart.ipynb"} <= names
     assert any(name.startswith("docs/guides/") for name in names)
 
 
-@pytest.mark.parametrize(
-    ("where", "markdown"), published_markdown(), ids=[w for w, _ in published_markdown()]
-)
+PUBLISHED = published_markdown()
+
+
+@pytest.mark.parametrize(("where", "markdown"), PUBLISHED, ids=[where for where, _ in PUBLISHED])
 def test_no_code_span_swallows_text(where: str, markdown: str) -> None:
     assert stray_backquotes(markdown) == [], where

@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from tests.harness.support import agent_example
+
 from .browser_harness import NotebookPage
 from .test_browser_resume import SAVE
 
@@ -23,7 +25,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
 CELLS = [
     ("save", SAVE),
-    ("start", "%load_ext atomic_jupyter\n%atomic_agent start --demo"),
+    # The agent's own example sets the panel's widget lines: the record must keep them.
+    (
+        "start",
+        "%load_ext atomic_jupyter\n"
+        f"%atomic_agent start --demo -e {agent_example('widget-placement.ts')}",
+    ),
     ("prompt", "%%atomic_agent --wait\nhello there"),
     ("sessions", "%atomic_agent conversations"),
 ]
@@ -51,4 +58,6 @@ def test_after_a_restart_the_listing_and_the_panel_show_their_records(nb: Notebo
     expect(listing).to_contain_text("Saved conversations of this notebook")
     expect(listing.get_by_role("button")).to_have_count(0)
     expect(nb.output("start")).to_contain_text("atomic-jupyter demo")
+    expect(nb.output("start")).to_contain_text("Above editor widget")
+    expect(nb.output("start")).to_contain_text("Below editor widget")
     assert nb.page_errors == [], nb.page_errors
