@@ -11,10 +11,10 @@ from typing import Any
 from atomic_jupyter.protocol.messages import AgentEvent, parse_message
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.runs import PromptRun
-from atomic_jupyter.ui.dialog_view import DialogView
 from atomic_jupyter.ui.record import run_record
 from atomic_jupyter.ui.run_parts import describe_entry
-from atomic_jupyter.ui.transcript_view import TranscriptView
+from atomic_jupyter.ui.run_output import RunOutput
+from tests.harness.output_page import page_html
 
 #: Classes that name a thing the transcript shows (not a control, not a wrapper).
 SHOWN = re.compile(
@@ -72,8 +72,8 @@ def record_classes(html: str) -> list[str]:
 
 def test_the_live_view_and_the_record_show_the_same_things_in_the_same_order() -> None:
     run, dialog = guarded_run()
-    view = TranscriptView(run, on_stop=lambda: None, dialog_widget=lambda d: DialogView(d).root)
-    live = live_classes(view.root)
+    view = RunOutput(run, on_stop=lambda: None)
+    live = record_classes(page_html(view.widget))
     recorded = record_classes(run_record(run).html)
     assert live == recorded
     assert live.count("atomic-tool") == 1 and live.count("atomic-entry") == 1
@@ -99,9 +99,8 @@ def test_each_thing_appears_once_in_the_record_and_in_the_live_view() -> None:
     assert record.plain.count(dialog.outcome) == 1
     assert record.html.count("Allow rm? → No (clicked)") == 1
     assert record.plain.count("I will clean up.") == 1
-    view = TranscriptView(run, on_stop=lambda: None, dialog_widget=lambda d: DialogView(d).root)
-    values = " ".join(str(getattr(w, "value", "")) for w in _tree(view.root) if hasattr(w, "value"))
-    assert values.count("Allow rm? → No (clicked)") == 1
+    view = RunOutput(run, on_stop=lambda: None)
+    assert page_html(view.widget).count("Allow rm? → No (clicked)") == 1
 
 
 def _tree(widget: Any) -> list[Any]:

@@ -126,7 +126,8 @@ class LiveDisplay:
             return
         from IPython.display import display as ipython_display
 
-        data = dict(self.widget._repr_mimebundle_())
+        bundle = self.widget._repr_mimebundle_()
+        data = dict(bundle[0] if isinstance(bundle, tuple) else bundle)  # anywidget: (data, meta)
         if not self.keeps_copy or "application/vnd.jupyter.widget-view+json" not in data:
             data.update(self.record().bundle())
             ipython_display(data, raw=True, display_id=self.display_id)

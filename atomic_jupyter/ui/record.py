@@ -17,7 +17,7 @@ sanitising tool renderers of :mod:`~atomic_jupyter.ui.tool_cards`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -50,6 +50,9 @@ if TYPE_CHECKING:
     from atomic_jupyter.session.session import AgentSession
 
 __all__ = [
+    "NO_TYPESETTING",
+    "ROOT_STYLE",
+    "LiveSlots",
     "Record",
     "dialog_notice",
     "dialog_record",
@@ -82,7 +85,7 @@ _LOOKS = {
     "card": "border:1px solid #aaa;padding:2px 6px",
     "indent": "margin-left:16px",
 }
-_ROOT_STYLE = "border-left:3px solid #48c;padding-left:8px"  # a literal colour: untrusted too
+ROOT_STYLE = "border-left:3px solid #48c;padding-left:8px"  # a literal colour: untrusted too
 _PRE_WRAP = "white-space:pre-wrap"
 
 
@@ -102,13 +105,13 @@ class Record:
 #: in ``text/html`` outputs (MathJax 3: ``mathjax_ignore``), and so does nbconvert's HTML
 #: (MathJax 2: ``tex2jax_ignore``). Agent text such as ``$\\style{...}{x}$`` would otherwise
 #: be typeset, its ``\\style`` applied. (The answer's maths is MathML already.)
-_NO_TYPESETTING = "tex2jax_ignore mathjax_ignore"
+NO_TYPESETTING = "tex2jax_ignore mathjax_ignore"
 
 
 def _root(kind: str, parts: Iterable[str]) -> str:
     return (
-        f'<div class="atomic-record atomic-record-{kind} {_NO_TYPESETTING}" '
-        f'style="{_ROOT_STYLE}">' + "".join(parts) + "</div>"
+        f'<div class="atomic-record atomic-record-{kind} {NO_TYPESETTING}" '
+        f'style="{ROOT_STYLE}">' + "".join(parts) + "</div>"
     )
 
 
@@ -135,9 +138,23 @@ def _text_html(part: Text, inline: bool = False) -> str:
 # --------------------------------------------------------------------------- parts
 
 
-def part_html(part: Part) -> str:
+#: How a live view draws its interactive parts (a dialog waiting for an answer, a streamed
+#: answer, the Stop button) inside the record's HTML: given such a part, the HTML to put in
+#: its place, or None for the record's own form.
+LiveSlots = Callable[[Part], "str | None"]
+
+
+def part_html(part: Part, live: LiveSlots | None = None) -> str:
     """The static HTML of a part (and of every part in it): escaped text, our markup, the
-    sanitised renderers' markup; no script, no stylesheet."""
+    sanitised renderers' markup; no script, no stylesheet.
+
+    ``live``: the live view's form of the interactive parts (see :data:`LiveSlots`); the
+    record's form of every other part is the live view's too, so the two cannot differ.
+    """
+    if live is not None and isinstance(part, (DialogSlot, AnswerSlot, StopSlot)):
+        drawn = live(part)
+        if drawn is not None:
+            return drawn
     if isinstance(part, Text):
         if not part.text:  # a place filled later keeps its class, nothing else
             return _tag(part.cls, "") if part.placeholder else ""
@@ -151,14 +168,14 @@ def part_html(part: Part) -> str:
         return _tag(part.cls, html)
     if isinstance(part, Group):
         if part.look == "row":
-            return _row_html(part)
-        inner = [html for html in (part_html(c) for c in part.children) if html]
+            return _row_html(part, live)
+        inner = [html for html in (part_html(c, live) for c in part.children) if html]
         if len(inner) == 1 and not part.look:  # one thing in a plain group: one tag
             return _merged(part.cls, inner[0])
         return _tag(part.cls, "".join(inner), _LOOKS[part.look])
     if isinstance(part, Fold):
         summary = f'<summary style="{_TONES["muted"]}">{escape(part.summary)}</summary>'
-        return _tag(part.cls, summary + part_html(part.child), tag="details")
+        return _tag(part.cls, summary + part_html(part.child, live), tag="details")
     if isinstance(part, DialogSlot):
         return part_html(describe_dialog(part.dialog))
     if isinstance(part, AnswerSlot):
@@ -182,14 +199,14 @@ def _merged(cls: str, html: str) -> str:
     return _tag(cls, html)
 
 
-def _row_html(part: Group) -> str:
+def _row_html(part: Group, live: LiveSlots | None = None) -> str:
     """A row's parts as inline spans, a space apart."""
     spans = []
     for child in part.children:
         if isinstance(child, Text) and child.text:
             spans.append(_text_html(child, inline=True))
         elif not isinstance(child, Text):
-            spans.append(part_html(child))
+            spans.append(part_html(child, live))
     return _tag(part.cls, " ".join(s for s in spans if s))
 
 

@@ -23,14 +23,13 @@ from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.observers import Listeners
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.ui.closing import close_widget, retire_widgets
-from atomic_jupyter.ui.dialog_view import DialogView
 from atomic_jupyter.ui.dispatch import UiDispatcher, thread_safe_update
 from atomic_jupyter.ui.earlier_view import EarlierView
-from atomic_jupyter.ui.part_widgets import PartNode, PartWidgets
 from atomic_jupyter.ui.prompt_editor import PromptEditor
+from atomic_jupyter.ui.run_output import DialogOutput, RunOutput
+from atomic_jupyter.ui.record import part_html
 from atomic_jupyter.ui.run_parts import describe_entry
 from atomic_jupyter.ui.text import TextLine, pre_block, pre_html
-from atomic_jupyter.ui.transcript_view import TranscriptView
 
 if TYPE_CHECKING:
     from atomic_jupyter.session.observers import Subscription
@@ -69,8 +68,11 @@ class SessionView:
     ----------
     panel:
         The panel VBox.
-    dialog_views:
-        Dialog id -> :class:`~atomic_jupyter.ui.dialog_view.DialogView`.
+    dialog_outputs:
+        Dialog id -> the :class:`~atomic_jupyter.ui.run_output.DialogOutput` of a dialog
+        shown in the panel (a dialog of no prompt on the page).
+    run_outputs:
+        ``id(run)`` -> the run's :class:`~atomic_jupyter.ui.run_output.RunOutput`.
     """
 
     def __init__(self, session: AgentSession) -> None:
@@ -78,7 +80,7 @@ class SessionView:
         self.dispatcher = UiDispatcher()
         self.dispatcher.capture_loop()  # made on the main thread, in a cell
         self._build_lock = threading.RLock()
-        self.dialog_views: dict[str, DialogView] = {}
+        self.dialog_outputs: dict[str, DialogOutput] = {}
         #: The runs sent from the panel's editor (shown in the panel), oldest first.
         self.panel_runs: list[PromptRun] = []
         #: Called on the main thread with each run whose final render is done.
@@ -90,7 +92,7 @@ class SessionView:
         #: Called (on any thread) when the session was stopped.
         self.stopped: Listeners[Callable[[], None]] = Listeners()
         self.closed = False
-        self.run_views: dict[int, TranscriptView] = {}
+        self.run_outputs: dict[int, RunOutput] = {}
         self.status_labels: dict[str, TextLine] = {}
         self.placed: set[int] = set()
         self.notifications_shown = 0
@@ -129,10 +131,8 @@ class SessionView:
         self.dialogs.add_class("atomic-panel-dialogs")
         self.rules = w.VBox([])
         self.rules.add_class("atomic-rules")
-        self.entries = w.VBox([])
+        self.entries = w.HTML("")
         self.entries.add_class("atomic-panel-entries")
-        self._entry_nodes: list[PartNode] = []
-        self._entry_widgets = PartWidgets(self.dialog_widget, lambda: None)
         self.notifications = w.VBox([])
         self.notifications.add_class("atomic-notifications")
         self.diagnostics = TextLine("")
@@ -197,12 +197,12 @@ class SessionView:
             subscription.remove()
         self._subscriptions, self._dialog_subscriptions = [], {}
         with self._build_lock:
-            runs, self.run_views = list(self.run_views.values()), {}
-            dialogs, self.dialog_views = list(self.dialog_views.values()), {}
-        for run_view in runs:
-            run_view.close()
-        for dialog_view in dialogs:
-            dialog_view.close()
+            runs, self.run_outputs = list(self.run_outputs.values()), {}
+            dialogs, self.dialog_outputs = list(self.dialog_outputs.values()), {}
+        for run_output in runs:
+            run_output.close()
+        for dialog_output in dialogs:
+            dialog_output.close()
         self.status_labels.clear()
         self.panel_runs.clear()
         self.placed.clear()
@@ -264,9 +264,8 @@ class SessionView:
             # No prompt, or its area is not on the page (prompt(display=False)): the panel.
             self.dispatcher.call(partial(self.add_dialog, dialog))
 
-    def _dialog_ticked(self, dialog: Dialog) -> None:
-        self.shown_changed.emit()
-        self.dispatcher.call(partial(self.refresh_countdown, dialog), key=("countdown", dialog.id))
+    def _dialog_ticked(self, _dialog: Dialog) -> None:
+        self.shown_changed.emit()  # the page counts down by itself
 
     def _run_changed(self, run: PromptRun, how: str) -> None:
         """Show a run's transcript: throttled while it streams, at once for a dialog or the end."""
@@ -274,7 +273,7 @@ class SessionView:
         if how == "state":
             return
         with self._build_lock:  # a build in progress finishes first (it may have missed this)
-            built = id(run) in self.run_views
+            built = id(run) in self.run_outputs
         if not built:
             return  # built later, from the transcript as it then is
         render = partial(self.render_run, run)
@@ -342,17 +341,11 @@ class SessionView:
             self.status_bar.children = children
 
     def _refresh_entries(self) -> None:
-        """Extensions' custom entries of no run, as cards (made anew: they change rarely)."""
-        old, self._entry_nodes = (
-            self._entry_nodes,
-            [
-                self._entry_widgets.build(describe_entry(kind, data))
-                for kind, data in self.session.extension_ui.entries
-            ],
-        )
-        self.entries.children = tuple(node.widget for node in self._entry_nodes)
-        for node in old:
-            node.close()
+        """Extensions' custom entries of no run, as cards (the record's)."""
+        entries = self.session.extension_ui.entries
+        html = "".join(part_html(describe_entry(kind, data)) for kind, data in entries)
+        if self.entries.value != html:
+            self.entries.value = html
 
     def _refresh_notifications(self) -> None:
         total, recent = self.session.extension_ui.notifications_since(self.notifications_shown)
@@ -410,15 +403,26 @@ class SessionView:
         self._panel_add(root, dialog)
 
     def dialog_widget(self, dialog: Dialog) -> w.Widget:
-        """The widget of a dialog (built once, on first use)."""
+        """The widget of a dialog shown on its own (built once, on first use)."""
         with self._build_lock:
-            view = self.dialog_views.get(dialog.id)
-            if view is None or view.dialog is not dialog:
-                schedule = partial(self._schedule, ("dialog", dialog.id))
-                view = self.dialog_views[dialog.id] = DialogView(
-                    dialog, schedule, on_rule=self._make_rule
+            output = self.dialog_outputs.get(dialog.id)
+            if output is None or output.dialog is not dialog:
+                key = ("dialog", dialog.id)
+                output = DialogOutput(
+                    dialog,
+                    on_rule=self._make_rule,
+                    schedule=lambda: self.dispatcher.call(self._render_dialog(dialog), key=key),
                 )
-            return view.root
+                self.dialog_outputs[dialog.id] = output
+            return output.widget
+
+    def _render_dialog(self, dialog: Dialog) -> Callable[[], None]:
+        def render() -> None:
+            output = self.dialog_outputs.get(dialog.id)
+            if output is not None:
+                output.render()
+
+        return render
 
     def _refresh_rules(self) -> None:
         """One line per answer policy (rules made from dialogs, policies set in code), each
@@ -450,27 +454,23 @@ class SessionView:
         except (AtomicAgentError, ValueError) as exc:
             self.session.extension_ui.diagnose(f"could not make a rule of {dialog.title!r}: {exc}")
 
-    def _schedule(self, key: Any, func: Any) -> None:
-        self.dispatcher.call(func, key=key)
-
-    def refresh_countdown(self, dialog: Dialog) -> None:
-        """Update a timed dialog's countdown."""
-        view = self.dialog_views.get(dialog.id)
-        if view is not None:
-            view.refresh_countdown()
 
     # ------------------------------------------------------------------ prompt areas
 
     def run_area(self, run: PromptRun) -> w.Widget:
         """The output area of a prompt, its transcript (built once per run, on first use)."""
         with self._build_lock:
-            view = self.run_views.get(id(run))
-            if view is None:
-                view = TranscriptView(
-                    run, on_stop=lambda: self._on_stop(run), dialog_widget=self.dialog_widget
+            output = self.run_outputs.get(id(run))
+            if output is None:
+                key = ("now", ("transcript", id(run)))
+                output = RunOutput(
+                    run,
+                    on_stop=lambda: self._on_stop(run),
+                    on_rule=self._make_rule,
+                    schedule=lambda: self.dispatcher.call(partial(self.render_run, run), key=key),
                 )
-                self.run_views[id(run)] = view
-            return view.root
+                self.run_outputs[id(run)] = output
+            return output.widget
 
     def hold_run(self, run: PromptRun) -> None:
         """Keep a run's area live once it is over: it is shown inside another live output
@@ -487,26 +487,22 @@ class SessionView:
 
     def _forget_run(self, run: PromptRun) -> None:
         with self._build_lock:
-            view = self.run_views.pop(id(run), None)
-        if view is None:
+            output = self.run_outputs.pop(id(run), None)
+        if output is None:
             return
-        self.placed.discard(id(view.root))
-        # Its last state first: a run over before its area was shown (a fast command, while
-        # the cell that sent it still ran) is final before any render reached the page.
-        view.render()
-        view.close()
+        self.placed.discard(id(output.widget))
+        output.close()
         for dialog in run.transcript.dialogs():
             self._forget_dialog(dialog)
 
     def _forget_dialog(self, dialog: Dialog) -> None:
         with self._build_lock:
-            view = self.dialog_views.get(dialog.id)
-            if view is None or view.dialog is not dialog:
+            output = self.dialog_outputs.get(dialog.id)
+            if output is None or output.dialog is not dialog:
                 return
-            del self.dialog_views[dialog.id]
-        self.placed.discard(id(view.root))
-        view.refresh()  # its last state first (a change queued behind the run's end)
-        view.close()
+            del self.dialog_outputs[dialog.id]
+        self.placed.discard(id(output.widget))
+        output.close()
 
     def _final_render(self, run: PromptRun) -> None:
         self.render_run(run)
@@ -514,9 +510,9 @@ class SessionView:
 
     def render_run(self, run: PromptRun) -> None:
         """Re-render a run's transcript."""
-        view = self.run_views.get(id(run))
-        if view is not None:
-            view.render()
+        output = self.run_outputs.get(id(run))
+        if output is not None:
+            output.render()
 
     def render_while_busy(self) -> None:
         """Bring every shown run's widgets in line with its transcript now, from any thread.
@@ -529,10 +525,10 @@ class SessionView:
         with the cell, touches none of these widgets meanwhile.
         """
         with self._build_lock:
-            views = list(self.run_views.values())
+            outputs = list(self.run_outputs.values())
         with thread_safe_update():
-            for view in views:
-                view.render()
+            for output in outputs:
+                output.render()
 
     def _on_stop(self, run: PromptRun) -> None:
         try:

@@ -49,7 +49,11 @@ from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 from jupyter_client.manager import KernelManager
 
+from .output_page import PageStore
 from .thread_guard import KERNEL_INSTALL, assert_no_offthread_widget_work
+
+#: A line of our output widget's module (how the page's store of an output is recognised).
+OUTPUT_MODULE_MARK = "One output of atomic-jupyter"
 
 __all__ = [
     "BrowserLikeKernel",
@@ -465,6 +469,8 @@ class WidgetStateTracker:
         self.closed: dict[str, dict[str, Any]] = {}
         self.other_comms: dict[str, str] = {}
         self.custom_messages: list[tuple[str, dict[str, Any], list[bytes]]] = []
+        #: comm_id -> what the page draws of each of our outputs (kept after it closed).
+        self.pages: dict[str, PageStore] = {}
         # comm_id -> attribute -> msg_id of the last update we sent for it
         self._expected_echo: dict[str, dict[str, str]] = {}
         # Output models holding a msg_id, most recently (re)registered last
@@ -499,6 +505,10 @@ class WidgetStateTracker:
             self.closed.pop(comm_id, None)
             self.models[comm_id] = state
             self._after_change(comm_id, state)
+            if OUTPUT_MODULE_MARK in str(state.get("_esm", "")):
+                # Our output's module, as the page runs it: its store asks for the output.
+                store = self.pages[comm_id] = PageStore()
+                self._ask_page(comm_id, store)
             return True
         if msg_type == "comm_msg":
             comm_id = content["comm_id"]
@@ -517,6 +527,9 @@ class WidgetStateTracker:
             elif method == "custom":
                 buffers = [bytes(b) for b in msg.get("buffers") or []]
                 self.custom_messages.append((comm_id, data.get("content") or {}, buffers))
+                store = self.pages.get(comm_id)
+                if store is not None and not store.receive(data.get("content") or {}):
+                    self._ask_page(comm_id, store)
             return True
         if msg_type == "comm_close":
             comm_id = content["comm_id"]
@@ -529,6 +542,10 @@ class WidgetStateTracker:
                 self._output_hooks.remove(comm_id)
             return True
         return False
+
+    def _ask_page(self, comm_id: str, store: PageStore) -> None:
+        if self._kernel is not None:
+            self._kernel.send_custom(comm_id, {"type": "ready", "seq": store.seq})
 
     def _drop_stale_echoes(self, comm_id: str, state: dict[str, Any], parent: str | None) -> None:
         """Apply the ``@jupyter-widgets/base`` echo rule to ``state`` in place.

@@ -5,11 +5,19 @@ these helpers read them as the page last showed them (``last_shown``)."""
 
 from __future__ import annotations
 
-from .kernel_client import BrowserLikeKernel, WidgetRef
-from .widget_text import has_class, text
+import html as html_lib
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .kernel_client import BrowserLikeKernel
+from .output_page import page_html
+from .widget_text import has_class, text, visible_text
 
 __all__ = [
     "WIDGET_VIEW",
+    "PageAnswer",
+    "PageDialog",
     "answer_html",
     "answers",
     "dialog_in",
@@ -18,6 +26,8 @@ __all__ = [
     "record_copy",
     "notes",
     "outcome_of",
+    "outputs_within",
+    "page_of",
     "last_run_report",
 ]
 
@@ -52,60 +62,107 @@ def record_copy(outputs: list[dict]) -> dict:
     return copy
 
 
-def answers(kernel: BrowserLikeKernel, within: str) -> list[WidgetRef]:
-    """The answer widgets (one per assistant message) inside ``within``, in page order."""
-    return [
-        ref
-        for ref in kernel.descendants(within, last_shown=True)
-        if "atomic-assistant-text" in (ref.state.get("_dom_classes") or [])
-    ]
+@dataclass(frozen=True)
+class PageAnswer:
+    """One streamed answer as the page draws it."""
+
+    output: str  # the output widget's comm id
+    key: str
+    html: str
 
 
-def answer_html(kernel: BrowserLikeKernel, answer: WidgetRef) -> str:
-    """The HTML an answer widget shows: its chunks and its tail, in order."""
-    return "".join(
-        str(ref.state.get("value", ""))
-        for ref in kernel.descendants(answer.comm_id, last_shown=True)
-        if "atomic-assistant-piece" in (ref.state.get("_dom_classes") or [])
-    )
+def outputs_within(kernel: BrowserLikeKernel, within: str) -> list[str]:
+    """The comm ids of our output widgets at or inside ``within`` (a run's output, the panel),
+    in page order."""
+    ids = [within] + [ref.comm_id for ref in kernel.descendants(within, last_shown=True)]
+    return [comm_id for comm_id in ids if comm_id in kernel.tracker.pages]
 
 
-def dialog_in(kernel: BrowserLikeKernel, area_id: str, method: str) -> WidgetRef:
-    """Wait for a dialog of ``method`` inside ``area_id``."""
-    return kernel.wait_for(
-        lambda: next(
-            iter(
-                kernel.widgets(
-                    "VBox",
-                    within=area_id,
-                    last_shown=True,
-                    _dom_classes=has_class(f"atomic-dialog-{method}"),
-                )
-            ),
-            None,
-        ),
-        what=f"a {method} dialog",
-    )
+def page_of(kernel: BrowserLikeKernel, output: str) -> str:
+    """The HTML the page draws for one of our outputs (as last shown)."""
+    return page_html(kernel.tracker.pages[output])
 
 
-def outcome_of(kernel: BrowserLikeKernel, dialog: WidgetRef, timeout: float = 30) -> str:
-    """Wait until the dialog has collapsed; return its one line."""
-    label = kernel.wait_for(
-        lambda: next(
-            iter(
-                kernel.widgets(
-                    "HTML",
-                    within=dialog.comm_id,
-                    last_shown=True,
-                    _dom_classes=has_class("atomic-dialog-outcome"),
-                )
-            ),
-            None,
-        ),
-        timeout=timeout,
-        what="the dialog to collapse",
-    )
-    return text(label)
+def answers(kernel: BrowserLikeKernel, within: str) -> list[PageAnswer]:
+    """The streamed answers (one per assistant message) inside ``within``, in page order."""
+    found = []
+    for output in outputs_within(kernel, within):
+        content = kernel.tracker.pages[output].content
+        for key in content.order:
+            if f'data-answer="{key}"' in content.blocks.get(key, ""):
+                html = "".join(content.chunks.get(key, [])) + content.tails.get(key, "")
+                found.append(PageAnswer(output, key, html))
+    return found
+
+
+def answer_html(kernel: BrowserLikeKernel, answer: PageAnswer) -> str:
+    """The HTML an answer shows: its chunks and its tail, in order."""
+    return answer.html
+
+
+@dataclass(frozen=True)
+class PageDialog:
+    """A dialog waiting in one of our outputs, and what a person does to it there."""
+
+    kernel: BrowserLikeKernel
+    output: str  # the output widget's comm id
+    id: str
+    description: dict[str, Any]
+
+    @property
+    def comm_id(self) -> str:
+        """The output the dialog is drawn in."""
+        return self.output
+
+    def press(self, action: str, **extra: Any) -> str:
+        """Send what the page sends for ``action`` (``choose``, ``respond``, ``cancel``);
+        return the message id (see ``kernel.wait_idle``)."""
+        message = {"type": "dialog", "id": self.id, "action": action, **extra}
+        return self.kernel.send_custom(self.output, message)
+
+    def choose(self, index: int, rule: bool = False) -> str:
+        """Click option ``index`` (or pick it and Submit)."""
+        return self.press("choose", index=index, rule=rule)
+
+    def confirm(self, yes: bool, rule: bool = False) -> str:
+        """Click Yes or No."""
+        return self.press("respond", value=yes, rule=rule)
+
+    def submit(self, text: str, rule: bool = False) -> str:
+        """Type ``text`` and Submit."""
+        return self.press("respond", value=text, rule=rule)
+
+    def cancel(self) -> str:
+        """Click Cancel (or press Escape)."""
+        return self.press("cancel")
+
+
+def dialog_in(kernel: BrowserLikeKernel, area_id: str, method: str) -> PageDialog:
+    """Wait for a dialog of ``method`` waiting for an answer at or inside ``area_id``."""
+
+    def find() -> PageDialog | None:
+        for output in outputs_within(kernel, area_id):
+            for dialog_id, described in kernel.tracker.pages[output].content.dialogs.items():
+                if described["method"] == method:
+                    return PageDialog(kernel, output, dialog_id, described)
+        return None
+
+    return kernel.wait_for(find, what=f"a {method} dialog")
+
+
+def outcome_of(kernel: BrowserLikeKernel, dialog: PageDialog, timeout: float = 30) -> str:
+    """Wait until the dialog is settled on the page; return its outcome line."""
+    mark = f'data-dialog-done="{html_lib.escape(dialog.id)}"'
+
+    def outcome() -> str | None:
+        page = page_of(kernel, dialog.output)
+        at = page.find(mark)
+        if at < 0:
+            return None
+        found = re.search(r'class="atomic-dialog-outcome[^"]*"[^>]*>(.*?)</div>', page[at:], re.S)
+        return " ".join(visible_text(found.group(1)).split()) if found else None
+
+    return kernel.wait_for(outcome, timeout=timeout, what="the dialog to be settled")
 
 
 def notes(kernel: BrowserLikeKernel, panel: WidgetRef) -> list[str]:

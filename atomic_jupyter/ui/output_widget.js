@@ -1,0 +1,386 @@
+// One output of atomic-jupyter, drawn in the page: a run, a dialog, a listing.
+//
+// The kernel sends the output's blocks as sanitised HTML made by the record's renderer
+// (atomic_jupyter/ui/record.py), keyed, so an update carries only what changed. This module
+// only places that HTML and draws the interactive parts the HTML leaves a place for:
+//   [data-dialog=ID]  a dialog waiting for an answer (its controls, from `dialogs`)
+//   [data-answer=KEY] a streamed answer (its settled chunks, then its tail)
+//   [data-action=A]   a button whose click sends {type: A} (Stop, Resume, ...)
+// Nothing it receives is run; HTML is inserted as sent (it was escaped and sanitised in the
+// kernel), text it draws itself goes through textContent.
+//
+// The content lives on the model (initialize), not on a view: messages that arrive while no
+// view exists are kept, and a view made later (a second display, a tab switched) draws it
+// all. Every message carries a sequence number; a model that missed one (or that was made
+// after the kernel sent its first ones) asks for the whole output again.
+
+const STORES = new WeakMap();
+
+function storeOf(model) {
+  let store = STORES.get(model);
+  if (!store) {
+    store = {
+      seq: 0, asked: false, order: [], blocks: new Map(),
+      chunks: new Map(), tails: new Map(), dialogs: new Map(), views: new Set(),
+    };
+    STORES.set(model, store);
+  }
+  return store;
+}
+
+function apply(store, msg) {
+  if (msg.type === "snapshot") {
+    store.order = msg.order;
+    store.blocks = new Map(Object.entries(msg.blocks));
+    store.chunks = new Map(Object.entries(msg.chunks));
+    store.tails = new Map(Object.entries(msg.tails));
+    store.dialogs = new Map(Object.entries(msg.dialogs));
+    store.seq = msg.seq;
+    store.asked = false;
+    return { all: true };
+  }
+  const changed = { blocks: new Set(), answers: new Set(), dialogs: new Set(), order: false };
+  for (const [key, html] of Object.entries(msg.blocks || {})) {
+    store.blocks.set(key, html);
+    changed.blocks.add(key);
+  }
+  for (const key of msg.drop || []) store.blocks.delete(key);
+  for (const key of msg.reset || []) {
+    store.chunks.set(key, []);
+    changed.answers.add(key);
+  }
+  for (const [key, added] of Object.entries(msg.chunks || {})) {
+    store.chunks.set(key, (store.chunks.get(key) || []).concat(added));
+    changed.answers.add(key);
+  }
+  for (const [key, html] of Object.entries(msg.tails || {})) {
+    store.tails.set(key, html);
+    changed.answers.add(key);
+  }
+  for (const [id, dialog] of Object.entries(msg.dialogs || {})) {
+    if (dialog === null) store.dialogs.delete(id);
+    else store.dialogs.set(id, dialog);
+    changed.dialogs.add(id);
+  }
+  if (msg.order) {
+    store.order = msg.order;
+    changed.order = true;
+  }
+  store.seq = msg.seq;
+  return changed;
+}
+
+function initialize({ model }) {
+  const store = storeOf(model);
+  const received = (msg) => {
+    if (!msg || (msg.type !== "snapshot" && msg.type !== "patch")) return;
+    if (msg.type === "patch" && msg.seq !== store.seq + 1) {
+      if (!store.asked) {  // a message was missed: ask for the whole output once
+        store.asked = true;
+        model.send({ type: "ready", seq: store.seq });
+      }
+      return;
+    }
+    const changed = apply(store, msg);
+    for (const view of store.views) view(changed);
+  };
+  model.on("msg:custom", received);
+  model.send({ type: "ready", seq: store.seq });  // a page made late (or reloaded) catches up
+  return () => model.off("msg:custom", received);
+}
+
+// ------------------------------------------------------------------------------ a view
+
+function button(cls, label, onClick, primary) {
+  const b = document.createElement("button");
+  b.type = "button";
+  b.className = `${cls} jupyter-button widget-button${primary ? " mod-primary" : ""}`;
+  b.textContent = label;
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+function dialogControls(model, dialog) {
+  // A dialog's controls, built once per dialog and moved (not rebuilt) when its block is
+  // drawn again, so what a person types and where the cursor is survive every update.
+  const box = document.createElement("div");
+  box.className = "atomic-dialog-controls";
+  box.setAttribute("role", "group");
+  box.setAttribute("aria-label", dialog.title);
+  const title = document.createElement("strong");
+  title.className = "atomic-dialog-title";
+  title.textContent = dialog.title;
+  box.appendChild(title);
+  if (dialog.message) {
+    const message = document.createElement("pre");
+    message.className = "atomic-dialog-message";
+    message.textContent = dialog.message;
+    box.appendChild(message);
+  }
+  const row = document.createElement("div");
+  row.className = "atomic-dialog-row";
+  box.appendChild(row);
+  let rule = null;
+  const act = (action, extra) => {
+    model.send({ type: "dialog", id: dialog.id, action, rule: !!(rule && rule.checked), ...extra });
+  };
+  let field = null;
+  if (dialog.method === "select" && dialog.options.length <= dialog.buttons) {
+    dialog.options.forEach((option, index) => {
+      row.appendChild(button("atomic-option", option, () => act("choose", { index })));
+    });
+  } else if (dialog.method === "select") {
+    field = document.createElement("select");
+    field.className = "atomic-dialog-choice";
+    field.setAttribute("aria-label", dialog.title);
+    dialog.options.forEach((option, index) => {
+      const item = document.createElement("option");
+      item.value = String(index);
+      item.textContent = option;
+      field.appendChild(item);
+    });
+    row.appendChild(field);
+    row.appendChild(button("atomic-submit", "Submit",
+      () => act("choose", { index: Number(field.value) }), true));
+  } else if (dialog.method === "confirm") {
+    row.appendChild(button("atomic-yes", "Yes", () => act("respond", { value: true })));
+    row.appendChild(button("atomic-no", "No", () => act("respond", { value: false })));
+  } else {
+    const editor = dialog.method === "editor";
+    field = document.createElement(editor ? "textarea" : "input");
+    field.className = editor ? "atomic-dialog-editor" : "atomic-dialog-input";
+    if (editor) {
+      field.rows = dialog.rows;
+      field.value = dialog.prefill;
+    } else {
+      field.type = "text";
+      field.placeholder = dialog.placeholder;
+    }
+    field.setAttribute("aria-label", dialog.title);
+    const submit = () => act("respond", { value: field.value });
+    field.addEventListener("keydown", (event) => {
+      if (!editor && event.key === "Enter" && !event.isComposing) {
+        event.preventDefault();
+        submit();
+      }
+    });
+    row.appendChild(field);
+    const actions = editor ? document.createElement("div") : row;
+    actions.appendChild(button("atomic-submit", "Submit", submit, true));
+    if (editor) box.appendChild(actions);
+  }
+  const bottom = document.createElement("div");
+  bottom.className = "atomic-dialog-row";
+  bottom.appendChild(button("atomic-cancel", "Cancel", () => act("cancel", {})));
+  const countdown = document.createElement("span");
+  countdown.className = "atomic-countdown";
+  countdown.setAttribute("role", "status");
+  countdown.setAttribute("aria-live", "polite");
+  bottom.appendChild(countdown);
+  box.appendChild(bottom);
+  if (dialog.rule) {
+    const label = document.createElement("label");
+    label.className = "atomic-make-rule";
+    rule = document.createElement("input");
+    rule.type = "checkbox";
+    label.appendChild(rule);
+    label.appendChild(document.createTextNode(" " + dialog.rule));
+    box.appendChild(label);
+  }
+  const error = document.createElement("div");
+  error.className = "atomic-dialog-error";
+  error.setAttribute("role", "alert");
+  box.appendChild(error);
+  // Escape cancels; no key typed here is a notebook shortcut.
+  box.addEventListener("keydown", (event) => {
+    event.stopPropagation();
+    if (event.key === "Escape") {
+      event.preventDefault();
+      act("cancel", {});
+    }
+  });
+  let deadline = null;
+  let timer = null;
+  const tick = () => {
+    if (deadline === null) return;
+    const left = Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
+    const said = `expires in ${left} s`;
+    if (countdown.textContent !== said) countdown.textContent = said;
+  };
+  const update = (data) => {
+    error.textContent = data.error || "";
+    deadline = data.seconds_left === null ? null : Date.now() + data.seconds_left * 1000;
+    if (deadline === null) countdown.textContent = "";
+    tick();
+    if (deadline !== null && timer === null) timer = setInterval(tick, 1000);
+  };
+  update(dialog);
+  const stop = () => clearInterval(timer);
+  return { box, update, stop };
+}
+
+function render({ model, el }) {
+  const store = storeOf(model);
+  const root = document.createElement("div");
+  root.className = model.get("root_class");
+  root.setAttribute("style", model.get("root_style"));
+  el.appendChild(root);
+  const blockEls = new Map();  // key -> its element
+  const answerEls = new Map();  // key -> { chunks: [element], tail: element }
+  const dialogEls = new Map();  // id -> its controls
+
+  root.addEventListener("click", (event) => {
+    const target = event.target.closest("[data-action]");
+    if (target && root.contains(target)) model.send({ type: target.dataset.action });
+  });
+
+  const answerOf = (key) => {
+    let answer = answerEls.get(key);
+    if (!answer) {
+      const tail = document.createElement("div");
+      tail.className = "atomic-assistant-tail";
+      tail.style.display = "contents";
+      answer = { chunks: [], tail };
+      answerEls.set(key, answer);
+    }
+    return answer;
+  };
+
+  const drawAnswer = (key) => {
+    const answer = answerOf(key);
+    const chunks = store.chunks.get(key) || [];
+    if (chunks.length < answer.chunks.length) {
+      for (const chunk of answer.chunks) chunk.remove();
+      answer.chunks = [];
+    }
+    for (const html of chunks.slice(answer.chunks.length)) {
+      const chunk = document.createElement("div");
+      chunk.className = "atomic-assistant-chunk";
+      chunk.style.display = "contents";
+      chunk.innerHTML = html;
+      fixLinks(chunk);
+      answer.chunks.push(chunk);
+      answer.tail.before(chunk);
+    }
+    const tail = store.tails.get(key) || "";
+    if (answer.tail.dataset.html !== tail) {
+      answer.tail.innerHTML = tail;
+      answer.tail.dataset.html = tail;
+      fixLinks(answer.tail);
+    }
+  };
+
+  const fill = (element) => {
+    for (const place of element.querySelectorAll("[data-answer]")) {
+      const answer = answerOf(place.dataset.answer);
+      for (const chunk of answer.chunks) place.appendChild(chunk);
+      place.appendChild(answer.tail);
+      drawAnswer(place.dataset.answer);
+    }
+    for (const place of element.querySelectorAll("[data-dialog]")) {
+      const data = store.dialogs.get(place.dataset.dialog);
+      if (!data) continue;
+      let controls = dialogEls.get(data.id);
+      if (!controls) {
+        controls = dialogControls(model, data);
+        dialogEls.set(data.id, controls);
+      }
+      place.appendChild(controls.box);
+    }
+  };
+
+  const drawBlock = (key) => {
+    let element = blockEls.get(key);
+    if (!element) {
+      element = document.createElement("div");
+      element.style.display = "contents";
+      element.dataset.block = key;
+      blockEls.set(key, element);
+    }
+    // What a person is doing survives the block being drawn again: open folds, the focus
+    // and the cursor in a dialog's text box.
+    const open = [...element.querySelectorAll("details")].map((d) => d.open);
+    const active = document.activeElement;
+    const focused = active && element.contains(active) ? active : null;
+    const selection = focused && "selectionStart" in focused
+      ? [focused.selectionStart, focused.selectionEnd] : null;
+    for (const place of element.querySelectorAll("[data-answer], [data-dialog]")) {
+      place.replaceChildren();  // keep the answer's and the dialogs' nodes out of the way
+    }
+    element.innerHTML = store.blocks.get(key) || "";
+    fixLinks(element);
+    [...element.querySelectorAll("details")].forEach((d, i) => {
+      if (open[i]) d.open = true;
+    });
+    fill(element);
+    if (focused && focused.isConnected && document.activeElement !== focused) {
+      focused.focus({ preventScroll: true });
+      if (selection) focused.setSelectionRange(selection[0], selection[1]);
+    }
+  };
+
+  const drawOrder = () => {
+    const wanted = store.order.map((key) => {
+      if (!blockEls.has(key)) drawBlock(key);
+      return blockEls.get(key);
+    });
+    for (const [key, element] of blockEls) {
+      if (!store.order.includes(key)) {
+        element.remove();
+        blockEls.delete(key);
+      }
+    }
+    wanted.forEach((element, index) => {
+      if (root.children[index] !== element) root.insertBefore(element, root.children[index] || null);
+    });
+  };
+
+  const forgetDialogs = () => {
+    for (const [id, controls] of dialogEls) {
+      if (!store.dialogs.has(id)) {
+        controls.stop();
+        controls.box.remove();
+        dialogEls.delete(id);
+      }
+    }
+  };
+
+  const draw = (changed) => {
+    if (changed.all) {
+      for (const key of store.order) drawBlock(key);
+      drawOrder();
+      for (const [id, controls] of dialogEls) {
+        const data = store.dialogs.get(id);
+        if (data) controls.update(data);
+      }
+      forgetDialogs();
+      return;
+    }
+    for (const id of changed.dialogs) {
+      const data = store.dialogs.get(id);
+      const controls = dialogEls.get(id);
+      if (data && controls) controls.update(data);
+    }
+    for (const key of changed.blocks) if (store.order.includes(key)) drawBlock(key);
+    if (changed.order) drawOrder();
+    for (const key of changed.answers) if (answerEls.has(key)) drawAnswer(key);
+    forgetDialogs();
+  };
+
+  store.views.add(draw);
+  draw({ all: true });
+  return () => {
+    store.views.delete(draw);
+    for (const controls of dialogEls.values()) controls.stop();
+  };
+}
+
+function fixLinks(element) {
+  // A link opens in a new tab: followed in place, it would leave the notebook.
+  for (const link of element.querySelectorAll("a[href]")) {
+    link.target = "_blank";
+    link.rel = "noopener noreferrer";
+  }
+}
+
+export default { initialize, render };

@@ -1,0 +1,234 @@
+"""One output, one widget: the :class:`OutputWidget` an output of ours is drawn by.
+
+The kernel side keeps the output as keyed blocks of sanitised HTML, made by the record's
+renderer (:mod:`atomic_jupyter.ui.record`), plus the streamed answers' chunks and the open
+dialogs' descriptions; :meth:`OutputWidget.show` sends only what changed since the last
+call, as one custom message. The page side (``output_widget.js``, an inline ES module: no
+build step, no network) places the blocks and draws the dialogs' controls, the answers'
+chunks and the buttons in the places the HTML leaves for them; clicks and answers come back
+as messages that :meth:`OutputWidget.on_action` listeners receive.
+
+The content is sent as messages, not kept in synced traits: a trait is sent whole at each
+change, and nbclient saves every model's last state in the notebook. So the model's state
+is the module and a few classes, and :meth:`finish` empties even those before closing it.
+A model that missed a message (made in the page after the kernel sent it) asks for the
+whole output again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+import anywidget
+import traitlets
+
+from atomic_jupyter.session.observers import Listeners
+
+__all__ = ["Content", "OutputWidget"]
+
+_MODULE = resources.files("atomic_jupyter.ui").joinpath("output_widget.js").read_text("utf-8")
+
+#: The controls' few styles; colours come from JupyterLab's theme variables.
+_STYLES = """
+.atomic-output .atomic-dialog-controls { display: flex; flex-direction: column; gap: 4px; }
+.atomic-output .atomic-dialog-row { display: flex; flex-flow: row wrap; gap: 4px;
+  align-items: center; }
+.atomic-output .atomic-dialog-message { margin: 0; white-space: pre-wrap;
+  font-family: var(--jp-code-font-family, monospace); }
+.atomic-output .atomic-dialog-input { min-width: 40%; }
+.atomic-output .atomic-dialog-editor { width: 100%; font-family: var(--jp-code-font-family, monospace); }
+.atomic-output input, .atomic-output textarea, .atomic-output select {
+  color: var(--jp-ui-font-color0, inherit); background: var(--jp-layout-color1, inherit);
+  border: 1px solid var(--jp-border-color1, #999); }
+.atomic-output .atomic-dialog-live { border: 1px solid var(--jp-brand-color1, #1976d2);
+  padding: 6px; margin: 4px 0; }
+.atomic-output .atomic-dialog-error { color: var(--jp-error-color1, #c62828); }
+.atomic-output .atomic-dialog-error:empty, .atomic-output .atomic-countdown:empty { display: none; }
+.atomic-output .atomic-countdown { opacity: .7; }
+.atomic-output button:focus-visible, .atomic-output input:focus-visible,
+.atomic-output textarea:focus-visible, .atomic-output select:focus-visible {
+  outline: 2px solid var(--jp-brand-color1, #1976d2); outline-offset: 1px; }
+"""
+
+
+@dataclass
+class Content:
+    """What an output shows, as the page draws it.
+
+    Attributes
+    ----------
+    order:
+        The blocks' keys, in page order.
+    blocks:
+        Each block's HTML (sanitised; with places for the parts below).
+    chunks:
+        Each streamed answer's settled chunks of HTML, by the answer's key (only ever grow,
+        unless reset).
+    tails:
+        Each streamed answer's unsettled end.
+    dialogs:
+        Each open dialog's description for its controls, by dialog id.
+    """
+
+    order: list[str] = field(default_factory=list)
+    blocks: dict[str, str] = field(default_factory=dict)
+    chunks: dict[str, list[str]] = field(default_factory=dict)
+    tails: dict[str, str] = field(default_factory=dict)
+    dialogs: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+class OutputWidget(anywidget.AnyWidget):  # type: ignore[misc]
+    """The one widget of one output.
+
+    Parameters
+    ----------
+    root_class:
+        The classes of the output's root element (the record's, for a look that does not
+        change when the output becomes its record).
+    root_style:
+        The root element's inline style.
+
+    Attributes
+    ----------
+    on_action:
+        Listeners called on the kernel's thread with each message from the page that is not
+        the page's own (a click: ``{"type": "stop"}``, ``{"type": "dialog", "id": ...,
+        "action": ..., ...}``).
+    messages:
+        How many messages this widget has sent.
+    """
+
+    _esm = traitlets.Unicode(_MODULE).tag(sync=True)
+    _css = traitlets.Unicode(_STYLES).tag(sync=True)
+    root_class = traitlets.Unicode("").tag(sync=True)
+    root_style = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(self, root_class: str, root_style: str = "", **kwargs: Any) -> None:
+        super().__init__(root_class=root_class, root_style=root_style, **kwargs)
+        self.add_class("atomic-output")
+        self._shown = Content()
+        self._seq = 0
+        self._lock = threading.RLock()
+        self.messages = 0
+        self.finished = False
+        self.on_action: Listeners[Callable[[Mapping[str, Any]], None]] = Listeners()
+        self.on_msg(self._received)
+
+    # ------------------------------------------------------------------ kernel -> page
+
+    def show(self, content: Content) -> None:
+        """Bring the page in line with ``content`` (sends what changed, if anything)."""
+        with self._lock:
+            if self.finished:
+                return
+            shown = self._shown
+            patch: dict[str, Any] = {}
+            blocks = {k: v for k, v in content.blocks.items() if shown.blocks.get(k) != v}
+            if blocks:
+                patch["blocks"] = blocks
+            dropped = [key for key in shown.blocks if key not in content.blocks]
+            if dropped:
+                patch["drop"] = dropped
+            chunks, reset = _grown(shown.chunks, content.chunks)
+            if chunks:
+                patch["chunks"] = chunks
+            if reset:
+                patch["reset"] = reset
+            tails = {k: v for k, v in content.tails.items() if shown.tails.get(k) != v}
+            if tails:
+                patch["tails"] = tails
+            dialogs: dict[str, Any] = {
+                k: v for k, v in content.dialogs.items() if shown.dialogs.get(k) != v
+            }
+            dialogs.update({k: None for k in shown.dialogs if k not in content.dialogs})
+            if dialogs:
+                patch["dialogs"] = dialogs
+            if content.order != shown.order:
+                patch["order"] = list(content.order)
+            if not patch:
+                return
+            self._shown = Content(
+                list(content.order),
+                dict(content.blocks),
+                {k: list(v) for k, v in content.chunks.items()},
+                dict(content.tails),
+                dict(content.dialogs),
+            )
+            self._seq += 1
+            self._post({"type": "patch", "seq": self._seq, **patch})
+
+    def snapshot(self) -> dict[str, Any]:
+        """The whole output as one message (what a model that missed a message is sent)."""
+        shown = self._shown
+        return {
+            "type": "snapshot",
+            "seq": self._seq,
+            "order": list(shown.order),
+            "blocks": dict(shown.blocks),
+            "chunks": {k: list(v) for k, v in shown.chunks.items()},
+            "tails": dict(shown.tails),
+            "dialogs": dict(shown.dialogs),
+        }
+
+    @property
+    def content(self) -> Content:
+        """What the page was last sent."""
+        return self._shown
+
+    def _post(self, message: dict[str, Any]) -> None:
+        self.messages += 1
+        self.send(message)
+
+    # ------------------------------------------------------------------ page -> kernel
+
+    def _received(self, _widget: Any, content: Any, _buffers: Sequence[Any]) -> None:
+        if not isinstance(content, dict):
+            return
+        if content.get("type") == "ready":
+            with self._lock:  # a page that has all we sent needs nothing
+                if not self.finished and content.get("seq") != self._seq:
+                    self._post(self.snapshot())
+            return
+        if not self.finished:
+            self.on_action.emit(content)
+
+    # ------------------------------------------------------------------ the end
+
+    def finish(self) -> None:
+        """Empty the widget and close it (its output shows its record now): a frontend that
+        keeps closed models' state (nbclient) keeps a few bytes of it."""
+        with self._lock:
+            if self.finished:
+                return
+            self.finished = True
+            self._shown = Content()
+        with self.hold_sync():
+            self._esm = ""
+            self._css = ""
+            self.root_class = self.root_style = ""
+            self._dom_classes = ()
+        layout = self.layout
+        self.close()
+        layout.close()
+
+
+def _grown(
+    shown: Mapping[str, list[str]], wanted: Mapping[str, list[str]]
+) -> tuple[dict[str, list[str]], list[str]]:
+    """The chunks to append per answer, and the answers whose chunks start over."""
+    added: dict[str, list[str]] = {}
+    reset: list[str] = []
+    for key, chunks in wanted.items():
+        before = shown.get(key, [])
+        if len(chunks) >= len(before) and chunks[: len(before)] == before:
+            if len(chunks) > len(before):
+                added[key] = chunks[len(before) :]
+        else:
+            reset.append(key)
+            if chunks:
+                added[key] = list(chunks)
+    return added, reset

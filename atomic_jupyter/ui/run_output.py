@@ -1,0 +1,311 @@
+"""The live output of one prompt's run, or of one dialog: a single
+:class:`~atomic_jupyter.ui.output_widget.OutputWidget` fed by the record's renderer.
+
+:class:`RunOutput` describes the run with :mod:`atomic_jupyter.ui.run_parts` and renders
+each part with :func:`~atomic_jupyter.ui.record.part_html`, the function that writes the
+record, so the live view and the record cannot differ except where the live one is
+interactive: a dialog waiting for an answer is a place for its controls
+(:mod:`~atomic_jupyter.ui.dialog_controls`), a streamed answer a place for its chunks, and
+a run still going has a Stop button. Only the blocks whose revision changed are rendered
+again, and only what changed is sent. A streamed answer sends its settled Markdown blocks
+once, gathered into chunks of at least :data:`CHUNK_BYTES`, and its unsettled tail at each
+render, so an update does not grow with the answer's length.
+
+The session view calls :meth:`RunOutput.render` at most about 20 times a second, plus once
+at the end, and :meth:`RunOutput.close` once the output is its record. Render and close
+hold the output's lock: the one render made off the kernel's thread (a kernel call waiting
+while a cell computes) never overlaps another.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from atomic_jupyter.session.dialogs import Dialog
+from atomic_jupyter.session.observers import Subscription
+from atomic_jupyter.session.runs import PromptRun
+from atomic_jupyter.session.transcript import Block, DialogBlock, ToolBlock
+from atomic_jupyter.ui.dialog_controls import answer_from_page, describe_controls, dialog_place
+from atomic_jupyter.ui.markdown import MarkdownStream, record_markup
+from atomic_jupyter.ui.output_widget import Content, OutputWidget
+from atomic_jupyter.ui.record import NO_TYPESETTING, ROOT_STYLE, part_html
+from atomic_jupyter.ui.run_parts import (
+    AnswerSlot,
+    DialogSlot,
+    Part,
+    StopSlot,
+    describe_block,
+    describe_dialog,
+    describe_footer,
+    describe_header,
+    describe_message,
+)
+from atomic_jupyter.ui.text import escape
+
+__all__ = ["CHUNK_BYTES", "DialogOutput", "RunOutput"]
+
+#: Settled HTML of an answer gathered before it is sent as a chunk of its own.
+CHUNK_BYTES = 4096
+
+_STOP = (
+    '<button type="button" class="atomic-stop jupyter-button widget-button" '
+    'data-action="stop" title="Stop the agent\'s run">Stop</button>'
+)
+
+OnRule = Callable[[Dialog], None]
+
+
+class _Answer:
+    """One streamed answer's chunks and tail, in the record's form."""
+
+    def __init__(self) -> None:
+        self.stream = MarkdownStream()
+        self.frozen = 0  # the answer's blocks that are in chunks
+        self.chunks: list[str] = []
+        self.tail = ""
+
+    def update(self, text: str) -> None:
+        pieces = self.stream.update(text)
+        if pieces.settled < self.frozen:  # a block thought settled changed: start over
+            self.frozen, self.chunks = 0, []
+        if pieces.settled > self.frozen:
+            settled = pieces.html(self.frozen, pieces.settled)
+            if len(settled) >= CHUNK_BYTES:
+                self.chunks = [*self.chunks, record_markup(settled)]
+                self.frozen = pieces.settled
+        self.tail = record_markup(pieces.html(self.frozen))
+
+
+class _Dialogs:
+    """The dialogs an output draws: their controls' descriptions, the page's answers to
+    them, and a subscription to each (a change is drawn at once)."""
+
+    def __init__(self, on_rule: OnRule | None, changed: Callable[[], None]) -> None:
+        self.on_rule = on_rule
+        self._changed = changed
+        self.known: dict[str, Dialog] = {}
+        self.errors: dict[str, str] = {}
+        self.described: dict[str, dict[str, Any]] = {}
+        self._subscriptions: list[Subscription] = []
+
+    def place(self, dialog: Dialog) -> str | None:
+        """The live place of ``dialog`` (None once it is settled: its record's form)."""
+        if dialog.id not in self.known:
+            self.known[dialog.id] = dialog
+            self._subscriptions.append(dialog.observe(lambda _d: self._changed()))
+        if not dialog.pending:  # the record's form, marked for the page's tests
+            settled = part_html(describe_dialog(dialog))
+            return settled.replace("<div ", f'<div data-dialog-done="{escape(dialog.id)}" ', 1)
+        return dialog_place(dialog)
+
+    def controls(self) -> dict[str, dict[str, Any]]:
+        """The descriptions of the open dialogs (made once each: the page counts down)."""
+        shown = {}
+        for dialog_id, dialog in self.known.items():
+            if not dialog.pending:
+                self.described.pop(dialog_id, None)
+                continue
+            described = self.described.get(dialog_id)
+            error = self.errors.get(dialog_id, "")
+            if described is None or described["error"] != error:
+                described = describe_controls(dialog, self.on_rule is not None, error)
+                self.described[dialog_id] = described
+            shown[dialog_id] = described
+        return shown
+
+    def answer(self, message: Mapping[str, Any]) -> None:
+        """A person's answer from the page (to a dialog of this output only)."""
+        dialog = self.known.get(str(message.get("id")))
+        if dialog is None:
+            return
+        self.errors[dialog.id] = answer_from_page(dialog, message, self.on_rule)
+        self._changed()
+
+    def close(self) -> None:
+        for subscription in self._subscriptions:
+            subscription.remove()
+        self._subscriptions = []
+
+
+class RunOutput:
+    """The one widget of a run: its header with Stop, the prompt, the blocks, the footer.
+
+    Parameters
+    ----------
+    run:
+        The run to show.
+    on_stop:
+        Called when Stop is clicked (aborts the agent's run).
+    on_rule:
+        Called with a dialog answered with "answer this way from now on" checked.
+    schedule:
+        Asks for a render on the kernel's thread (a dialog of the run changed).
+    """
+
+    def __init__(
+        self,
+        run: PromptRun,
+        on_stop: Callable[[], None],
+        on_rule: OnRule | None = None,
+        schedule: Callable[[], None] | None = None,
+    ) -> None:
+        self.run = run
+        self._on_stop = on_stop
+        self.widget = OutputWidget(f"atomic-run atomic-transcript {NO_TYPESETTING}", ROOT_STYLE)
+        self._dialogs = _Dialogs(on_rule, schedule or self.render)
+        self._blocks: dict[int, tuple[Any, ...]] = {}  # id -> (rev, key, its dialogs' states)
+        self._answers: dict[str, _Answer] = {}
+        self._html: dict[str, str] = {}
+        self.renders = 0
+        self.closed = False
+        self._lock = threading.RLock()
+        self.widget.on_action.add(self._act)
+        self.render()
+
+    @property
+    def content(self) -> Content:
+        """What the page was last sent."""
+        return self.widget.content
+
+    def render(self) -> None:
+        """Bring the widget in line with the transcript (sends what changed)."""
+        with self._lock:
+            if not self.closed:
+                self._render()
+
+    def _render(self) -> None:
+        self.renders += 1
+        # Whether the run is over is read before the blocks: a run that ends while this render
+        # reads them is shown as still working, and the final render that follows shows the
+        # end with every block final.
+        finished = self.run.finished
+        content = Content()
+        self._part("header", describe_header(self.run, finished), content)
+        message = describe_message(self.run)
+        if message is not None:
+            self._part("message", message, content)
+        for index, block in enumerate(self.run.transcript.snapshot()):
+            self._block(f"b{index}", block, content)
+        self._part("footer", describe_footer(self.run, finished), content)
+        content.dialogs = self._dialogs.controls()
+        self.widget.show(content)
+
+    def _block(self, key: str, block: Block, content: Content) -> None:
+        current = block.rev  # read before the block is read: a change after it shows next time
+        # A block with a dialog is drawn again when the dialog changes (no new revision).
+        seen = (current, key, _dialog_states(block))
+        if self._blocks.get(id(block)) == seen:
+            if key in self._html:
+                content.order.append(key)
+                content.blocks[key] = self._html[key]
+                self._answer_content(key, content)
+            return
+        self._blocks[id(block)] = seen
+        part = describe_block(block)
+        if part is None:
+            self._html.pop(key, None)
+            return
+        self._part(key, part, content)
+
+    def _part(self, key: str, part: Part, content: Content) -> None:
+        html = part_html(part, lambda slot: self._slot(key, slot))
+        self._html[key] = html
+        content.order.append(key)
+        content.blocks[key] = html
+        self._answer_content(key, content)
+
+    def _answer_content(self, key: str, content: Content) -> None:
+        answer = self._answers.get(key)
+        if answer is not None:
+            content.chunks[key] = answer.chunks
+            content.tails[key] = answer.tail
+
+    def _slot(self, key: str, part: Part) -> str | None:
+        if isinstance(part, StopSlot):
+            return _STOP if part.active else ""
+        if isinstance(part, DialogSlot):
+            return self._dialogs.place(part.dialog)
+        assert isinstance(part, AnswerSlot)
+        answer = self._answers.get(key)
+        if answer is None:
+            answer = self._answers[key] = _Answer()
+        answer.update(part.text)
+        return f'<div class="{escape(part.cls)} atomic-markdown" data-answer="{key}"></div>'
+
+    def _act(self, message: Mapping[str, Any]) -> None:
+        if message.get("type") == "stop":
+            self._on_stop()
+        elif message.get("type") == "dialog":
+            self._dialogs.answer(message)
+
+    def close(self) -> None:
+        """Empty and close the widget (its output is its record now) and let its dialogs go."""
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            self._dialogs.close()
+            self.widget.finish()
+            self._blocks.clear()
+            self._answers.clear()
+
+
+class DialogOutput:
+    """The one widget of a dialog shown on its own (in the panel: a dialog of no prompt):
+    its controls while it waits, then its question and outcome as the record has them."""
+
+    def __init__(
+        self, dialog: Dialog, on_rule: OnRule | None, schedule: Callable[[], None] | None = None
+    ) -> None:
+        self.dialog = dialog
+        self.widget = OutputWidget(f"atomic-dialog-output {NO_TYPESETTING}")
+        self._dialogs = _Dialogs(on_rule, schedule or self.render)
+        self.closed = False
+        self._lock = threading.RLock()
+        self.widget.on_action.add(self._act)
+        self.render()
+
+    @property
+    def content(self) -> Content:
+        """What the page was last sent."""
+        return self.widget.content
+
+    def render(self) -> None:
+        """Bring the widget in line with the dialog."""
+        with self._lock:
+            if self.closed:
+                return
+            place = self._dialogs.place(self.dialog)
+            html = place if place is not None else part_html(describe_dialog(self.dialog))
+            controls = self._dialogs.controls()
+            self.widget.show(Content(["dialog"], {"dialog": html}, dialogs=controls))
+
+    def _act(self, message: Mapping[str, Any]) -> None:
+        if message.get("type") == "dialog":
+            self._dialogs.answer(message)
+
+    def close(self) -> None:
+        """Empty and close the widget."""
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            self._dialogs.close()
+            self.widget.finish()
+
+
+def _dialog_states(block: Block) -> tuple[tuple[str, str, str], ...]:
+    return tuple((d.id, d.state, d.outcome) for d in _dialogs_of(block))
+
+
+def _dialogs_of(block: Block) -> list[Dialog]:
+    if isinstance(block, DialogBlock):
+        return [block.dialog] if block.dialog is not None else []
+    if isinstance(block, ToolBlock):
+        found = list(block.dialogs)
+        for child in list(block.children):
+            found += _dialogs_of(child)
+        return found
+    return []
