@@ -14,16 +14,18 @@
 // all. Every message carries a sequence number; a model that missed one (or that was made
 // after the kernel sent its first ones) asks for the whole output again.
 
-const STORES = new WeakMap();
+// By the output's id: initialize and render are each given their own proxy of the model.
+const STORES = (globalThis.__atomicOutputs ||= new Map());
 
 function storeOf(model) {
-  let store = STORES.get(model);
+  const id = model.get("output_id");
+  let store = STORES.get(id);
   if (!store) {
     store = {
       seq: 0, asked: false, order: [], blocks: new Map(),
       chunks: new Map(), tails: new Map(), dialogs: new Map(), views: new Set(),
     };
-    STORES.set(model, store);
+    STORES.set(id, store);
   }
   return store;
 }
@@ -86,7 +88,10 @@ function initialize({ model }) {
   };
   model.on("msg:custom", received);
   model.send({ type: "ready", seq: store.seq });  // a page made late (or reloaded) catches up
-  return () => model.off("msg:custom", received);
+  return () => {
+    model.off("msg:custom", received);
+    STORES.delete(model.get("output_id"));
+  };
 }
 
 // ------------------------------------------------------------------------------ a view
@@ -221,6 +226,8 @@ function dialogControls(model, dialog) {
 
 function render({ model, el }) {
   const store = storeOf(model);
+  // The page's own styles for rendered HTML (code blocks, tables, quotes), as a record has.
+  el.classList.add("jp-RenderedHTMLCommon");
   const root = document.createElement("div");
   root.className = model.get("root_class");
   root.setAttribute("style", model.get("root_style"));

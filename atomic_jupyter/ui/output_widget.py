@@ -18,6 +18,8 @@ whole output again.
 from __future__ import annotations
 
 import threading
+import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -81,7 +83,7 @@ class Content:
     dialogs: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-class OutputWidget(anywidget.AnyWidget):  # type: ignore[misc]
+class OutputWidget(anywidget.AnyWidget):
     """The one widget of one output.
 
     Parameters
@@ -104,13 +106,17 @@ class OutputWidget(anywidget.AnyWidget):  # type: ignore[misc]
 
     _esm = traitlets.Unicode(_MODULE).tag(sync=True)
     _css = traitlets.Unicode(_STYLES).tag(sync=True)
+    output_id = traitlets.Unicode("").tag(sync=True)
     root_class = traitlets.Unicode("").tag(sync=True)
     root_style = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, root_class: str, root_style: str = "", **kwargs: Any) -> None:
-        super().__init__(root_class=root_class, root_style=root_style, **kwargs)
+        super().__init__(
+            output_id=uuid.uuid4().hex, root_class=root_class, root_style=root_style, **kwargs
+        )
         self.add_class("atomic-output")
         self._shown = Content()
+        self._told: dict[str, float] = {}  # when each open dialog's description was sent
         self._seq = 0
         self._lock = threading.RLock()
         self.messages = 0
@@ -147,6 +153,12 @@ class OutputWidget(anywidget.AnyWidget):  # type: ignore[misc]
             dialogs.update({k: None for k in shown.dialogs if k not in content.dialogs})
             if dialogs:
                 patch["dialogs"] = dialogs
+                now = time.monotonic()
+                for key, described in dialogs.items():
+                    if described is None:
+                        self._told.pop(key, None)
+                    else:
+                        self._told[key] = now
             if content.order != shown.order:
                 patch["order"] = list(content.order)
             if not patch:
@@ -164,6 +176,7 @@ class OutputWidget(anywidget.AnyWidget):  # type: ignore[misc]
     def snapshot(self) -> dict[str, Any]:
         """The whole output as one message (what a model that missed a message is sent)."""
         shown = self._shown
+        now = time.monotonic()
         return {
             "type": "snapshot",
             "seq": self._seq,
@@ -171,7 +184,9 @@ class OutputWidget(anywidget.AnyWidget):  # type: ignore[misc]
             "blocks": dict(shown.blocks),
             "chunks": {k: list(v) for k, v in shown.chunks.items()},
             "tails": dict(shown.tails),
-            "dialogs": dict(shown.dialogs),
+            "dialogs": {  # counted down since they were sent, as the page has counted
+                k: _counted_down(v, now - self._told.get(k, now)) for k, v in shown.dialogs.items()
+            },
         }
 
     @property
@@ -214,6 +229,14 @@ class OutputWidget(anywidget.AnyWidget):  # type: ignore[misc]
         layout = self.layout
         self.close()
         layout.close()
+
+
+def _counted_down(described: dict[str, Any], elapsed: float) -> dict[str, Any]:
+    """A dialog's description with its seconds left ``elapsed`` seconds after it was sent."""
+    left = described.get("seconds_left")
+    if left is None or elapsed <= 0:
+        return described
+    return {**described, "seconds_left": round(max(0.0, left - elapsed), 1)}
 
 
 def _grown(

@@ -71,9 +71,10 @@ class _Answer:
         if pieces.settled < self.frozen:  # a block thought settled changed: start over
             self.frozen, self.chunks = 0, []
         if pieces.settled > self.frozen:
-            settled = pieces.html(self.frozen, pieces.settled)
+            # Measured as sent: the record's form is much shorter than the rendering.
+            settled = record_markup(pieces.html(self.frozen, pieces.settled))
             if len(settled) >= CHUNK_BYTES:
-                self.chunks = [*self.chunks, record_markup(settled)]
+                self.chunks = [*self.chunks, settled]
                 self.frozen = pieces.settled
         self.tail = record_markup(pieces.html(self.frozen))
 

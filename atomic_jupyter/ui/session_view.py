@@ -26,8 +26,8 @@ from atomic_jupyter.ui.closing import close_widget, retire_widgets
 from atomic_jupyter.ui.dispatch import UiDispatcher, thread_safe_update
 from atomic_jupyter.ui.earlier_view import EarlierView
 from atomic_jupyter.ui.prompt_editor import PromptEditor
-from atomic_jupyter.ui.run_output import DialogOutput, RunOutput
 from atomic_jupyter.ui.record import part_html
+from atomic_jupyter.ui.run_output import DialogOutput, RunOutput
 from atomic_jupyter.ui.run_parts import describe_entry
 from atomic_jupyter.ui.text import TextLine, pre_block, pre_html
 
@@ -453,7 +453,6 @@ class SessionView:
             self.session.make_rule(dialog)
         except (AtomicAgentError, ValueError) as exc:
             self.session.extension_ui.diagnose(f"could not make a rule of {dialog.title!r}: {exc}")
-
 
     # ------------------------------------------------------------------ prompt areas
 

@@ -47,16 +47,15 @@ RACE_PROMPT = "/ui-confirm"
 # needs two hooks from the package:
 #   A. on the reader thread, when a dialog request arrives, before the dialog is added to a
 #      run's transcript or published to any view: now ``Inbox.dialog`` (session/inbox.py);
-#   B. in the first render of a run's transcript view, after the view read the transcript and
-#      before the view is stored as the run's area: now ``TranscriptView._render_state``,
-#      called at the end of ``TranscriptView.render``, whose first call is in ``__init__``
-#      (``renders == 1`` there, ``self.run`` is the run).
+#   B. in the first render of a run's output, after the output read the transcript and
+#      before the output is stored as the run's area: now just after ``RunOutput._render``,
+#      whose first call is in ``__init__`` (``renders == 1`` there, ``self.run`` is the run).
 # It reads the transcript through its public ``snapshot()`` (a dialog is a ``DialogBlock``).
 # ---------------------------------------------------------------------------------------------
 FORCE_THE_RACE = f"""
 import threading, time
 from atomic_jupyter.session.inbox import Inbox
-from atomic_jupyter.ui.transcript_view import TranscriptView
+from atomic_jupyter.ui.run_output import RunOutput
 
 DEADLINE = 60.0  # seconds, for each wait below
 race = {{
@@ -79,8 +78,9 @@ def _held_dialog_request(self, request):  # A: on the reader thread
     return _inbox_dialog(self, request)
 Inbox.dialog = _held_dialog_request
 
-_render_state = TranscriptView._render_state
-def _first_render_meets_the_dialog(self, finished):  # B: on the main thread, in the build
+_render = RunOutput._render
+def _first_render_meets_the_dialog(self):  # B: on the main thread, in the build
+    _render(self)
     if self.renders == 1 and self.run.message == {RACE_PROMPT!r}:
         race["first_renders"] += 1
         race["dialog_in_transcript_when_read"] = _has_dialog(self.run)
@@ -89,8 +89,7 @@ def _first_render_meets_the_dialog(self, finished):  # B: on the main thread, in
         while not _has_dialog(self.run) and time.monotonic() < deadline:
             threading.Event().wait(0.005)  # a poll of the transcript, up to the deadline
         race["dialog_added_during_build"] = _has_dialog(self.run)
-    _render_state(self, finished)
-TranscriptView._render_state = _first_render_meets_the_dialog
+RunOutput._render = _first_render_meets_the_dialog
 """
 # ---------------------------------------------------------------------------------------------
 
@@ -124,7 +123,7 @@ def nb(open_notebook: Any) -> NotebookPage:
     return page
 
 
-def test_dialog_arriving_while_the_transcript_view_is_built_is_shown(nb: NotebookPage) -> None:
+def test_dialog_arriving_while_the_run_output_is_built_is_shown(nb: NotebookPage) -> None:
     nb.run("send")
     nb.run("show")
     nb.run("record")

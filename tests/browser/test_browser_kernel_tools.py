@@ -55,7 +55,7 @@ def test_side_effect_call_waits_for_yes_in_the_tool_card_then_runs_in_the_kernel
 
     nb.run("prompt")  # no --wait: the cell returns, the run goes on
     card = nb.output("prompt").locator(".atomic-tool").first
-    dialog = card.locator(".atomic-tool-dialogs .atomic-dialog.atomic-dialog-confirm")
+    dialog = card.locator(".atomic-tool-dialogs.atomic-dialog.atomic-dialog-confirm")
     expect(dialog).to_be_visible(timeout=60_000)
     expect(dialog).to_contain_text(APPROVAL)
     expect(dialog).to_contain_text('"text": "buy milk"')  # the arguments, before the call

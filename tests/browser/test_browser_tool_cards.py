@@ -338,7 +338,7 @@ def test_a_guarded_commands_dialog_sits_in_its_card_and_makes_a_rule(nb: Noteboo
     nb.run("danger")
     card = card_of(nb, "danger")
     dialog = nb.output("danger").locator(
-        ".atomic-tool .atomic-tool-dialogs .atomic-dialog.atomic-dialog-confirm"
+        ".atomic-tool .atomic-tool-dialogs.atomic-dialog.atomic-dialog-confirm"
     )
     expect(dialog).to_be_visible(timeout=60_000)
     expect(card).to_have_count(1)
