@@ -289,7 +289,7 @@ def test_the_footer_hides_a_free_models_cost_and_a_command_runs_nothing() -> Non
 def test_the_panels_record_holds_its_state_runs_and_notes_but_no_local_details() -> None:
     from types import SimpleNamespace
 
-    from atomic_jupyter.ui.record import panel_record
+    from atomic_jupyter.ui.panel_parts import panel_record
 
     run, _ = hostile_run()
     session = SimpleNamespace(

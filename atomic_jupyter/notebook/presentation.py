@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_jupyter.ui.closing import close_widget
 from atomic_jupyter.ui.dispatch import UiDispatcher
+from atomic_jupyter.ui.panel_parts import panel_record
 from atomic_jupyter.ui.record import (
     Record,
     dialog_notice,
     live_class,
     live_copy,
-    panel_record,
     run_record,
 )
 from atomic_jupyter.ui.session_view import SessionView

@@ -5,7 +5,9 @@
 // only places that HTML and draws the interactive parts the HTML leaves a place for:
 //   [data-dialog=ID]  a dialog waiting for an answer (its controls, from `dialogs`)
 //   [data-answer=KEY] a streamed answer (its settled chunks, then its tail)
-//   [data-action=A]   a button whose click sends {type: A} (Stop, Resume, ...)
+//   [data-action=A]   a button whose click sends {type: A, ...its other data-*} (Stop, ...)
+//   [data-children=K] where the blocks keyed "K/..." go (a list inside a block)
+// A "dialog" of method "prompt" is the panel's editor: a text area that sends on Shift+Enter.
 // Nothing it receives is run; HTML is inserted as sent (it was escaped and sanitised in the
 // kernel), text it draws itself goes through textContent.
 //
@@ -224,6 +226,47 @@ function dialogControls(model, dialog) {
   return { box, update, stop };
 }
 
+function promptControls(model, data) {
+  // The panel's editor: typing is sent as it happens (the session keeps the editor's text);
+  // Shift+Enter, Ctrl+Enter, Cmd+Enter or Send sends the prompt. Enter alone adds a line.
+  const box = document.createElement("div");
+  box.className = "atomic-editor";
+  const area = document.createElement("textarea");
+  area.className = "atomic-editor-input";
+  area.rows = data.rows;
+  area.placeholder = data.placeholder;
+  area.setAttribute("aria-label", data.placeholder);
+  area.spellcheck = true;
+  const send = button("atomic-send", "Send", () => {
+    model.send({ type: "send", value: area.value });
+  }, true);
+  send.title = "Send to the agent (Shift+Enter)";
+  area.addEventListener("input", () => model.send({ type: "editor", value: area.value }));
+  area.addEventListener("keydown", (event) => {
+    event.stopPropagation();  // a key in the editor is not a notebook shortcut
+    const sends = event.key === "Enter" && (event.shiftKey || event.ctrlKey || event.metaKey);
+    if (sends && !event.isComposing) {
+      event.preventDefault();
+      if (!send.disabled) model.send({ type: "send", value: area.value });
+    }
+  });
+  const row = document.createElement("div");
+  row.className = "atomic-dialog-row";
+  row.appendChild(send);
+  box.appendChild(area);
+  box.appendChild(row);
+  let rev = null;
+  const update = (next) => {
+    if (next.rev !== rev) {  // the agent (or a send) set the text: typing never comes back
+      rev = next.rev;
+      if (area.value !== next.value) area.value = next.value;
+    }
+    send.disabled = !!next.disabled;
+  };
+  update(data);
+  return { box, update, stop: () => {} };
+}
+
 function render({ model, el }) {
   const store = storeOf(model);
   // The page's own styles for rendered HTML (code blocks, tables, quotes), as a record has.
@@ -237,8 +280,11 @@ function render({ model, el }) {
   const dialogEls = new Map();  // id -> its controls
 
   root.addEventListener("click", (event) => {
+    // A button of ours: its data-action is the message's type, its other data-* its fields.
     const target = event.target.closest("[data-action]");
-    if (target && root.contains(target)) model.send({ type: target.dataset.action });
+    if (!target || !root.contains(target) || target.disabled) return;
+    const { action, ...fields } = target.dataset;
+    model.send({ type: action, ...fields });
   });
 
   const answerOf = (key) => {
@@ -289,7 +335,7 @@ function render({ model, el }) {
       if (!data) continue;
       let controls = dialogEls.get(data.id);
       if (!controls) {
-        controls = dialogControls(model, data);
+        controls = data.method === "prompt" ? promptControls(model, data) : dialogControls(model, data);
         dialogEls.set(data.id, controls);
       }
       place.appendChild(controls.box);
@@ -304,13 +350,12 @@ function render({ model, el }) {
       element.dataset.block = key;
       blockEls.set(key, element);
     }
-    // What a person is doing survives the block being drawn again: open folds, the focus
-    // and the cursor in a dialog's text box.
+    // Open folds survive the block being drawn again (and so do the focus and the cursor:
+    // see draw).
     const open = [...element.querySelectorAll("details")].map((d) => d.open);
-    const active = document.activeElement;
-    const focused = active && element.contains(active) ? active : null;
-    const selection = focused && "selectionStart" in focused
-      ? [focused.selectionStart, focused.selectionEnd] : null;
+    for (const holder of element.querySelectorAll("[data-children]")) {
+      holder.replaceChildren();  // the blocks listed in it keep what they hold
+    }
     for (const place of element.querySelectorAll("[data-answer], [data-dialog]")) {
       place.replaceChildren();  // keep the answer's and the dialogs' nodes out of the way
     }
@@ -320,26 +365,37 @@ function render({ model, el }) {
       if (open[i]) d.open = true;
     });
     fill(element);
-    if (focused && focused.isConnected && document.activeElement !== focused) {
-      focused.focus({ preventScroll: true });
-      if (selection) focused.setSelectionRange(selection[0], selection[1]);
-    }
+  };
+
+  const placeOf = (key) => {
+    const at = key.indexOf("/");
+    if (at < 0) return root;
+    const parent = key.slice(0, at);
+    const holder = blockEls.get(parent);
+    return (holder && holder.querySelector(`[data-children="${CSS.escape(parent)}"]`)) || root;
   };
 
   const drawOrder = () => {
-    const wanted = store.order.map((key) => {
+    const wanted = new Map();  // where -> its blocks' elements, in order
+    for (const key of store.order) {
       if (!blockEls.has(key)) drawBlock(key);
-      return blockEls.get(key);
-    });
+      const where = placeOf(key);
+      if (!wanted.has(where)) wanted.set(where, []);
+      wanted.get(where).push(blockEls.get(key));
+    }
     for (const [key, element] of blockEls) {
       if (!store.order.includes(key)) {
         element.remove();
         blockEls.delete(key);
       }
     }
-    wanted.forEach((element, index) => {
-      if (root.children[index] !== element) root.insertBefore(element, root.children[index] || null);
-    });
+    for (const [where, elements] of wanted) {
+      elements.forEach((element, index) => {
+        if (where.children[index] !== element) {
+          where.insertBefore(element, where.children[index] || null);
+        }
+      });
+    }
   };
 
   const forgetDialogs = () => {
@@ -352,7 +408,7 @@ function render({ model, el }) {
     }
   };
 
-  const draw = (changed) => {
+  const drawChanged = (changed) => {
     if (changed.all) {
       for (const key of store.order) drawBlock(key);
       drawOrder();
@@ -369,9 +425,23 @@ function render({ model, el }) {
       if (data && controls) controls.update(data);
     }
     for (const key of changed.blocks) if (store.order.includes(key)) drawBlock(key);
-    if (changed.order) drawOrder();
+    if (changed.order || changed.blocks.size) drawOrder();  // a list's holder drawn again
     for (const key of changed.answers) if (answerEls.has(key)) drawAnswer(key);
     forgetDialogs();
+  };
+
+  const draw = (changed) => {
+    // What a person is doing survives every update: the focus, and the cursor in a text box
+    // (its node is moved, never made again, so its text stays).
+    const active = document.activeElement;
+    const focused = active && root.contains(active) ? active : null;
+    const selection = focused && typeof focused.selectionStart === "number"
+      ? [focused.selectionStart, focused.selectionEnd, focused.selectionDirection] : null;
+    drawChanged(changed);
+    if (focused && focused.isConnected && document.activeElement !== focused) {
+      focused.focus({ preventScroll: true });
+      if (selection) focused.setSelectionRange(...selection);
+    }
   };
 
   store.views.add(draw);

@@ -34,7 +34,6 @@ from atomic_jupyter.ui.run_parts import (
     Text,
     describe_blocks,
     describe_dialog,
-    describe_entry,
     describe_footer,
     describe_header,
     describe_message,
@@ -47,7 +46,6 @@ from atomic_jupyter.ui.text import escape
 if TYPE_CHECKING:
     from atomic_jupyter.session.dialogs import Dialog
     from atomic_jupyter.session.runs import PromptRun
-    from atomic_jupyter.session.session import AgentSession
 
 __all__ = [
     "NO_TYPESETTING",
@@ -60,11 +58,12 @@ __all__ = [
     "footer_text",
     "live_class",
     "live_copy",
-    "panel_record",
     "part_html",
     "part_plain",
     "run_record",
+    "root_html",
     "run_state",
+    "text_html",
     "text_record",
     "tool_heading",
 ]
@@ -108,6 +107,11 @@ class Record:
 NO_TYPESETTING = "tex2jax_ignore mathjax_ignore"
 
 
+def root_html(kind: str, parts: Iterable[str]) -> str:
+    """A record's root element around ``parts`` (``kind``: its ``atomic-record-`` class)."""
+    return _root(kind, parts)
+
+
 def _root(kind: str, parts: Iterable[str]) -> str:
     return (
         f'<div class="atomic-record atomic-record-{kind} {NO_TYPESETTING}" '
@@ -122,6 +126,11 @@ def _tag(cls: str, inner: str, style: str = "", tag: str = "div") -> str:
 
 def _needs_pre_wrap(text: str) -> bool:
     return "\n" in text or "  " in text or text[:1].isspace() or text[-1:].isspace()
+
+
+def text_html(part: Text) -> str:
+    """The record's HTML of a line (or lines) of text."""
+    return _text_html(part)
 
 
 def _text_html(part: Text, inline: bool = False) -> str:
@@ -401,59 +410,3 @@ def earlier_record(continued: str, notes: Sequence[str], runs: Sequence[PromptRu
     if not html:
         return Record("", "")
     return Record("".join(html), "\n".join(strip_ansi(line) for line in lines))
-
-
-# --------------------------------------------------------------------------- the panel
-
-
-def panel_record(session: AgentSession, runs: Sequence[PromptRun] = ()) -> Record:
-    """The panel's record: session, state, title, agent, status, widget lines, the runs sent
-    from its editor (``runs``), the newest notifications (with the live panel's class names).
-    No local paths or process ids."""
-    state = session.state
-    head = f"agent session {session.name!r} · {state}"
-    lines = [head]
-    html = [
-        f'<div><strong class="atomic-title">{ansi_to_html(session.title or "")}</strong> '
-        f'<span class="atomic-state">{escape(state)}</span></div>',
-        _text_html(Text("atomic-session-name", f"agent session {session.name!r}", "muted")),
-    ]
-    if session.title:
-        lines.append(session.title)
-    about = str(session.agent) if session.agent.name or session.agent.version else ""
-    if about:
-        lines.append(about)
-        html.append(_text_html(Text("atomic-about", about, "muted")))
-    status = session.status
-    if status:
-        lines.append(" · ".join(f"{key}: {value}" for key, value in status.items()))
-        entries = " · ".join(
-            f'<span class="atomic-status-entry">{ansi_to_html(value)}</span>'
-            for value in status.values()
-        )
-        html.append(_tag("atomic-status", entries, _TONES["muted"]))
-    conversations = session.addon("conversations")
-    if conversations is not None:
-        earlier = earlier_record(
-            conversations.continued, conversations.notes, conversations.earlier
-        )
-        if earlier.plain:
-            lines.append(earlier.plain)
-            html.append(earlier.html)
-    for block in session.widgets.values():
-        block_lines = [str(line) for line in block.get("lines") or []]
-        lines.extend(block_lines)
-        html.append(_text_html(Text("atomic-widget-block", "\n".join(block_lines))))
-    for run in list(runs):
-        record = run_record(run)
-        lines.append(record.plain)
-        html.append(_tag("atomic-panel-dialogs", record.html))
-    for kind, data in session.entries:
-        entry = describe_entry(kind, data)
-        lines.append(part_plain(entry))
-        html.append(part_html(entry))
-    for note in list(session.notifications)[-5:]:
-        text = f"[{note.get('type', 'info')}] {note.get('message', '')}"
-        lines.append(text)
-        html.append(_text_html(Text("atomic-notification", text, "muted")))
-    return Record(_root("panel atomic-panel", html), "\n".join(strip_ansi(line) for line in lines))

@@ -65,10 +65,13 @@ class _Answer:
         self.frozen = 0  # the answer's blocks that are in chunks
         self.chunks: list[str] = []
         self.tail = ""
+        self.text = ""
 
     def update(self, text: str) -> None:
         pieces = self.stream.update(text)
-        if pieces.settled < self.frozen:  # a block thought settled changed: start over
+        replaced = not text.startswith(self.text)  # not more of the text: another one
+        self.text = text
+        if replaced or pieces.settled < self.frozen:  # a block thought settled changed
             self.frozen, self.chunks = 0, []
         if pieces.settled > self.frozen:
             # Measured as sent: the record's form is much shorter than the rendering.
@@ -92,13 +95,15 @@ class _Dialogs:
         self._subscriptions: list[Subscription] = []
 
     def place(self, dialog: Dialog) -> str | None:
-        """The live place of ``dialog`` (None once it is settled: its record's form)."""
+        """The live place of ``dialog``; once it is settled, its record's form, marked
+        with ``data-dialog-done``."""
         if dialog.id not in self.known:
             self.known[dialog.id] = dialog
             self._subscriptions.append(dialog.observe(lambda _d: self._changed()))
         if not dialog.pending:  # the record's form, marked for the page's tests
             settled = part_html(describe_dialog(dialog))
-            return settled.replace("<div ", f'<div data-dialog-done="{escape(dialog.id)}" ', 1)
+            end = settled.index(">")  # the mark last: the record's form stays that of its tag
+            return f'{settled[:end]} data-dialog-done="{escape(dialog.id)}"{settled[end:]}'
         return dialog_place(dialog)
 
     def controls(self) -> dict[str, dict[str, Any]]:
@@ -130,68 +135,58 @@ class _Dialogs:
         self._subscriptions = []
 
 
-class RunOutput:
-    """The one widget of a run: its header with Stop, the prompt, the blocks, the footer.
+class RunBlocks:
+    """One run as the page draws it: its header with Stop, the prompt, the blocks, the footer,
+    as keyed blocks of the record's HTML (keys start with ``prefix``, so a run can be drawn
+    inside another output, as the panel draws the runs sent from its editor).
 
     Parameters
     ----------
     run:
         The run to show.
     on_stop:
-        Called when Stop is clicked (aborts the agent's run).
+        Called when its Stop is clicked (aborts the agent's run).
     on_rule:
         Called with a dialog answered with "answer this way from now on" checked.
-    schedule:
+    changed:
         Asks for a render on the kernel's thread (a dialog of the run changed).
+    prefix:
+        What every key of the run starts with.
     """
 
     def __init__(
         self,
         run: PromptRun,
         on_stop: Callable[[], None],
-        on_rule: OnRule | None = None,
-        schedule: Callable[[], None] | None = None,
+        on_rule: OnRule | None,
+        changed: Callable[[], None],
+        prefix: str = "",
     ) -> None:
         self.run = run
+        self.prefix = prefix
         self._on_stop = on_stop
-        self.widget = OutputWidget(f"atomic-run atomic-transcript {NO_TYPESETTING}", ROOT_STYLE)
-        self._dialogs = _Dialogs(on_rule, schedule or self.render)
+        self._dialogs = _Dialogs(on_rule, changed)
         self._blocks: dict[int, tuple[Any, ...]] = {}  # id -> (rev, key, its dialogs' states)
         self._answers: dict[str, _Answer] = {}
         self._html: dict[str, str] = {}
         self.renders = 0
-        self.closed = False
-        self._lock = threading.RLock()
-        self.widget.on_action.add(self._act)
-        self.render()
 
-    @property
-    def content(self) -> Content:
-        """What the page was last sent."""
-        return self.widget.content
-
-    def render(self) -> None:
-        """Bring the widget in line with the transcript (sends what changed)."""
-        with self._lock:
-            if not self.closed:
-                self._render()
-
-    def _render(self) -> None:
+    def fill(self, content: Content) -> None:
+        """Add the run as it is now to ``content`` (rendering only the blocks that changed)."""
         self.renders += 1
         # Whether the run is over is read before the blocks: a run that ends while this render
         # reads them is shown as still working, and the final render that follows shows the
         # end with every block final.
         finished = self.run.finished
-        content = Content()
-        self._part("header", describe_header(self.run, finished), content)
+        p = self.prefix
+        self._part(f"{p}header", describe_header(self.run, finished), content)
         message = describe_message(self.run)
         if message is not None:
-            self._part("message", message, content)
+            self._part(f"{p}message", message, content)
         for index, block in enumerate(self.run.transcript.snapshot()):
-            self._block(f"b{index}", block, content)
-        self._part("footer", describe_footer(self.run, finished), content)
-        content.dialogs = self._dialogs.controls()
-        self.widget.show(content)
+            self._block(f"{p}b{index}", block, content)
+        self._part(f"{p}footer", describe_footer(self.run, finished), content)
+        content.dialogs.update(self._dialogs.controls())
 
     def _block(self, key: str, block: Block, content: Content) -> None:
         current = block.rev  # read before the block is read: a change after it shows next time
@@ -225,7 +220,11 @@ class RunOutput:
 
     def _slot(self, key: str, part: Part) -> str | None:
         if isinstance(part, StopSlot):
-            return _STOP if part.active else ""
+            if not part.active:
+                return ""
+            return _STOP.replace(
+                'data-action="stop"', f'data-action="stop" data-run="{escape(self.prefix)}"'
+            )
         if isinstance(part, DialogSlot):
             return self._dialogs.place(part.dialog)
         assert isinstance(part, AnswerSlot)
@@ -233,13 +232,73 @@ class RunOutput:
         if answer is None:
             answer = self._answers[key] = _Answer()
         answer.update(part.text)
-        return f'<div class="{escape(part.cls)} atomic-markdown" data-answer="{key}"></div>'
+        return f'<div class="{escape(part.cls)} atomic-markdown" data-answer="{escape(key)}"></div>'
 
-    def _act(self, message: Mapping[str, Any]) -> None:
-        if message.get("type") == "stop":
-            self._on_stop()
+    def act(self, message: Mapping[str, Any]) -> None:
+        """A click from the page: this run's Stop, or an answer to one of its dialogs."""
+        if message.get("type") == "stop" and message.get("run", "") == self.prefix:
+            if not self.run.finished:  # a click on its way as the run ended: no Stop now
+                self._on_stop()
         elif message.get("type") == "dialog":
             self._dialogs.answer(message)
+
+    def close(self) -> None:
+        """Let the run's dialogs go."""
+        self._dialogs.close()
+        self._blocks.clear()
+        self._answers.clear()
+
+
+class RunOutput:
+    """The one widget of a run (:class:`RunBlocks` in an output of its own).
+
+    Parameters
+    ----------
+    run:
+        The run to show.
+    on_stop:
+        Called when Stop is clicked (aborts the agent's run).
+    on_rule:
+        Called with a dialog answered with "answer this way from now on" checked.
+    schedule:
+        Asks for a render on the kernel's thread (a dialog of the run changed).
+    """
+
+    def __init__(
+        self,
+        run: PromptRun,
+        on_stop: Callable[[], None],
+        on_rule: OnRule | None = None,
+        schedule: Callable[[], None] | None = None,
+    ) -> None:
+        self.run = run
+        self.widget = OutputWidget(f"atomic-run atomic-transcript {NO_TYPESETTING}", ROOT_STYLE)
+        self.blocks = RunBlocks(run, on_stop, on_rule, schedule or self.render)
+        self.closed = False
+        self._lock = threading.RLock()
+        self.widget.on_action.add(self.blocks.act)
+        self.render()
+
+    @property
+    def renders(self) -> int:
+        """How many times the run was rendered."""
+        return self.blocks.renders
+
+    @property
+    def content(self) -> Content:
+        """What the page was last sent."""
+        return self.widget.content
+
+    def render(self) -> None:
+        """Bring the widget in line with the transcript (sends what changed)."""
+        with self._lock:
+            if not self.closed:
+                self._render()
+
+    def _render(self) -> None:
+        content = Content()
+        self.blocks.fill(content)
+        self.widget.show(content)
 
     def close(self) -> None:
         """Empty and close the widget (its output is its record now) and let its dialogs go."""
@@ -247,10 +306,8 @@ class RunOutput:
             if self.closed:
                 return
             self.closed = True
-            self._dialogs.close()
+            self.blocks.close()
             self.widget.finish()
-            self._blocks.clear()
-            self._answers.clear()
 
 
 class DialogOutput:

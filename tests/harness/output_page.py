@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import html as html_lib
 import re
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
 from typing import Any
 
 from atomic_jupyter.ui.output_widget import Content, OutputWidget
 
-__all__ = ["PageStore", "controls_html", "page_html", "press", "page_text"]
+__all__ = ["Element", "PageStore", "controls_html", "page_html", "page_tree", "press", "page_text"]
 
 _PLACE = re.compile(r'(<div [^>]*data-(answer|dialog)="([^"]*)"[^>]*>)(</div>)')
 
@@ -82,9 +84,16 @@ def controls_html(dialog: dict[str, Any]) -> str:
         parts.append('<button class="atomic-submit">Submit</button>')
     elif dialog["method"] == "confirm":
         parts.append('<button class="atomic-yes">Yes</button><button class="atomic-no">No</button>')
+    elif dialog["method"] == "editor":
+        parts.append(
+            f'<textarea class="atomic-dialog-editor" rows="{int(dialog["rows"])}">'
+            f"{e(dialog['prefill'])}</textarea>"
+        )
+        parts.append('<button class="atomic-submit">Submit</button>')
     else:
-        tag = "textarea" if dialog["method"] == "editor" else "input"
-        parts.append(f'<{tag} class="atomic-dialog-{tag}">{e(dialog["prefill"])}</{tag}>')
+        parts.append(
+            f'<input class="atomic-dialog-input" placeholder="{e(dialog["placeholder"])}">'
+        )
         parts.append('<button class="atomic-submit">Submit</button>')
     parts.append('<button class="atomic-cancel">Cancel</button>')
     if dialog["seconds_left"] is not None:
@@ -101,12 +110,7 @@ def controls_html(dialog: dict[str, Any]) -> str:
 def page_html(source: OutputWidget | Content | PageStore) -> str:
     """The output as the page draws it: every block in order, each answer's chunks and tail
     and each open dialog's controls in their places."""
-    if isinstance(source, PageStore):
-        content = source.content
-    elif isinstance(source, OutputWidget):
-        content = source.content
-    else:
-        content = source
+    content = source.content if isinstance(source, (PageStore, OutputWidget)) else source
 
     def fill(match: re.Match[str]) -> str:
         opening, kind, key, closing = match.groups()
@@ -122,11 +126,99 @@ def page_html(source: OutputWidget | Content | PageStore) -> str:
 
 
 def page_text(source: OutputWidget | Content | PageStore) -> str:
-    """The output's text as a person reads it (tags dropped, entities decoded)."""
-    return html_lib.unescape(re.sub(r"<[^>]+>", " ", page_html(source)))
+    """The output's text as a person reads it (tags dropped, entities decoded; a text box's
+    placeholder read where it is)."""
+    page = re.sub(r'<input [^>]*placeholder="([^"]*)"[^>]*>', r" \1 ", page_html(source))
+    return html_lib.unescape(re.sub(r"<[^>]+>", " ", page))
 
 
 def press(widget: OutputWidget, message: dict[str, Any]) -> None:
     """Send ``widget`` a message from the page, as a click does (through ipywidgets' own
     handling of a custom comm message)."""
     widget._handle_custom_msg(message, [])
+
+
+# --------------------------------------------------------------------------- the page as a tree
+
+#: Elements that have no end tag.
+_VOID = frozenset({"area", "base", "br", "col", "embed", "hr", "img", "input", "wbr"})
+
+
+@dataclass(eq=False)
+class Element:
+    """One element of a page (or the page's root: ``tag`` empty), as parsed."""
+
+    tag: str
+    attrs: dict[str, str]
+    children: list[Element | str] = field(default_factory=list)
+    inner: str = ""  # the HTML between its tags, as written
+
+    @property
+    def classes(self) -> list[str]:
+        """Its classes."""
+        return (self.attrs.get("class") or "").split()
+
+    @property
+    def elements(self) -> list[Element]:
+        """Its child elements."""
+        return [child for child in self.children if isinstance(child, Element)]
+
+    @property
+    def text(self) -> str:
+        """Its text, as a person reads it (entities decoded, tags dropped)."""
+        return "".join(c if isinstance(c, str) else c.text for c in self.children)
+
+    def find_all(self, cls: str) -> list[Element]:
+        """The elements under it that carry class ``cls``, in document order."""
+        found = []
+        for child in self.elements:
+            if cls in child.classes:
+                found.append(child)
+            found += child.find_all(cls)
+        return found
+
+    def child(self, cls: str) -> Element:
+        """The one child element carrying class ``cls``."""
+        (found,) = [child for child in self.elements if cls in child.classes]
+        return found
+
+
+class _TreeBuilder(HTMLParser):
+    def __init__(self, source: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.source = source
+        self.line_starts = [0] + [m.end() for m in re.finditer("\n", source)]
+        self.root = Element("", {})
+        self.stack: list[tuple[Element, int]] = [(self.root, 0)]
+
+    def _offset(self) -> int:
+        line, column = self.getpos()
+        return self.line_starts[line - 1] + column
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        element = Element(tag, {k: v or "" for k, v in attrs})
+        self.stack[-1][0].children.append(element)
+        if tag not in _VOID:
+            start = self._offset() + len(self.get_starttag_text() or "")
+            self.stack.append((element, start))
+
+    def handle_endtag(self, tag: str) -> None:
+        for depth in range(len(self.stack) - 1, 0, -1):
+            element, start = self.stack[depth]
+            if element.tag == tag:
+                element.inner = self.source[start : self._offset()]
+                del self.stack[depth:]
+                return
+
+    def handle_data(self, data: str) -> None:
+        self.stack[-1][0].children.append(data)
+
+
+def page_tree(source: OutputWidget | Content | PageStore | str) -> Element:
+    """The page (or any HTML) parsed: its root element, whose children are the blocks'."""
+    html = source if isinstance(source, str) else page_html(source)
+    builder = _TreeBuilder(html)
+    builder.feed(html)
+    builder.close()
+    builder.root.inner = html
+    return builder.root

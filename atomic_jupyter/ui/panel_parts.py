@@ -1,0 +1,148 @@
+"""The session panel described once, as sections of the record's HTML: what the saved panel
+(:func:`panel_record`) and the live panel (:mod:`atomic_jupyter.ui.panel_output`) are both
+made of.
+
+Each section function returns the HTML of one part of the panel (escaped agent text, our own
+markup) with the panel's class names; the live panel adds only what a person acts on (the
+editor, Send, the rules' Remove buttons) and what only matters while the agent runs (the
+ignored messages, how the agent exited).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from atomic_jupyter.ui.ansi import ansi_to_html, strip_ansi
+from atomic_jupyter.ui.record import (
+    Record,
+    earlier_record,
+    part_html,
+    part_plain,
+    root_html,
+    run_record,
+    text_html,
+)
+from atomic_jupyter.ui.run_parts import Text, describe_entry
+from atomic_jupyter.ui.text import escape
+
+if TYPE_CHECKING:
+    from atomic_jupyter.session.runs import PromptRun
+    from atomic_jupyter.session.session import AgentSession
+
+__all__ = [
+    "NOTIFICATION_COLORS",
+    "about_text",
+    "entries_html",
+    "head_html",
+    "notification_html",
+    "panel_record",
+    "status_html",
+    "widget_block_html",
+]
+
+#: The colour of a notification of each type (ours, never the agent's).
+NOTIFICATION_COLORS = {
+    "info": "var(--jp-info-color1,#0277bd)",
+    "warning": "var(--jp-warn-color1,#e65100)",
+    "error": "var(--jp-error-color1,#c62828)",
+}
+_MUTED = "opacity:.7"
+
+
+def head_html(title: str, state: str) -> str:
+    """The panel's first line: the title (the extension's, or ours) and the state."""
+    return (
+        f'<div><strong class="atomic-title">{ansi_to_html(title)}</strong> '
+        f'<span class="atomic-state">{escape(state)}</span></div>'
+    )
+
+
+def about_text(session: AgentSession) -> str:
+    """Which agent runs (name and version), when known."""
+    agent = session.agent
+    return str(agent) if agent.name or agent.version else ""
+
+
+def status_html(status: dict[str, str], live: bool = False) -> str:
+    """The extensions' status entries on one line (on the live panel, each titled with its
+    key)."""
+    entries = " · ".join(
+        f'<span class="atomic-status-entry"'
+        + (f' title="{escape(key)}"' if live else "")
+        + f">{ansi_to_html(value)}</span>"
+        for key, value in status.items()
+    )
+    return f'<div class="atomic-status" style="{_MUTED}">{entries}</div>'
+
+
+def widget_block_html(lines: Sequence[Any]) -> str:
+    """An extension's widget (``setWidget``): its lines, as given."""
+    return text_html(Text("atomic-widget-block", "\n".join(str(line) for line in lines)))
+
+
+def entries_html(entries: Sequence[tuple[str, Any]]) -> tuple[str, list[str]]:
+    """Extensions' custom entries of no run, as cards: their HTML and plain lines."""
+    parts = [describe_entry(kind, data) for kind, data in entries]
+    return "".join(part_html(p) for p in parts), [part_plain(p) for p in parts]
+
+
+def notification_html(note: dict[str, str], live: bool = False) -> str:
+    """One notification line, ``[type] message`` (coloured by its type on the live panel)."""
+    kind = str(note.get("type", "info"))
+    text = f"[{kind}] {note.get('message', '')}"
+    if not live:
+        return text_html(Text("atomic-notification", text, "muted"))
+    color = NOTIFICATION_COLORS.get(kind, "")
+    style = f"white-space:pre-wrap;color:{color}" if color else "white-space:pre-wrap"
+    return (
+        f'<div class="atomic-notification atomic-notify-{escape(kind)}" style="{style}">'
+        f"{ansi_to_html(text)}</div>"
+    )
+
+
+def panel_record(session: AgentSession, runs: Sequence[PromptRun] = ()) -> Record:
+    """The panel's record: session, state, title, agent, status, widget lines, the runs sent
+    from its editor (``runs``), the newest notifications (with the live panel's class names).
+    No local paths or process ids."""
+    state = session.state
+    lines = [f"agent session {session.name!r} · {state}"]
+    html = [
+        head_html(session.title or "", state),
+        text_html(Text("atomic-session-name", f"agent session {session.name!r}", "muted")),
+    ]
+    if session.title:
+        lines.append(session.title)
+    about = about_text(session)
+    if about:
+        lines.append(about)
+        html.append(text_html(Text("atomic-about", about, "muted")))
+    status = session.status
+    if status:
+        lines.append(" · ".join(f"{key}: {value}" for key, value in status.items()))
+        html.append(status_html(status))
+    conversations = session.addon("conversations")
+    if conversations is not None:
+        earlier = earlier_record(
+            conversations.continued, conversations.notes, conversations.earlier
+        )
+        if earlier.plain:
+            lines.append(earlier.plain)
+            html.append(earlier.html)
+    for block in session.widgets.values():
+        block_lines = [str(line) for line in block.get("lines") or []]
+        lines.extend(block_lines)
+        html.append(widget_block_html(block_lines))
+    for run in list(runs):
+        record = run_record(run)
+        lines.append(record.plain)
+        html.append(f'<div class="atomic-panel-dialogs">{record.html}</div>')
+    entries, entry_lines = entries_html(session.entries)
+    html.append(entries)
+    lines += entry_lines
+    for note in list(session.notifications)[-5:]:
+        lines.append(f"[{note.get('type', 'info')}] {note.get('message', '')}")
+        html.append(notification_html(note))
+    return Record(
+        root_html("panel atomic-panel", html), "\n".join(strip_ansi(line) for line in lines)
+    )
