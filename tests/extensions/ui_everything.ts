@@ -49,6 +49,19 @@ export default function (pi: ExtensionAPI) {
 		handler: async (_args, ctx) => report(ctx, "editor", await ctx.ui.editor("Edit the text", "Line 1\nLine 2")),
 	});
 
+	pi.registerCommand("ui-input-busy", {
+		description: "an input dialog while custom entries keep arriving in the same run",
+		handler: async (_args, ctx) => {
+			let n = 0;
+			const timer = setInterval(() => pi.appendEntry("tick", { n: ++n }), 40);
+			try {
+				report(ctx, "input", await ctx.ui.input("Type while it streams", "keep typing…"));
+			} finally {
+				clearInterval(timer);
+			}
+		},
+	});
+
 	pi.registerCommand("ui-two", {
 		description: "two dialogs at once",
 		handler: async (_args, ctx) => {
