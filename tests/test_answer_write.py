@@ -20,7 +20,8 @@ import pytest
 
 import atomic_jupyter as aj
 from atomic_jupyter.transport.process import FAST_WRITE_MAX, AgentProcess
-from atomic_jupyter.ui.dialog_view import DialogView
+from atomic_jupyter.ui.run_output import DialogOutput
+from tests.harness.output_page import page_html, press
 from tests.harness.support import stop_quietly, unique_name, wait_until
 
 #: A child that reads nothing until the file named by its argument exists, then copies its
@@ -122,7 +123,7 @@ def test_lines_keep_their_order_when_the_pipe_fills(gated: Gated) -> None:
 
 @pytest.mark.agent
 @pytest.mark.one_line  # the order of our write and our view; the select is tested on both lines
-def test_a_click_writes_the_answer_before_the_dialog_view_changes(
+def test_a_click_writes_the_answer_before_the_page_changes(
     agent_command: list[str], ui_extension: str
 ) -> None:
     session = aj.start(
@@ -136,20 +137,22 @@ def test_a_click_writes_the_answer_before_the_dialog_view_changes(
         dialog = wait_until(
             lambda: next((d for d in session.dialogs if d.pending), None), "a select dialog", 30
         )
-        view = DialogView(dialog)
+        output = DialogOutput(dialog, on_rule=None)
         seen: list[Any] = []
-        refresh = view.refresh
+        send = output.widget.send
 
-        def refresh_and_look() -> None:
+        def look_then_send(message: Any, buffers: Any = None) -> None:
             seen.append(dialog.delivery is not None and dialog.delivery.done.is_set())
-            refresh()
+            send(message, buffers)
 
-        view.refresh = refresh_and_look  # type: ignore[method-assign]
-        button = next(b for b in view.buttons.values() if b.description == "Beta")
+        output.widget.send = look_then_send  # type: ignore[method-assign]
+        beta = output.content.dialogs[dialog.id]["options"].index("Beta")
+        click = {"type": "dialog", "id": dialog.id, "action": "choose", "index": beta}
         with no_thread_switches():
-            button.click()
-        assert seen and seen[0] is True, "the view changed before the answer was in the pipe"
-        assert view.collapsed
+            press(output.widget, click)
+        assert seen and seen[0] is True, "the page changed before the answer was in the pipe"
+        assert dialog.id not in output.content.dialogs  # the controls are gone
+        assert f'data-dialog-done="{dialog.id}"' in page_html(output.widget)
         wait_until(
             lambda: any('got select: "Beta"' in n["message"] for n in session.notifications),
             "the extension to receive the answer",

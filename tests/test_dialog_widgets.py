@@ -1,4 +1,5 @@
-"""Dialog widgets without a kernel: click like a user, check the exact bytes sent to the agent."""
+"""Dialogs without a kernel: shown in their output's page, clicked like a user (the messages
+the page's module sends), and the exact bytes sent to the agent checked."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import html
 import logging
 import re
 import types
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -18,8 +19,11 @@ from atomic_jupyter.protocol.framing import JsonlDecoder, Record, encode_line
 from atomic_jupyter.protocol.messages import DialogRequest, UIResponse, parse_message
 from atomic_jupyter.session import dialogs as dialogs_module
 from atomic_jupyter.session.dialogs import Dialog
-from atomic_jupyter.ui.dialog_view import MAX_OPTION_BUTTONS, DialogView
+from atomic_jupyter.session.runs import PromptRun
+from atomic_jupyter.ui.dialog_controls import MAX_OPTION_BUTTONS
+from atomic_jupyter.ui.run_output import DialogOutput, RunOutput
 from atomic_jupyter.ui.text import TextLine, escape, pre_block, pre_html
+from tests.harness.output_page import controls_html, page_html, press
 
 # --------------------------------------------------------------------------- requests (protocol doc)
 
@@ -88,9 +92,13 @@ def make_dialog(raw: dict, wire: Wire | None = None) -> tuple[Dialog, Wire]:
     return Dialog(typed, raw, wire), wire
 
 
-def make_view(raw: dict, wire: Wire | None = None) -> tuple[DialogView, Dialog, Wire]:
+def make_view(
+    raw: dict, wire: Wire | None = None, schedule: Callable[[], None] | None = None
+) -> tuple[DialogOutput, Dialog, Wire]:
+    """A dialog shown on its own, as the panel shows one (its output renders at once on a
+    change, unless ``schedule`` is given)."""
     dialog, wire = make_dialog(raw, wire)
-    return DialogView(dialog), dialog, wire
+    return DialogOutput(dialog, on_rule=None, schedule=schedule), dialog, wire
 
 
 def value_line(rid: str, json_value: str) -> bytes:
@@ -112,39 +120,118 @@ def cancelled_line(rid: str) -> bytes:
     return b'{"type":"extension_ui_response","id":"%s","cancelled":true}\n' % rid.encode()
 
 
-def walk(widget: w.Widget) -> Iterator[w.Widget]:
-    """The widget and all its descendants."""
-    yield widget
-    for child in getattr(widget, "children", ()):
-        yield from walk(child)
+# --------------------------------------------------------------------------- the page
 
 
-def widgets_of(view: DialogView, kind: type) -> list:
-    return [x for x in walk(view.root) if isinstance(x, kind)]
+Output = DialogOutput | RunOutput
+#: A control of the page, as ``(kind, its text)``: kind is ``option``, ``yes``, ``no``,
+#: ``submit``, ``cancel``.
+_BUTTON = re.compile(r'<button class="atomic-([a-z]+)">(.*?)</button>', re.S)
+_OUTCOME = re.compile(r'class="atomic-dialog-outcome[^"]*"[^>]*>(.*?)</div>', re.S)
 
 
-def html_blocks(view: DialogView) -> list:
-    """HTML widgets that are blocks (a confirm's message), not lines of text."""
-    return [x for x in widgets_of(view, w.HTML) if not isinstance(x, TextLine)]
+def the_id(output: Output, dialog_id: str | None) -> str:
+    if dialog_id is not None:
+        return dialog_id
+    assert isinstance(output, DialogOutput)
+    return output.dialog.id
 
 
-def assert_collapsed(view: DialogView, outcome: str) -> None:
-    """The view shows one TextLine, holding the dialog's outcome line, and nothing else."""
-    assert view.collapsed is True
-    (only,) = view.root.children
-    assert type(only) is TextLine
-    assert only.text == outcome
-    assert view.dialog.outcome == outcome
-    assert view.buttons == {}
-    assert view.value_widget is None
+def controls(output: Output, dialog_id: str | None = None) -> str:
+    """The controls the page draws for a dialog waiting in ``output`` ("" when it shows
+    none), checked to be in the dialog's place."""
+    dialog_id = the_id(output, dialog_id)
+    described = output.content.dialogs.get(dialog_id)
+    page = page_html(output.widget)
+    if described is None:
+        assert f'data-dialog="{escape(dialog_id)}"' not in page, page
+        return ""
+    drawn = controls_html(described)
+    assert f'data-dialog="{escape(dialog_id)}">{drawn}</div>' in page, page
+    return drawn
+
+
+def buttons(output: Output, dialog_id: str | None = None) -> list[tuple[str, str]]:
+    """The buttons of a dialog's controls, in page order: ``(kind, label as shown)``."""
+    return [
+        (kind, html.unescape(label)) for kind, label in _BUTTON.findall(controls(output, dialog_id))
+    ]
+
+
+def message_for(
+    described: dict[str, Any], role: str, value: Any = None, rule: bool = False
+) -> dict[str, Any]:
+    """What the page's module sends when ``role`` is clicked in the controls ``described``:
+    ``option:N``, ``yes``, ``no``, ``cancel``, or ``submit`` (of a list: ``value`` is the
+    index picked, the first by default; of a text box or area: ``value`` is what it holds,
+    by default what the page put there: nothing, or the editor's prefill)."""
+    base = {"type": "dialog", "id": described["id"], "rule": rule}
+    if role.startswith("option:"):
+        return {**base, "action": "choose", "index": int(role.split(":")[1])}
+    if role in ("yes", "no"):
+        return {**base, "action": "respond", "value": role == "yes"}
+    if role == "cancel":
+        return {**base, "action": "cancel"}
+    assert role == "submit", role
+    if described["method"] == "select":
+        return {**base, "action": "choose", "index": 0 if value is None else value}
+    if value is None:
+        value = described["prefill"] if described["method"] == "editor" else ""
+    return {**base, "action": "respond", "value": value}
+
+
+def click(
+    output: Output,
+    role: str,
+    value: Any = None,
+    *,
+    dialog_id: str | None = None,
+    rule: bool = False,
+) -> dict[str, Any]:
+    """Click ``role`` in a dialog's controls, as a person does on the page (the control must
+    be there); return the message sent, to send it again later (a click on its way)."""
+    dialog_id = the_id(output, dialog_id)
+    kinds = [kind for kind, _label in buttons(output, dialog_id)]
+    if role.startswith("option:"):
+        assert kinds.count("option") > int(role.split(":")[1]), kinds
+    else:
+        assert role in kinds, (role, kinds)
+    message = message_for(output.content.dialogs[dialog_id], role, value, rule)
+    press(output.widget, message)
+    return message
+
+
+def error_shown(output: Output, dialog_id: str | None = None) -> str:
+    """The text under a dialog's controls ("" when none)."""
+    found = re.search(r'<div class="atomic-dialog-error">(.*?)</div>', controls(output, dialog_id))
+    return html.unescape(found.group(1)) if found else ""
+
+
+def assert_collapsed(output: Output, outcome: str, dialog_id: str | None = None) -> None:
+    """The page shows the settled dialog as the record's card, its outcome line holding
+    ``outcome``, and no controls at all."""
+    dialog_id = the_id(output, dialog_id)
+    page = page_html(output.widget)
+    assert dialog_id not in output.content.dialogs
+    assert f'data-dialog="{escape(dialog_id)}"' not in page, page  # no place for controls
+    if isinstance(output, DialogOutput):
+        assert "atomic-dialog-controls" not in page and "<button" not in page, page
+    mark = f'data-dialog-done="{escape(dialog_id)}"'
+    assert page.count(mark) == 1, page
+    card = page[page.index(mark) :]
+    found = _OUTCOME.search(card)
+    assert found is not None, card
+    assert html.unescape(re.sub(r"<[^>]+>", "", found.group(1))) == outcome
 
 
 @pytest.fixture(autouse=True)
 def no_swallowed_callback_errors(caplog: pytest.LogCaptureFixture):
-    """ipywidgets logs and swallows exceptions raised by click handlers; fail on any."""
+    """ipywidgets logs and swallows exceptions raised by message handlers; fail on any."""
     caplog.set_level(logging.WARNING)
     yield
-    swallowed = [r for r in caplog.records if "Exception in callback" in r.getMessage()]
+    swallowed = [
+        r for r in caplog.records if "Exception in" in r.getMessage() or r.exc_info is not None
+    ]
     assert not swallowed, [r.exc_info for r in swallowed]
 
 
@@ -163,17 +250,14 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> types.SimpleNamespace:
 def test_select_with_few_options_has_one_button_per_option(count):
     options = [f"Option {i}" for i in range(count)]
     view, _, _ = make_view(select_request(options))
-    for i, option in enumerate(options):
-        assert view.buttons[f"option:{i}"].description == option
-    assert f"option:{count}" not in view.buttons
-    assert "submit" not in view.buttons
-    assert view.value_widget is None
-    assert widgets_of(view, w.Dropdown) == []
+    assert buttons(view) == [("option", o) for o in options] + [("cancel", "Cancel")]
+    drawn = controls(view)
+    assert "<select" not in drawn and "<input" not in drawn and "<textarea" not in drawn
 
 
 def test_select_option_button_sends_that_option():
     view, dialog, wire = make_view(select_request())
-    view.buttons["option:1"].click()
+    click(view, "option:1")
     assert wire.bytes == b'{"type":"extension_ui_response","id":"uuid-1","value":"Block"}\n'
     assert dialog.state == "answered"
     assert dialog.answer == "Block"
@@ -181,39 +265,51 @@ def test_select_option_button_sends_that_option():
 
 def test_select_first_option_sends_allow_exactly_as_the_protocol_example():
     view, _, wire = make_view(select_request())
-    view.buttons["option:0"].click()
+    click(view, "option:0")
     assert wire.lines == [b'{"type":"extension_ui_response","id":"uuid-1","value":"Allow"}\n']
 
 
 @pytest.mark.parametrize("count", [MAX_OPTION_BUTTONS + 1, 25])
-def test_select_with_many_options_uses_a_dropdown_and_submit(count):
+def test_select_with_many_options_uses_a_list_and_submit(count):
     options = [f"choice-{i}" for i in range(count)]
     view, dialog, wire = make_view(select_request(options, rid="uuid-many"))
-    dropdown = view.value_widget
-    assert isinstance(dropdown, w.Dropdown)
-    assert widgets_of(view, w.Dropdown) == [dropdown]
-    assert list(dropdown._options_labels) == options
-    assert not any(role.startswith("option:") for role in view.buttons)
-    assert view.buttons["submit"].description == "Submit"
-    dropdown.value = count - 2  # choose by index
-    view.buttons["submit"].click()
+    drawn = controls(view)
+    assert drawn.count('<select class="atomic-dialog-choice">') == 1
+    assert re.findall(r"<option>(.*?)</option>", drawn) == options
+    assert buttons(view) == [("submit", "Submit"), ("cancel", "Cancel")]  # no option buttons
+    click(view, "submit", count - 2)  # choose by index
     assert wire.bytes == value_line("uuid-many", f'"choice-{count - 2}"')
     assert dialog.answer == f"choice-{count - 2}"
 
 
-def test_select_dropdown_default_is_the_first_option():
+def test_select_list_default_is_the_first_option():
     options = [f"o{i}" for i in range(12)]
     view, _, wire = make_view(select_request(options))
-    view.buttons["submit"].click()
+    assert re.findall(r"<option>(.*?)</option>", controls(view))[0] == "o0"  # shown first
+    click(view, "submit")  # what the page sends when nothing was picked: index 0
     assert wire.bytes == value_line("uuid-1", '"o0"')
 
 
-def test_select_dropdown_with_duplicate_labels_sends_the_chosen_one():
+def test_select_list_with_duplicate_labels_sends_the_chosen_one():
     options = ["same"] * 5 + ["other"] + ["same"] * 5
     view, _, wire = make_view(select_request(options))
-    view.value_widget.value = 5
-    view.buttons["submit"].click()
+    click(view, "submit", 5)
     assert wire.bytes == value_line("uuid-1", '"other"')
+
+
+@pytest.mark.parametrize("index", [None, "1", True, -1, 99])
+def test_a_choice_that_is_no_option_is_not_sent_and_says_why(index):
+    view, dialog, wire = make_view(select_request())
+    press(view.widget, {"type": "dialog", "id": "uuid-1", "action": "choose", "index": index})
+    assert wire.lines == [] and dialog.pending
+    said = error_shown(view)
+    if index is None or not isinstance(index, int) or isinstance(index, bool):
+        assert said == "Choose an option first."
+    else:
+        assert said.startswith("Not sent: "), said
+    click(view, "option:0")  # still answerable, and the error goes with the controls
+    assert wire.lines == [value_line("uuid-1", '"Allow"')]
+    assert_collapsed(view, "Allow dangerous command? → Allow (clicked)")
 
 
 # --------------------------------------------------------------------------- confirm
@@ -221,8 +317,8 @@ def test_select_dropdown_with_duplicate_labels_sends_the_chosen_one():
 
 def test_confirm_yes_sends_confirmed_true():
     view, dialog, wire = make_view(confirm_request())
-    assert view.buttons["yes"].description == "Yes"
-    view.buttons["yes"].click()
+    assert ("yes", "Yes") in buttons(view)
+    click(view, "yes")
     assert wire.bytes == b'{"type":"extension_ui_response","id":"uuid-2","confirmed":true}\n'
     assert dialog.answer is True
     assert_collapsed(view, "Clear session? → Yes (clicked)")
@@ -230,8 +326,8 @@ def test_confirm_yes_sends_confirmed_true():
 
 def test_confirm_no_sends_confirmed_false():
     view, dialog, wire = make_view(confirm_request())
-    assert view.buttons["no"].description == "No"
-    view.buttons["no"].click()
+    assert ("no", "No") in buttons(view)
+    click(view, "no")
     assert wire.bytes == b'{"type":"extension_ui_response","id":"uuid-2","confirmed":false}\n'
     assert dialog.answer is False
     assert_collapsed(view, "Clear session? → No (clicked)")
@@ -239,8 +335,16 @@ def test_confirm_no_sends_confirmed_false():
 
 def test_confirm_shows_its_message():
     view, _, _ = make_view(confirm_request(message="All messages will be lost."))
-    (block,) = html_blocks(view)
-    assert "All messages will be lost." in block.value
+    (message,) = re.findall(r'<pre class="atomic-dialog-message">(.*?)</pre>', controls(view))
+    assert message == "All messages will be lost."
+
+
+@pytest.mark.parametrize("value", ["yes", 1, None])
+def test_a_confirm_answer_that_is_no_bool_is_not_sent_and_says_why(value):
+    view, dialog, wire = make_view(confirm_request())
+    press(view.widget, {"type": "dialog", "id": "uuid-2", "action": "respond", "value": value})
+    assert wire.lines == [] and dialog.pending
+    assert error_shown(view).startswith("Not sent: ")
 
 
 # --------------------------------------------------------------------------- input
@@ -248,27 +352,26 @@ def test_confirm_shows_its_message():
 
 def test_input_shows_the_placeholder():
     view, _, _ = make_view(input_request(placeholder="type something..."))
-    assert isinstance(view.value_widget, w.Text)
-    assert view.value_widget.placeholder == "type something..."
-    assert view.value_widget.value == ""
+    assert view.content.dialogs["uuid-3"]["placeholder"] == "type something..."
+    assert '<input class="atomic-dialog-input" placeholder="type something...">' in controls(view)
+    assert buttons(view) == [("submit", "Submit"), ("cancel", "Cancel")]
 
 
 def test_input_without_placeholder_has_an_empty_one():
     view, _, _ = make_view(input_request(placeholder=None))
-    assert view.value_widget.placeholder == ""
+    assert view.content.dialogs["uuid-3"]["placeholder"] == ""
 
 
 def test_input_submit_sends_the_typed_text():
     view, dialog, wire = make_view(input_request())
-    view.value_widget.value = "hello world"
-    view.buttons["submit"].click()
+    click(view, "submit", "hello world")
     assert wire.bytes == b'{"type":"extension_ui_response","id":"uuid-3","value":"hello world"}\n'
     assert_collapsed(view, "Enter a value → hello world (clicked)")
 
 
 def test_input_submit_of_nothing_sends_an_empty_value():
     view, dialog, wire = make_view(input_request())
-    view.buttons["submit"].click()
+    click(view, "submit")
     assert wire.bytes == value_line("uuid-3", '""')
     assert dialog.state == "answered"
     assert dialog.answer == ""
@@ -279,20 +382,31 @@ def test_input_submit_of_nothing_sends_an_empty_value():
 
 def test_editor_textarea_is_prefilled():
     view, _, _ = make_view(editor_request(prefill="Line 1\nLine 2\nLine 3"))
-    assert isinstance(view.value_widget, w.Textarea)
-    assert view.value_widget.value == "Line 1\nLine 2\nLine 3"
+    described = view.content.dialogs["uuid-4"]
+    assert described["prefill"] == "Line 1\nLine 2\nLine 3"
+    assert described["rows"] == 4  # at least 4, the prefill's lines and one more
+    assert '<textarea class="atomic-dialog-editor" rows="4">Line 1\nLine 2\nLine 3</textarea>' in (
+        controls(view)
+    )
+
+
+def test_editor_rows_follow_the_prefill_up_to_twenty():
+    view, _, _ = make_view(editor_request(prefill="\n".join(f"l{i}" for i in range(8))))
+    assert view.content.dialogs["uuid-4"]["rows"] == 9
+    view, _, _ = make_view(editor_request(prefill="x\n" * 100))
+    assert view.content.dialogs["uuid-4"]["rows"] == 20
 
 
 def test_editor_without_prefill_is_empty():
     view, _, _ = make_view(editor_request(prefill=None))
-    assert view.value_widget.value == ""
+    assert view.content.dialogs["uuid-4"]["prefill"] == ""
+    assert '<textarea class="atomic-dialog-editor" rows="4"></textarea>' in controls(view)
 
 
 def test_editor_sends_a_multiline_unicode_answer_exactly():
     answer = 'Zeile 1\nü ✓ 🎉\n\ttab\u2028sep "quoted" \\ back\n'
     view, dialog, wire = make_view(editor_request())
-    view.value_widget.value = answer
-    view.buttons["submit"].click()
+    click(view, "submit", answer)
     assert wire.bytes == (
         b'{"type":"extension_ui_response","id":"uuid-4","value":'
         b'"Zeile 1\\n\\u00fc \\u2713 \\ud83c\\udf89\\n\\ttab\\u2028sep \\"quoted\\" \\\\ back\\n"}\n'
@@ -305,7 +419,7 @@ def test_editor_sends_a_multiline_unicode_answer_exactly():
 
 def test_editor_unchanged_prefill_is_sent_back():
     view, _, wire = make_view(editor_request(prefill="keep\nme"))
-    view.buttons["submit"].click()
+    click(view, "submit")  # the text area holds the prefill, untouched
     assert wire.bytes == value_line("uuid-4", '"keep\\nme"')
 
 
@@ -316,8 +430,8 @@ def test_editor_unchanged_prefill_is_sent_back():
 def test_cancel_sends_cancelled_true(kind):
     raw = ALL_KINDS[kind]()
     view, dialog, wire = make_view(raw)
-    assert view.buttons["cancel"].description == "Cancel"
-    view.buttons["cancel"].click()
+    assert buttons(view)[-1] == ("cancel", "Cancel")
+    click(view, "cancel")
     assert wire.lines == [cancelled_line(raw["id"])]
     assert dialog.state == "cancelled"
     assert dialog.answer is None
@@ -357,26 +471,33 @@ def test_cancel_sends_cancelled_true(kind):
 def test_second_click_sends_nothing_and_the_first_answer_stands(
     kind, first, second, expected_line, outcome
 ):
+    """Clicks already on their way when the first one settled the dialog reach the kernel
+    after it: they are ignored, and no error is shown."""
     view, dialog, wire = make_view(ALL_KINDS[kind]())
-    buttons = dict(view.buttons)  # the view forgets its buttons once it collapses
-    buttons[first].click()
+    described = view.content.dialogs[dialog.id]  # the controls the page drew
+    sent = view.widget.messages
+    press(view.widget, message_for(described, first))
     state, answer, first_outcome = dialog.state, dialog.answer, dialog.outcome
-    buttons[second].click()
-    buttons[first].click()
+    after_first = view.widget.messages
+    assert after_first > sent  # the page was told
+    press(view.widget, message_for(described, second))
+    press(view.widget, message_for(described, first))
     assert wire.lines == [expected_line]
     assert (dialog.state, dialog.answer, dialog.outcome) == (state, answer, first_outcome)
-    assert view.error.text == ""  # a late click is no error
+    assert view.widget.messages == after_first  # nothing changed on the page either
+    assert "atomic-dialog-error" not in page_html(view.widget)  # a late click is no error
     assert dialog.state in ("answered", "cancelled")
     if outcome is not None:
         assert dialog.outcome == outcome
     assert_collapsed(view, first_outcome)
 
 
-def test_buttons_are_disabled_once_answered():
+def test_the_controls_are_gone_once_answered():
     view, _, _ = make_view(confirm_request())
-    buttons = dict(view.buttons)
-    buttons["yes"].click()
-    assert all(b.disabled for b in buttons.values())
+    assert buttons(view)
+    click(view, "yes")
+    assert buttons(view) == [] and view.content.dialogs == {}
+    assert "<button" not in page_html(view.widget)
 
 
 def test_respond_after_answer_raises_and_sends_nothing():
@@ -448,7 +569,7 @@ def test_a_failing_send_leaves_the_dialog_pending():
 
 def test_answered_view_collapses_to_the_outcome_line():
     view, dialog, _ = make_view(select_request(["Alpha", "Beta"], title="Pick one"))
-    view.buttons["option:1"].click()
+    click(view, "option:1")
     assert dialog.outcome == "Pick one → Beta (clicked)"
     assert_collapsed(view, "Pick one → Beta (clicked)")
 
@@ -457,7 +578,7 @@ def test_a_collapsed_dialog_shows_later_that_its_answer_was_not_delivered():
     """The agent exited before it read the answer: the collapsed line on the page says so
     (it kept showing the answer as sent)."""
     view, dialog, _ = make_view(confirm_request())
-    view.buttons["yes"].click()
+    click(view, "yes")
     assert_collapsed(view, "Clear session? → Yes (clicked)")
     dialog.mark_undelivered("the agent exited without reading it")
     assert_collapsed(
@@ -468,101 +589,109 @@ def test_a_collapsed_dialog_shows_later_that_its_answer_was_not_delivered():
 def test_coloured_option_labels_are_shown_without_escape_codes_and_answered_exactly():
     coloured = "\x1b[31mAllow\x1b[39m"
     view, _dialog, wire = make_view(select_request([coloured, "Block"]))
-    assert view.buttons["option:0"].description == "Allow"
-    view.buttons["option:0"].click()
+    assert buttons(view)[0] == ("option", "Allow")
+    assert "\x1b" not in page_html(view.widget)
+    click(view, "option:0")
     (line,) = wire.lines
     assert line == value_line("uuid-1", '"\\u001b[31mAllow\\u001b[39m"')
 
 
 def test_outcome_of_an_untitled_dialog_names_the_method():
     view, dialog, _ = make_view(select_request(["Alpha"], title=""))
-    assert widgets_of(view, TextLine)[0].text == "select request"
-    view.buttons["option:0"].click()
+    assert '<strong class="atomic-dialog-title">select request</strong>' in controls(view)
+    click(view, "option:0")
     assert_collapsed(view, "select → Alpha (clicked)")
 
 
 def test_outcome_of_a_long_answer_is_one_shortened_line():
     view, dialog, wire = make_view(input_request(title="Name"))
-    view.value_widget.value = "x" * 100
-    view.buttons["submit"].click()
+    click(view, "submit", "x" * 100)
     assert wire.bytes == value_line("uuid-3", '"' + "x" * 100 + '"')  # the answer itself is whole
     assert dialog.outcome == "Name → " + "x" * 79 + "… (100 chars) (clicked)"
     assert_collapsed(view, dialog.outcome)
 
 
-def test_refresh_of_a_pending_dialog_changes_nothing():
+def test_a_render_of_a_pending_dialog_sends_nothing():
     view, _, _ = make_view(confirm_request())
-    children = view.root.children
-    view.refresh()
-    assert view.root.children == children
-    assert view.collapsed is False
+    sent, page = view.widget.messages, page_html(view.widget)
+    view.render()
+    view.render()
+    assert view.widget.messages == sent
+    assert page_html(view.widget) == page
 
 
 def test_expire_sends_nothing_and_collapses_with_timed_out(clock):
     view, dialog, wire = make_view(confirm_request(timeout=5000))
-    yes = view.buttons["yes"]
-    assert dialog.expire() is True
-    view.refresh()  # the session refreshes the view when the dialog changes
+    described = view.content.dialogs[dialog.id]
+    assert dialog.expire() is True  # the output renders the change at once here
     assert wire.lines == []
     assert dialog.state == "expired"
     assert dialog.answer is None
     assert "timed out" in dialog.outcome
     assert_collapsed(view, dialog.outcome)
-    yes.click()
+    press(view.widget, message_for(described, "yes"))  # a click on its way
     assert wire.lines == []
     assert dialog.state == "expired"
     assert dialog.expire() is False
     with pytest.raises(DialogNotPendingError):
         dialog.respond(True)
     assert wire.lines == []
+    assert_collapsed(view, dialog.outcome)
 
 
 def test_click_after_expiry_before_the_view_refreshed_sends_nothing_and_collapses(clock):
-    dialog, wire = make_dialog(select_request(timeout=10000))
-    on_the_loop: list = []  # the view's work waits for the kernel's loop
-    view = DialogView(dialog, schedule=on_the_loop.append)
+    on_the_loop: list[str] = []  # the output's renders wait for the kernel's loop
+    view, dialog, wire = make_view(
+        select_request(timeout=10000), schedule=lambda: on_the_loop.append("render")
+    )
     clock.now += 10.0
-    dialog.expire()  # the ticker expired it; the view has not been refreshed yet
-    assert view.collapsed is False
-    assert len(on_the_loop) == 1
-    view.buttons["option:0"].click()
+    dialog.expire()  # the ticker expired it; the output has not been rendered since
+    assert buttons(view)[0] == ("option", "Allow")  # the page still shows the controls
+    assert on_the_loop == ["render"]
+    click(view, "option:0")
     assert wire.lines == []
-    assert view.error.text == ""
     assert dialog.state == "expired"
-    on_the_loop.pop()()
+    assert len(on_the_loop) == 2  # the click asked for a render too
+    view.render()
     assert_collapsed(view, "Allow dangerous command? → timed out: no answer (the agent's default)")
+    assert "atomic-dialog-error" not in page_html(view.widget)
 
 
 def test_a_send_that_fails_with_an_agent_error_is_shown_and_the_dialog_stays_open():
-    def not_running(_response):
-        raise AgentNotRunningError("the agent has exited")
+    failures = [AgentNotRunningError("the agent has exited")]
+    wire = Wire()
+
+    def flaky(response: UIResponse) -> None:
+        if failures:
+            raise failures.pop()
+        wire(response)
 
     typed = parse_message(confirm_request())
-    dialog = Dialog(typed, confirm_request(), not_running)
-    view = DialogView(dialog)
-    view.buttons["yes"].click()
+    dialog = Dialog(typed, confirm_request(), flaky)
+    view = DialogOutput(dialog, on_rule=None)
+    click(view, "yes")
     assert dialog.pending
-    assert view.collapsed is False
-    assert view.error.text == "Not sent: the agent has exited"
-    assert view.error.layout.display is None  # shown
-    assert not view.buttons["yes"].disabled
+    assert error_shown(view) == "Not sent: the agent has exited"
+    assert ("yes", "Yes") in buttons(view)  # still there, to try again
+    click(view, "yes")
+    assert wire.lines == [confirmed_line("uuid-2", True)]
+    assert_collapsed(view, "Clear session? → Yes (clicked)")
 
 
 def test_close_sends_nothing_and_collapses_with_the_reason():
     view, dialog, wire = make_view(select_request())
-    allow = view.buttons["option:0"]
-    cancel = view.buttons["cancel"]
+    described = view.content.dialogs[dialog.id]
     assert dialog.close("the agent exited") is True
-    view.refresh()
     assert wire.lines == []
     assert dialog.state == "closed"
     assert dialog.outcome == "Allow dangerous command? → closed: the agent exited"
     assert_collapsed(view, dialog.outcome)
-    allow.click()
-    cancel.click()
+    press(view.widget, message_for(described, "option:0"))
+    press(view.widget, message_for(described, "cancel"))
     assert wire.lines == []
     assert dialog.close("again") is False
     assert dialog.outcome == "Allow dangerous command? → closed: the agent exited"
+    assert_collapsed(view, dialog.outcome)
 
 
 def test_expire_or_close_after_an_answer_changes_nothing():
@@ -586,46 +715,58 @@ def test_observers_are_told_of_each_change_once():
     assert seen == ["answered"]
 
 
+def test_a_closed_output_lets_its_dialog_go_and_sends_nothing_more():
+    view, dialog, wire = make_view(confirm_request())
+    described = view.content.dialogs[dialog.id]
+    view.close()
+    assert view.widget.comm is None and page_html(view.widget) == ""
+    dialog.respond(True)  # answered elsewhere: the closed output is not rendered
+    press(view.widget, message_for(described, "no"))
+    assert wire.lines == [confirmed_line("uuid-2", True)]
+
+
 # --------------------------------------------------------------------------- countdown
 
 
-def test_timed_dialog_shows_a_countdown(clock):
+def countdown(view: Output, dialog_id: str | None = None) -> str:
+    found = re.findall(r'<span class="atomic-countdown">(.*?)</span>', controls(view, dialog_id))
+    return found[0] if found else ""
+
+
+def test_timed_dialog_shows_a_countdown_that_the_page_keeps(clock):
     view, dialog, _ = make_view(select_request(timeout=10000))
     # 10 s, less the safety margin, rounded up.
-    assert view.countdown.text == "expires in 10 s"
-    assert view.countdown in widgets_of(view, TextLine)
+    assert countdown(view) == "expires in 10 s"
+    assert 9 < view.content.dialogs[dialog.id]["seconds_left"] <= 10
+    sent = view.widget.messages
     clock.now += 5.0
-    view.refresh_countdown()
-    assert view.countdown.text == "expires in 5 s"
-    clock.now += 60.0
-    view.refresh_countdown()
-    assert view.countdown.text == "expires in 0 s"
+    view.render()  # the page counts down by itself: nothing to send
+    assert view.widget.messages == sent
 
 
 def test_timed_dialog_countdown_format_with_the_real_clock():
-    view, _, _ = make_view(confirm_request(timeout=30000))
-    match = re.fullmatch(r"expires in (\d+) s", view.countdown.text)
+    view, dialog, _ = make_view(confirm_request(timeout=30000))
+    match = re.fullmatch(r"expires in (\d+) s", countdown(view))
     assert match is not None
     assert 29 <= int(match.group(1)) <= 30
+    assert 29 <= view.content.dialogs[dialog.id]["seconds_left"] <= 30
 
 
 @pytest.mark.parametrize("kind", list(ALL_KINDS))
 def test_untimed_dialog_shows_no_countdown(kind):
     view, dialog, _ = make_view(ALL_KINDS[kind]())
     assert dialog.deadline is None
-    assert view.countdown.text == ""
-    view.refresh_countdown()
-    assert view.countdown.text == ""
-    assert not any("expires" in label.text for label in widgets_of(view, TextLine))
+    assert view.content.dialogs[dialog.id]["seconds_left"] is None
+    assert countdown(view) == ""
+    assert "expires" not in page_html(view.widget)
 
 
-def test_countdown_is_cleared_once_answered(clock):
+def test_countdown_is_gone_once_answered(clock):
     view, _, _ = make_view(select_request(timeout=10000))
-    countdown = view.countdown
-    view.buttons["option:0"].click()
-    view.refresh_countdown()  # a late tick after the answer
-    assert countdown.text == ""
-    assert countdown not in list(walk(view.root))
+    assert countdown(view)
+    click(view, "option:0")
+    assert "atomic-countdown" not in page_html(view.widget)
+    assert "expires" not in page_html(view.widget)
 
 
 # --------------------------------------------------------------------------- untrusted text
@@ -638,90 +779,107 @@ EVIL_PLACEHOLDER = '"><img src=x onerror=alert(3)>'
 EVIL_PREFILL = "</textarea><script>alert(4)</script>"
 
 
-def assert_no_live_html(view: DialogView) -> None:
-    """Every HTML widget in the tree holds agent text only escaped."""
-    for widget in walk(view.root):
-        if isinstance(widget, w.HTML):
-            lowered = widget.value.lower()
-            assert "<script" not in lowered, widget.value
-            assert "<img" not in lowered, widget.value
+def assert_no_live_html(view: Output) -> None:
+    """The HTML the kernel sends (the blocks) and the page it makes hold agent text only
+    escaped; the dialogs' descriptions are text, which the page sets as text."""
+    for where in [*view.content.blocks.values(), page_html(view.widget)]:
+        lowered = where.lower()
+        assert "<script" not in lowered, where
+        assert "<img" not in lowered, where
+        assert "<b>" not in lowered, where
 
 
 def test_html_in_select_title_and_options_is_shown_verbatim_as_text():
     view, dialog, wire = make_view(select_request([EVIL_OPTION, EVIL_OTHER], title=EVIL_TITLE))
-    labels = [x.text for x in widgets_of(view, TextLine)]
-    assert EVIL_TITLE in labels
-    assert view.buttons["option:0"].description == EVIL_OPTION
-    assert view.buttons["option:1"].description == EVIL_OTHER
+    described = view.content.dialogs[dialog.id]
+    assert described["title"] == EVIL_TITLE
+    assert described["options"] == [EVIL_OPTION, EVIL_OTHER]
+    assert buttons(view)[:2] == [("option", EVIL_OPTION), ("option", EVIL_OTHER)]
     assert_no_live_html(view)
-    view.buttons["option:0"].click()
+    click(view, "option:0")
     assert wire.bytes == value_line("uuid-1", '"<img src=x onerror=alert(1)>"')
     assert_collapsed(view, f"{EVIL_TITLE} → {EVIL_OPTION} (clicked)")
-
-
-def test_html_in_dropdown_options_is_shown_verbatim_as_text():
-    options = [EVIL_OPTION] + [f"{EVIL_OTHER} {i}" for i in range(10)]
-    view, _, wire = make_view(select_request(options, title=EVIL_TITLE))
-    assert list(view.value_widget._options_labels) == options
     assert_no_live_html(view)
-    view.buttons["submit"].click()
+
+
+def test_html_in_list_options_is_shown_verbatim_as_text():
+    options = [EVIL_OPTION] + [f"{EVIL_OTHER} {i}" for i in range(10)]
+    view, dialog, wire = make_view(select_request(options, title=EVIL_TITLE))
+    assert view.content.dialogs[dialog.id]["options"] == options
+    shown = re.findall(r"<option>(.*?)</option>", controls(view))
+    assert [html.unescape(o) for o in shown] == options
+    assert_no_live_html(view)
+    click(view, "submit", 0)
     assert wire.bytes == value_line("uuid-1", '"<img src=x onerror=alert(1)>"')
 
 
-def test_html_in_confirm_message_is_escaped_in_its_html_block():
-    view, _, _ = make_view(confirm_request(title=EVIL_TITLE, message=EVIL_MESSAGE))
-    assert EVIL_TITLE in [x.text for x in widgets_of(view, TextLine)]
-    (block,) = html_blocks(view)
-    for line in EVIL_MESSAGE.splitlines():
-        assert escape(line) in block.value
-    assert html.unescape(re.sub(r"^<pre[^>]*>|</pre>$", "", block.value)) == EVIL_MESSAGE
+def test_html_in_confirm_message_is_text():
+    view, dialog, _ = make_view(confirm_request(title=EVIL_TITLE, message=EVIL_MESSAGE))
+    described = view.content.dialogs[dialog.id]
+    assert (described["title"], described["message"]) == (EVIL_TITLE, EVIL_MESSAGE)
+    (message,) = re.findall(r'<pre class="atomic-dialog-message">(.*?)</pre>', controls(view), re.S)
+    assert html.unescape(message) == EVIL_MESSAGE
     assert_no_live_html(view)
 
 
 def test_html_in_placeholder_and_prefill_is_kept_verbatim():
-    view, _, _ = make_view(input_request(title=EVIL_TITLE, placeholder=EVIL_PLACEHOLDER))
-    assert view.value_widget.placeholder == EVIL_PLACEHOLDER
+    view, dialog, _ = make_view(input_request(title=EVIL_TITLE, placeholder=EVIL_PLACEHOLDER))
+    assert view.content.dialogs[dialog.id]["placeholder"] == EVIL_PLACEHOLDER
     assert_no_live_html(view)
-    view, _, wire = make_view(editor_request(title=EVIL_TITLE, prefill=EVIL_PREFILL))
-    assert view.value_widget.value == EVIL_PREFILL
+    view, dialog, wire = make_view(editor_request(title=EVIL_TITLE, prefill=EVIL_PREFILL))
+    assert view.content.dialogs[dialog.id]["prefill"] == EVIL_PREFILL
     assert_no_live_html(view)
-    view.buttons["submit"].click()
+    click(view, "submit")
     assert wire.bytes == value_line("uuid-4", '"</textarea><script>alert(4)</script>"')
+    assert_no_live_html(view)
 
 
 @pytest.mark.parametrize("kind", list(ALL_KINDS))
-def test_no_html_widget_ever_holds_unescaped_agent_text(kind):
+def test_no_html_the_kernel_sends_ever_holds_unescaped_agent_text(kind):
     raw = ALL_KINDS[kind](title=EVIL_TITLE, timeout=5000)
     view, _, _ = make_view(raw)
     assert_no_live_html(view)
-    view.buttons["cancel"].click()
+    click(view, "cancel")
     assert_no_live_html(view)
+    assert_collapsed(view, f"{EVIL_TITLE} → cancelled (clicked)")
 
 
 # --------------------------------------------------------------------------- several dialogs
 
 
+def run_with(*dialogs: Dialog) -> RunOutput:
+    """A run whose transcript holds ``dialogs``, in its output."""
+    run = PromptRun("r1", "ask twice")
+    for dialog in dialogs:
+        run.transcript.add_dialog(dialog)
+    return RunOutput(run, on_stop=lambda: None)
+
+
 def test_two_pending_dialogs_each_answer_their_own_id():
     wire = Wire()
-    first, _, _ = make_view(select_request(rid="uuid-1"), wire)
-    second, _, _ = make_view(confirm_request(rid="uuid-2"), wire)
-    assert first.dialog.pending and second.dialog.pending
-    second.buttons["no"].click()
-    assert first.dialog.pending
-    first.buttons["option:1"].click()
+    first, _ = make_dialog(select_request(rid="uuid-1"), wire)
+    second, _ = make_dialog(confirm_request(rid="uuid-2"), wire)
+    view = run_with(first, second)
+    assert set(view.content.dialogs) == {"uuid-1", "uuid-2"}
+    click(view, "no", dialog_id="uuid-2")
+    assert first.pending
+    assert_collapsed(view, "Clear session? → No (clicked)", "uuid-2")
+    assert buttons(view, "uuid-1")[:2] == [("option", "Allow"), ("option", "Block")]
+    click(view, "option:1", dialog_id="uuid-1")
     assert wire.lines == [confirmed_line("uuid-2", False), value_line("uuid-1", '"Block"')]
-    assert first.dialog.answer == "Block"
-    assert second.dialog.answer is False
+    assert first.answer == "Block"
+    assert second.answer is False
+    assert_collapsed(view, "Allow dangerous command? → Block (clicked)", "uuid-1")
 
 
 def test_two_dialogs_of_the_same_kind_do_not_share_controls():
     wire = Wire()
-    a, _, _ = make_view(input_request(rid="in-a"), wire)
-    b, _, _ = make_view(input_request(rid="in-b"), wire)
-    a.value_widget.value = "for a"
-    b.value_widget.value = "for b"
-    b.buttons["cancel"].click()
-    a.buttons["submit"].click()
+    a, _ = make_dialog(input_request(rid="in-a"), wire)
+    b, _ = make_dialog(input_request(rid="in-b"), wire)
+    view = run_with(a, b)
+    click(view, "cancel", dialog_id="in-b")
+    assert controls(view, "in-a") and not controls(view, "in-b")
+    click(view, "submit", "for a", dialog_id="in-a")
     assert wire.lines == [cancelled_line("in-b"), value_line("in-a", '"for a"')]
 
 

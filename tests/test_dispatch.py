@@ -10,7 +10,6 @@ raises, use logs it once.
 from __future__ import annotations
 
 import asyncio
-import html
 import json
 import logging
 import threading
@@ -30,6 +29,7 @@ from atomic_jupyter.ui import dispatch
 from atomic_jupyter.ui.dispatch import OffThreadWidgetWork, UiDispatcher, thread_safe_update
 from atomic_jupyter.ui.live_output import LiveOutput
 from tests.harness import thread_guard
+from tests.harness.output_page import page_tree
 from tests.harness.thread_guard import pump_until
 
 LOGGER = "atomic_jupyter.ui.dispatch"
@@ -311,15 +311,18 @@ def test_a_view_renders_what_the_reader_thread_delivers_only_on_the_kernel_threa
     )
     assert view.title.text == before  # nothing ran on the reader thread
     (dialog,) = session.dialogs
-    pump_until(view.dispatcher, lambda: dialog.id in view.dialog_views, "the dialog's widget")
+    pump_until(view.dispatcher, lambda: dialog.id in view.dialog_outputs, "the dialog's widget")
     assert view.title.text == "New"
-    dialog_view = view.dialog_views[dialog.id]
-    assert view.dialogs.children[0] is dialog_view.root
+    output = view.dialog_outputs[dialog.id]
+    assert view.dialogs.children[0] is output.widget
+    assert set(output.content.dialogs) == {dialog.id}  # its controls, on the page
     # The agent going away closes the dialog on the exit watcher's thread: queued, then drawn.
+    sent = output.widget.messages
     on_thread(lambda: dialog.close("the agent exited"), name="exit-watcher")
-    assert not dialog_view.collapsed
-    pump_until(view.dispatcher, lambda: dialog_view.collapsed, "the dialog to collapse")
-    assert dialog_view.root.children[0].text == dialog.outcome
+    assert output.widget.messages == sent and dialog.id in output.content.dialogs
+    pump_until(view.dispatcher, lambda: not output.content.dialogs, "the dialog to collapse")
+    (outcome,) = page_tree(output.widget).find_all("atomic-dialog-outcome")
+    assert outcome.text == dialog.outcome == "Pick → closed: the agent exited"
     assert thread_guard.take() == []
     view.close()
 
@@ -377,9 +380,10 @@ def test_a_view_renders_from_another_thread_only_while_busy_and_inside_the_marke
     session.tracker.sent(run)
     view = view_of(session)
     view.run_area(run)
-    transcript = view.run_views[id(run)]
+    output = view.run_outputs[id(run)]
     waiting = {"content": [{"type": "text", "text": "waiting for the kernel…"}], "details": {}}
     call = {"toolCallId": "c1", "toolName": "area", "args": {"r": 1}}
+    sent = output.widget.messages
     on_thread(
         lambda: session.client.receive_data(
             line({"type": "agent_start"})
@@ -387,30 +391,23 @@ def test_a_view_renders_from_another_thread_only_while_busy_and_inside_the_marke
             + line({"type": "tool_execution_update", **call, "partialResult": waiting})
         )
     )
-    assert transcript.blocks.children == ()  # queued for the kernel thread
+    assert output.widget.messages == sent  # queued for the kernel thread
+    assert not [e for e in page_tree(output.widget).elements if "atomic-tool" in e.classes]
     on_thread(view.render_while_busy, name="atomic-kernel-busy")
-    (card,) = transcript.blocks.children
-    assert "waiting for the kernel…" in " ".join(
-        html.unescape(x.value) for x in walk(card) if isinstance(x, w.HTML)
-    )
+    (card,) = [e for e in page_tree(output.widget).elements if "atomic-tool" in e.classes]
+    assert "waiting for the kernel…" in card.text
     assert thread_guard.take() == []
     # The render queued for the kernel thread finds nothing more to do.
+    sent = output.widget.messages
     view.pump()
-    assert transcript.blocks.children == (card,)
+    assert output.widget.messages == sent
     # Without the marker, the same render off the kernel's thread is caught.
     on_thread(
         lambda: session.client.receive_data(
             line({"type": "tool_execution_end", **call, "result": {"content": []}})
         )
     )
-    on_thread(transcript.render, name="unmarked")
-    assert any(f.startswith("changed") and "'unmarked'" in f for f in thread_guard.take())
+    on_thread(output.render, name="unmarked")
+    found = thread_guard.take()
+    assert any(f.startswith("sent OutputWidget") and "'unmarked'" in f for f in found), found
     view.close()
-
-
-def walk(widget: w.Widget) -> list[w.Widget]:
-    """A widget and every widget under it."""
-    found = [widget]
-    for child in getattr(widget, "children", ()):
-        found += walk(child)
-    return found

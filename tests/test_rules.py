@@ -14,8 +14,9 @@ import pytest
 
 import atomic_jupyter as aj
 from atomic_jupyter.session.session import AgentSession
-from atomic_jupyter.ui.dialog_view import DialogView
+from atomic_jupyter.ui.dialog_controls import RULE_TEXT
 from atomic_jupyter.ui.session_view import SessionView
+from tests.harness.output_page import page_html, press
 from tests.harness.support import STANDIN_AGENT, wait_until
 
 STANDIN = [sys.executable, str(STANDIN_AGENT)]
@@ -38,11 +39,15 @@ def test_a_rule_made_from_a_dialog_answers_the_next_ones_without_a_click(
     view = SessionView(session)
     session.prompt("/scenario dialogs 1", display=False)
     (first,) = wait_until(lambda: session.pending_dialogs, "the first dialog")
-    dialog_view = DialogView(first, on_rule=view._make_rule)
-    assert dialog_view.rule is not None and "“Soak 1”" not in dialog_view.rule.description
-    dialog_view.rule.value = True
-    dialog_view.buttons["option:1"].click()  # "B", and make it the rule
+    widget = view.dialog_widget(first)  # the dialog as the panel shows it
+    described = widget.content.dialogs[first.id]
+    # The box is offered, in words of ours (no agent text: the title is not in it).
+    assert described["rule"] == RULE_TEXT and "Soak 1" not in described["rule"]
+    assert f'<label class="atomic-make-rule">{RULE_TEXT}</label>' in page_html(widget)
+    # "B", with the box ticked: make it the rule.
+    press(widget, {"type": "dialog", "id": first.id, "action": "choose", "index": 1, "rule": True})
     assert first.outcome == "Soak 1 → B (clicked) · made the rule for this session"
+    assert "made the rule for this session" in page_html(widget)
     (policy,) = session.policies
     assert policy.rule and policy.describe() == "select “Soak 1” → B (rule)"
 
@@ -91,11 +96,24 @@ def test_cancel_with_the_box_ticked_makes_no_rule(session: AgentSession) -> None
     view = SessionView(session)
     session.prompt("/scenario dialogs 1", display=False)
     (dialog,) = wait_until(lambda: session.pending_dialogs, "the dialog")
-    dialog_view = DialogView(dialog, on_rule=view._make_rule)
-    assert dialog_view.rule is not None
-    dialog_view.rule.value = True
-    dialog_view.buttons["cancel"].click()
+    widget = view.dialog_widget(dialog)
+    assert widget.content.dialogs[dialog.id]["rule"] == RULE_TEXT
+    press(widget, {"type": "dialog", "id": dialog.id, "action": "cancel", "rule": True})
     assert dialog.state == "cancelled" and session.policies == []
+    assert "made the rule" not in dialog.outcome
+    view.close()
+
+
+def test_an_answer_with_the_box_left_unticked_makes_no_rule(session: AgentSession) -> None:
+    view = SessionView(session)
+    session.prompt("/scenario dialogs 1", display=False)
+    (dialog,) = wait_until(lambda: session.pending_dialogs, "the dialog")
+    widget = view.dialog_widget(dialog)
+    press(
+        widget, {"type": "dialog", "id": dialog.id, "action": "choose", "index": 0, "rule": False}
+    )
+    assert dialog.state == "answered" and dialog.answered_by == "clicked"
+    assert session.policies == []
     view.close()
 
 

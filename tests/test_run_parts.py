@@ -12,8 +12,8 @@ from atomic_jupyter.protocol.messages import AgentEvent, parse_message
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.ui.record import run_record
-from atomic_jupyter.ui.run_parts import describe_entry
 from atomic_jupyter.ui.run_output import RunOutput
+from atomic_jupyter.ui.run_parts import describe_entry
 from tests.harness.output_page import page_html
 
 #: Classes that name a thing the transcript shows (not a control, not a wrapper).

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel
+from tests.harness.kernel_widgets import dialog_in
+from tests.harness.output_page import page_html, press
 from tests.harness.plugin import agent_kernel_env
 from tests.harness.support import EXTENSIONS, STANDIN_AGENT
-from tests.harness.widget_text import has_class
 
 pytestmark = pytest.mark.kernel
 
@@ -81,14 +82,10 @@ def test_secrets_echoed_by_a_real_extension_and_tool_never_reach_the_frontend(
         )
         kernel.execute("%%atomic_agent --wait\nprint the secret")
         area = kernel.execute("%%atomic_agent\n/leak").widget_ids[0]
-        dialog = kernel.wait_for(
-            lambda: next(
-                iter(kernel.widgets("VBox", within=area, _dom_classes=has_class("atomic-dialog"))),
-                None,
-            ),
-            what="the dialog",
-        )
-        kernel.click(kernel.find("Button", within=dialog.comm_id, description="Yes").comm_id)
+        dialog = dialog_in(kernel, area, "confirm")
+        described = (dialog.description["title"], dialog.description["message"])
+        assert described == ("confirm [redacted]?", "message [redacted]")
+        dialog.confirm(True)  # Yes
         status = kernel.execute("%%atomic_agent --wait\n/leak-done-marker-unknown-command")
         state = kernel.execute(
             "import atomic_jupyter as aj\ns = aj.session()\n"
@@ -128,7 +125,7 @@ UNIT_KEY = "sk-unit-marker-11223344"
 def test_a_dialog_shows_secrets_redacted_and_answers_with_the_options_as_sent() -> None:
     """Scrubbing what is shown must not change what is answered: the extension compares the
     answer with its own option (or saves the editor's text)."""
-    from atomic_jupyter.ui.dialog_view import DialogView
+    from atomic_jupyter.ui.run_output import DialogOutput
 
     options = [f"use {UNIT_KEY}", "use [redacted]", "no"]
     line = json.dumps(
@@ -141,13 +138,19 @@ def test_a_dialog_shows_secrets_redacted_and_answers_with_the_options_as_sent() 
         }
     ).encode()
     dialog, sent = _dialog_from_line(line)
-    view = DialogView(dialog)
-    shown = [b.description for role, b in view.buttons.items() if role.startswith("option:")]
-    assert shown == ["use [redacted]", "use [redacted]", "no"]
+    view = DialogOutput(dialog, on_rule=None)
+    described = view.content.dialogs["d1"]
+    assert described["options"] == ["use [redacted]", "use [redacted]", "no"]
+    assert described["title"] == "Key [redacted]?"
+    assert UNIT_KEY not in json.dumps(view.content.dialogs) and UNIT_KEY not in page_html(
+        view.widget
+    )
     assert dialog.title == "Key [redacted]?" and UNIT_KEY not in json.dumps(dialog.request)
-    view.buttons["option:0"].click()  # the first of two options that look the same
+    # The first of two options that look the same.
+    press(view.widget, {"type": "dialog", "id": "d1", "action": "choose", "index": 0})
     assert sent[0].to_dict()["value"] == f"use {UNIT_KEY}"
     assert UNIT_KEY not in dialog.outcome and dialog.answer == "use [redacted]"
+    assert UNIT_KEY not in page_html(view.widget)
 
     prefill = f"API_KEY={UNIT_KEY}\nOTHER=1"
     line = json.dumps(
@@ -160,9 +163,11 @@ def test_a_dialog_shows_secrets_redacted_and_answers_with_the_options_as_sent() 
         }
     ).encode()
     dialog, sent = _dialog_from_line(line)
-    view = DialogView(dialog)
-    assert view.value_widget is not None and view.value_widget.value == (
-        "API_KEY=[redacted]\nOTHER=1"
-    )
-    view.buttons["submit"].click()  # untouched: the text goes back as it came
+    view = DialogOutput(dialog, on_rule=None)
+    shown = view.content.dialogs["d2"]["prefill"]
+    assert shown == "API_KEY=[redacted]\nOTHER=1"
+    assert UNIT_KEY not in page_html(view.widget)
+    # Untouched (the text area holds what it was given): the text goes back as it came.
+    press(view.widget, {"type": "dialog", "id": "d2", "action": "respond", "value": shown})
     assert sent[0].to_dict()["value"] == prefill
+    assert UNIT_KEY not in page_html(view.widget)

@@ -46,7 +46,9 @@ from atomic_jupyter.notebook.presentation import view_of
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.session import AgentSession
+from atomic_jupyter.ui.run_output import RunOutput
 from tests.harness import thread_guard
+from tests.harness.output_page import page_html, press
 from tests.harness.support import (
     EXTENSIONS,
     SMALL_SESSION_SETTINGS,
@@ -200,15 +202,21 @@ class Watched:
 
     def dialog_shown(self, text: str) -> tuple[PromptRun, Dialog]:
         """Send ``text`` (an extension command asking one dialog); return the run and the
-        dialog, once its widget is built."""
+        dialog, once its controls are on the run's page."""
         before = {d.id for d in self.session.dialogs}
         run = self.run(text)
 
         def shown() -> Dialog | None:
             new = [d for d in self.session.dialogs if d.id not in before]
-            return new[0] if new and new[0].id in self.view.dialog_views else None
+            output = self.view.run_outputs.get(id(run))
+            on_page = new and output is not None and new[0].id in output.content.dialogs
+            return new[0] if on_page else None
 
-        return run, self.pump_until(shown, f"the dialog of {text!r} and its widget")
+        return run, self.pump_until(shown, f"the dialog of {text!r} and its controls")
+
+    def output_of(self, run: PromptRun) -> RunOutput:
+        """The run's live output (its one widget)."""
+        return self.view.run_outputs[id(run)]
 
     def tapped(self) -> Counter[str]:
         """How many answers the agent read on its stdin, by dialog id."""
@@ -318,10 +326,15 @@ def responders(dialog: Dialog) -> list[Callable[[], None]]:
     ]
 
 
-def settled_view(view: Any) -> bool:
-    """Whether a dialog's widget shows it settled: collapsed to its outcome, or closed with
-    its run's output once that is final."""
-    return bool(view.collapsed or getattr(view, "closed", False))
+def settled_on_page(output: RunOutput, dialog: Dialog) -> bool:
+    """Whether the run's page shows the dialog settled: its controls gone and its outcome in
+    their place, or the output closed once it is final (its record shows the outcome)."""
+    if output.closed:
+        return True
+    return (
+        dialog.id not in output.content.dialogs
+        and f'data-dialog-done="{dialog.id}"' in page_html(output.widget)
+    )
 
 
 def stream_begun(run: PromptRun) -> bool:
@@ -362,13 +375,14 @@ def test_a_dialog_answered_from_several_threads_at_once_gets_one_answer(
     for i in range(REPEAT["dialogs"]):
         # Every other dialog has a timeout: the ticker thread announces its countdown too.
         run, dialog = w.dialog_shown("/ui-select 60000" if i % 2 else "/ui-select")
-        dialog_view = w.view.dialog_views[dialog.id]
-        click = dialog_view.buttons[f"option:{i % 3}"].click  # a person, on the main thread
-        results = all_at_once(responders(dialog), click)
+        output = w.output_of(run)
+        # A person, on the main thread: the click's message, as the page sends it.
+        message = {"type": "dialog", "id": dialog.id, "action": "choose", "index": i % 3}
+        results = all_at_once(responders(dialog), partial(press, output.widget, message))
         assert set(results) <= {"ok", "DialogNotPendingError"}, results
         clicked = dialog.answered_by == "clicked"
         assert results.count("ok") + clicked == 1, (results, dialog.answered_by)
-        w.pump_until(partial(settled_view, dialog_view), "the dialog's widget to collapse")
+        w.pump_until(partial(settled_on_page, output, dialog), "the dialog settled on the page")
         w.wait_final(run)
         assert w.tapped()[dialog.id] == 1, w.tapped()  # the agent read exactly one answer
         reports = [n["message"] for n in w.session.notifications if n["message"].startswith("got")]
@@ -408,7 +422,7 @@ def test_the_agent_killed_during_a_dialog(watched: Callable[..., Watched]) -> No
         run, dialog = w.dialog_shown("/ui-select")
         pid = w.session.pid
         assert pid is not None
-        dialog_view = w.view.dialog_views[dialog.id]
+        output = w.output_of(run)
         # The kill races the answers: each thread either answers first or finds it gone.
         actions = responders(dialog)[: 1 + i % 4]
         results = all_at_once(actions, partial(os.kill, pid, signal.SIGKILL))
@@ -416,7 +430,7 @@ def test_the_agent_killed_during_a_dialog(watched: Callable[..., Watched]) -> No
         assert results.count("ok") <= 1, results
         w.wait_final(run)
         w.pump_until(partial(w.has_state, "exited"), "the session to be exited")
-        w.pump_until(partial(settled_view, dialog_view), "the dialog's widget to collapse")
+        w.pump_until(partial(settled_on_page, output, dialog), "the dialog settled on the page")
         assert not dialog.pending
         assert (dialog.state == "closed") is (results.count("ok") == 0), (results, dialog.state)
         assert w.tapped()[dialog.id] <= 1

@@ -8,18 +8,30 @@ from typing import Any
 from atomic_jupyter.protocol.messages import AgentEvent
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.transcript import ToolBlock
-from atomic_jupyter.ui.transcript_view import TranscriptView
+from atomic_jupyter.ui.run_output import RunOutput
+from tests.harness.output_page import Element, page_tree, press
 
 
 def apply(run: PromptRun, kind: str, **fields: Any) -> None:
     run.transcript.apply(AgentEvent(kind, fields))
 
 
-def text_of(widget: Any) -> str:
-    import html
-    import re
+def cards(view: RunOutput) -> list[Element]:
+    """The tool cards of a run's page, in order (not those nested in a card)."""
+    return [e for e in page_tree(view.widget).elements if "atomic-tool" in e.classes]
 
-    return html.unescape(re.sub(r"<[^>]+>", "", widget.value))
+
+def sent_by(view: RunOutput) -> list[dict[str, Any]]:
+    """Records the messages ``view``'s widget sends from now on."""
+    sent: list[dict[str, Any]] = []
+    send = view.widget.send
+
+    def record(message: dict[str, Any], buffers: Any = None) -> None:
+        sent.append(message)
+        send(message, buffers)
+
+    view.widget.send = record  # type: ignore[method-assign]
+    return sent
 
 
 def nested_run() -> PromptRun:
@@ -69,29 +81,26 @@ def test_a_child_changing_marks_its_parent_changed() -> None:
     assert parent.rev > before and parent.duration_ms == 1500.0
 
 
-def child(box: Any, cls: str) -> Any:
-    """The one direct child of ``box`` carrying class ``cls``."""
-    (found,) = [c for c in box.children if cls in c._dom_classes]
-    return found
-
-
 def test_the_card_shows_durations_and_the_nested_call_inside_it_as_text() -> None:
     run = nested_run()
     apply(run, "tool_execution_end", toolCallId="c1", toolName="codemode", durationMs=1500)
-    view = TranscriptView(run, on_stop=lambda: None, dialog_widget=lambda d: None)
-    (card,) = view.blocks.children
-    header, nested = child(card, "atomic-tool-header"), child(card, "atomic-tool-nested")
-    assert text_of(header) == "tool codemode · x · done · 1.5 s"
-    (inner,) = nested.children
-    inner_header = child(inner, "atomic-tool-header")
-    inner_args = [c.children[0] for c in inner.children if "atomic-tool-args" in c._dom_classes]
-    inner_output = child(inner, "atomic-tool-output")
-    assert text_of(inner_header) == (
+    view = RunOutput(run, on_stop=lambda: None)
+    (card,) = cards(view)
+    header, nested = card.child("atomic-tool-header"), card.child("atomic-tool-nested")
+    assert header.text == "tool codemode · x · done · 1.5 s"
+    (inner,) = nested.elements
+    assert "atomic-tool" in inner.classes
+    inner_header = inner.child("atomic-tool-header")
+    inner_output = inner.child("atomic-tool-output")
+    assert inner_header.text == (
         "tool read (called by codemode) · <b>a.txt</b>  lines 1–1 · done · 12 ms"
     )
-    assert "<script>" not in inner_output.value and "&lt;script&gt;" in inner_output.value
-    assert all("<b>" not in a.value for a in inner_args) and "<b>" not in inner_header.value
-    # A later change to the child reaches its card through the parent.
+    assert "<script>" in inner_output.text  # shown as text ...
+    assert "<script>" not in inner_output.inner and "&lt;script&gt;" in inner_output.inner
+    assert "<b>" not in inner.inner and "&lt;b&gt;a.txt&lt;/b&gt;" in inner.inner  # ... escaped
+    # A later change to the child reaches its card through the parent: that card alone is
+    # sent again.
+    sent = sent_by(view)
     apply(
         run,
         "tool_execution_start",
@@ -101,9 +110,15 @@ def test_the_card_shows_durations_and_the_nested_call_inside_it_as_text() -> Non
         parentToolCallId="c1",
     )
     view.render()
-    assert [text_of(c.children[0]) for c in nested.children][1] == (
-        "tool ls (called by codemode) · . · running…"
-    )
+    (card,) = cards(view)
+    headers = [
+        e.child("atomic-tool-header").text for e in card.child("atomic-tool-nested").elements
+    ]
+    assert headers == [
+        "tool read (called by codemode) · <b>a.txt</b>  lines 1–1 · done · 12 ms",
+        "tool ls (called by codemode) · . · running…",
+    ]
+    assert [set(m.get("blocks", {})) for m in sent] == [{"b0"}]
 
 
 def test_a_call_without_a_known_parent_is_a_card_of_its_own() -> None:
@@ -127,7 +142,7 @@ def test_a_run_that_ends_while_a_render_reads_it_is_not_shown_done_over_a_stale_
         "message_update",
         assistantMessageEvent={"type": "text_delta", "contentIndex": 0, "delta": "par"},
     )
-    view = TranscriptView(run, on_stop=lambda: None, dialog_widget=lambda d: None)
+    view = RunOutput(run, on_stop=lambda: None)
     final = {"role": "assistant", "content": [{"type": "text", "text": "partial, then whole"}]}
     real_snapshot = run.transcript.snapshot
 
@@ -138,14 +153,20 @@ def test_a_run_that_ends_while_a_render_reads_it_is_not_shown_done_over_a_stale_
         tracker.finish([run])
         return blocks
 
+    def state() -> str:
+        (shown,) = page_tree(view.widget).find_all("atomic-run-state")
+        return shown.text
+
     run.transcript.snapshot = snapshot_then_the_agent_finishes  # type: ignore[method-assign]
     view.render()
     assert run.finished
-    assert text_of(view.state) == "sent"  # not "done": this render read the stale blocks
+    assert state() == "sent"  # not "done": this render read the stale blocks
+    assert page_tree(view.widget).find_all("atomic-stop")  # and Stop is still there
     view.render()  # the final render the end schedules
-    assert text_of(view.state) == "done"
-    answer = child(view.blocks.children[0], "atomic-assistant-text")  # its chunks and tail
-    assert "partial, then whole" in " ".join(text_of(piece) for piece in answer.children)
+    assert state() == "done"
+    assert not page_tree(view.widget).find_all("atomic-stop")
+    (answer,) = page_tree(view.widget).find_all("atomic-assistant-text")  # its chunks and tail
+    assert answer.text == "partial, then whole"
 
 
 # --------------------------------------------------------------------------- dialogs in cards
@@ -163,29 +184,38 @@ def _confirm(rid: str, title: str):
 def test_a_dialog_raised_while_a_tool_runs_sits_in_its_card() -> None:
     """A ``tool_call`` hook asks before the tool runs (the agent has announced the call):
     the dialog goes into that call's card, under the command it is about to run."""
-    import ipywidgets as w
-
     run = PromptRun("r1", "clean up")
     apply(run, "tool_execution_start", toolCallId="c1", toolName="bash", args={"command": "ls"})
     apply(run, "tool_execution_end", toolCallId="c1", toolName="bash", result={"content": []})
     apply(
         run, "tool_execution_start", toolCallId="c2", toolName="bash", args={"command": "rm -rf x"}
     )
-    dialog, _sent = _confirm("d1", "Run a dangerous command?")
+    dialog, sent = _confirm("d1", "Run a dangerous command?")
     run.transcript.add_dialog(dialog)
     blocks = run.transcript.snapshot()
     tools = [b for b in blocks if isinstance(b, ToolBlock)]
     assert [len(t.dialogs) for t in tools] == [0, 1] and len(blocks) == 2
     assert run.transcript.pending_dialogs() == [dialog]
 
-    shown = w.HTML(value="the dialog")
-    view = TranscriptView(run, on_stop=lambda: None, dialog_widget=lambda d: shown)
-    cards = [c for c in view.blocks.children if "atomic-tool" in c._dom_classes]
-    assert shown in child(cards[1], "atomic-tool-dialogs").children
-    assert not [c for c in cards[0].children if "atomic-tool-dialogs" in c._dom_classes]
+    view = RunOutput(run, on_stop=lambda: None)
+    first, second = cards(view)
+    assert not first.find_all("atomic-tool-dialogs")
+    dialogs = second.child("atomic-tool-dialogs")
+    assert dialogs.attrs.get("data-dialog") == "d1"  # the place of the dialog's controls
+    (controls,) = dialogs.find_all("atomic-dialog-controls")
+    assert controls.child("atomic-dialog-title").text == "Run a dangerous command?"
     # In the card: what the tool is about to do, then the dialog deciding it, then output.
-    order = [c._dom_classes[0] for c in cards[1].children]
+    order = [e.classes[0] for e in second.elements]
+    assert order.index("atomic-tool-command") < order.index("atomic-tool-dialogs"), order
     assert order.index("atomic-tool-dialogs") < order.index("atomic-tool-output"), order
+    # Answered from the page: the card shows the outcome where the controls were (the card
+    # has no new revision; its dialog changed).
+    press(view.widget, {"type": "dialog", "id": "d1", "action": "respond", "value": False})
+    assert len(sent) == 1 and dialog.answer is False
+    _first, second = cards(view)
+    (outcome,) = second.child("atomic-tool-dialogs").find_all("atomic-dialog-outcome")
+    assert outcome.text == "Run a dangerous command? → No (clicked)"
+    assert not second.find_all("atomic-dialog-controls") and view.content.dialogs == {}
 
     apply(run, "tool_execution_end", toolCallId="c2", toolName="bash", result={"content": []})
     later, _ = _confirm("d2", "Anything else?")

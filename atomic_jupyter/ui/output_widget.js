@@ -32,13 +32,18 @@ function storeOf(model) {
   return store;
 }
 
+function arrived(dialog) {
+  // When its seconds left were counted: every view counts down from the same moment.
+  return { ...dialog, arrived: Date.now() };
+}
+
 function apply(store, msg) {
   if (msg.type === "snapshot") {
     store.order = msg.order;
     store.blocks = new Map(Object.entries(msg.blocks));
     store.chunks = new Map(Object.entries(msg.chunks));
     store.tails = new Map(Object.entries(msg.tails));
-    store.dialogs = new Map(Object.entries(msg.dialogs));
+    store.dialogs = new Map(Object.entries(msg.dialogs).map(([id, d]) => [id, arrived(d)]));
     store.seq = msg.seq;
     store.asked = false;
     return { all: true };
@@ -63,7 +68,7 @@ function apply(store, msg) {
   }
   for (const [id, dialog] of Object.entries(msg.dialogs || {})) {
     if (dialog === null) store.dialogs.delete(id);
-    else store.dialogs.set(id, dialog);
+    else store.dialogs.set(id, arrived(dialog));
     changed.dialogs.add(id);
   }
   if (msg.order) {
@@ -216,7 +221,7 @@ function dialogControls(model, dialog) {
   };
   const update = (data) => {
     error.textContent = data.error || "";
-    deadline = data.seconds_left === null ? null : Date.now() + data.seconds_left * 1000;
+    deadline = data.seconds_left === null ? null : data.arrived + data.seconds_left * 1000;
     if (deadline === null) countdown.textContent = "";
     tick();
     if (deadline !== null && timer === null) timer = setInterval(tick, 1000);

@@ -44,7 +44,7 @@ from atomic_jupyter.ui.run_parts import (
 )
 from atomic_jupyter.ui.text import escape
 
-__all__ = ["CHUNK_BYTES", "DialogOutput", "RunOutput"]
+__all__ = ["CHUNK_BYTES", "DialogBlocks", "DialogOutput", "RunBlocks", "RunOutput"]
 
 #: Settled HTML of an answer gathered before it is sent as a chunk of its own.
 CHUNK_BYTES = 4096
@@ -94,7 +94,7 @@ class _Dialogs:
         self.described: dict[str, dict[str, Any]] = {}
         self._subscriptions: list[Subscription] = []
 
-    def place(self, dialog: Dialog) -> str | None:
+    def place(self, dialog: Dialog) -> str:
         """The live place of ``dialog``; once it is settled, its record's form, marked
         with ``data-dialog-done``."""
         if dialog.id not in self.known:
@@ -310,19 +310,51 @@ class RunOutput:
             self.widget.finish()
 
 
-class DialogOutput:
-    """The one widget of a dialog shown on its own (in the panel: a dialog of no prompt):
+class DialogBlocks:
+    """A dialog shown on its own, as the page draws it (one block, keyed ``prefix + "dialog"``):
     its controls while it waits, then its question and outcome as the record has them."""
+
+    def __init__(
+        self,
+        dialog: Dialog,
+        on_rule: OnRule | None,
+        changed: Callable[[], None],
+        prefix: str = "",
+    ) -> None:
+        self.dialog = dialog
+        self.prefix = prefix
+        self._dialogs = _Dialogs(on_rule, changed)
+
+    def fill(self, content: Content) -> None:
+        """Add the dialog as it is now to ``content``."""
+        key = f"{self.prefix}dialog"
+        content.order.append(key)
+        content.blocks[key] = self._dialogs.place(self.dialog)
+        content.dialogs.update(self._dialogs.controls())
+
+    def act(self, message: Mapping[str, Any]) -> None:
+        """An answer from the page (to this dialog only)."""
+        if message.get("type") == "dialog":
+            self._dialogs.answer(message)
+
+    def close(self) -> None:
+        """Stop following the dialog."""
+        self._dialogs.close()
+
+
+class DialogOutput:
+    """The one widget of a dialog shown on its own (:class:`DialogBlocks` in an output of its
+    own)."""
 
     def __init__(
         self, dialog: Dialog, on_rule: OnRule | None, schedule: Callable[[], None] | None = None
     ) -> None:
         self.dialog = dialog
         self.widget = OutputWidget(f"atomic-dialog-output {NO_TYPESETTING}")
-        self._dialogs = _Dialogs(on_rule, schedule or self.render)
+        self.blocks = DialogBlocks(dialog, on_rule, schedule or self.render)
         self.closed = False
         self._lock = threading.RLock()
-        self.widget.on_action.add(self._act)
+        self.widget.on_action.add(self.blocks.act)
         self.render()
 
     @property
@@ -333,16 +365,10 @@ class DialogOutput:
     def render(self) -> None:
         """Bring the widget in line with the dialog."""
         with self._lock:
-            if self.closed:
-                return
-            place = self._dialogs.place(self.dialog)
-            html = place if place is not None else part_html(describe_dialog(self.dialog))
-            controls = self._dialogs.controls()
-            self.widget.show(Content(["dialog"], {"dialog": html}, dialogs=controls))
-
-    def _act(self, message: Mapping[str, Any]) -> None:
-        if message.get("type") == "dialog":
-            self._dialogs.answer(message)
+            if not self.closed:
+                content = Content()
+                self.blocks.fill(content)
+                self.widget.show(content)
 
     def close(self) -> None:
         """Empty and close the widget."""
@@ -350,7 +376,7 @@ class DialogOutput:
             if self.closed:
                 return
             self.closed = True
-            self._dialogs.close()
+            self.blocks.close()
             self.widget.finish()
 
 

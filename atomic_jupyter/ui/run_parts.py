@@ -3,11 +3,11 @@ are both made from.
 
 A *part* says what is shown (a line of text, sanitised markup, a group of parts, a fold, a
 dialog, a streamed answer, the Stop button), in the order it is shown, with the class names
-a page (or a test) finds it by. It holds no widget and no HTML of the whole: the widget
-renderer (:mod:`atomic_jupyter.ui.part_widgets`) turns parts into ipywidgets and keeps them
-current, the record renderer (:mod:`atomic_jupyter.ui.record`) turns the same parts into
-static HTML and plain text. Neither decides what a run shows or in which order, so the two
-cannot drift, and each thing appears once in each.
+a page (or a test) finds it by. It holds no widget and no HTML of the whole: the record
+renderer (:mod:`atomic_jupyter.ui.record`) turns parts into static HTML and plain text, and
+the live output (:mod:`atomic_jupyter.ui.run_output`) sends the same HTML to its widget,
+with places for the interactive parts. Neither decides what a run shows or in which order,
+so the two cannot drift, and each thing appears once in each.
 
 Parts of a block are described from the block as it is (:func:`describe_block`); a view calls
 it again only when the block's revision changed.
