@@ -293,3 +293,81 @@ def test_every_document_named_in_the_package_exists() -> None:
         if not (root / f"{name}.md").is_file()
     )
     assert missing == []
+
+
+#: The most lines a class may have: a longer one holds more than one part.
+MAX_CLASS_LINES = 400
+
+
+def long_classes(source: str) -> list[str]:
+    """The classes of ``source`` longer than :data:`MAX_CLASS_LINES`, with their lengths."""
+    return [
+        f"{node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ClassDef)
+        and node.end_lineno is not None
+        and node.end_lineno - node.lineno + 1 > MAX_CLASS_LINES
+    ]
+
+
+def test_no_class_is_over_400_lines() -> None:
+    body = "".join(f"    def m{i}(self):\n        return {i}\n" for i in range(200))
+    assert long_classes(f"class Big:\n{body}") == ["Big (401 lines)"], "the scan sees no class"
+    assert long_classes("class Small:\n    pass\n") == []
+    found = sorted(
+        f"{module}: {cls}"
+        for module, path in MODULES.items()
+        for cls in long_classes(path.read_text())
+    )
+    assert found == [], "split the class into parts, each with one job"
+
+
+#: The parts a run is described as (``ui/run_parts.py``) and who may render them: the record's
+#: renderer renders every part; the live output adds only its form of the interactive ones.
+PART_TYPES = {"Text", "Markup", "Group", "Fold", "DialogSlot", "AnswerSlot", "StopSlot"}
+INTERACTIVE_PARTS = {"DialogSlot", "AnswerSlot", "StopSlot"}
+PART_RENDERER = "atomic_jupyter.ui.record"
+LIVE_SLOTS = "atomic_jupyter.ui.run_output"
+
+
+def parts_rendered(source: str) -> set[str]:
+    """The part types (imported from ``ui/run_parts.py``) that ``source`` tells apart with
+    ``isinstance``: what a renderer does."""
+    tree = ast.parse(source)
+    imported = {
+        alias.asname or alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module == "atomic_jupyter.ui.run_parts"
+        for alias in node.names
+    } & PART_TYPES
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "isinstance"
+            and len(node.args) == 2
+        ):
+            kinds = node.args[1]
+            names = kinds.elts if isinstance(kinds, ast.Tuple) else [kinds]
+            found |= {n.id for n in names if isinstance(n, ast.Name) and n.id in imported}
+    return found
+
+
+def test_one_module_renders_each_part() -> None:
+    """The live view and the record cannot drift when one module renders every part: a
+    second renderer (such as the old widget reconciler) fails this."""
+    sample = "from atomic_jupyter.ui.run_parts import Fold, Group, Text\ndef f(p):\n    if isinstance(p, (Text, Group)):\n        return 1\n    return isinstance(p, Fold)\n"
+    assert parts_rendered(sample) == {"Text", "Group", "Fold"}, "the scan sees no renderer"
+    renderers: dict[str, set[str]] = {}
+    for module, path in MODULES.items():
+        if module == "atomic_jupyter.ui.run_parts":
+            continue  # where the parts are declared
+        for part in parts_rendered(path.read_text()):
+            renderers.setdefault(part, set()).add(module)
+    for part in sorted(PART_TYPES - INTERACTIVE_PARTS):
+        assert renderers.get(part) == {PART_RENDERER}, (
+            f"{part} is rendered by {renderers.get(part)}"
+        )
+    for part in sorted(INTERACTIVE_PARTS):
+        assert renderers.get(part, set()) <= {PART_RENDERER, LIVE_SLOTS}, (part, renderers[part])
