@@ -29,6 +29,7 @@ from atomic_jupyter.protocol.messages import AgentEvent, UIResponse, parse_messa
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.ui import markdown as md
+from atomic_jupyter.ui import output_widget
 from atomic_jupyter.ui.markdown import (
     MarkdownStream,
     markdown_blocks,
@@ -366,9 +367,20 @@ def test_a_page_made_before_anything_was_sent_is_sent_nothing() -> None:
     assert sent.take() == [] and widget.messages == 0
 
 
-def test_finish_empties_the_model_and_closes_it_and_its_layout() -> None:
+def test_finish_empties_the_model_and_closes_it_and_the_last_closes_what_they_share(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each output's model holds a short stub; the page side is carried once, by the holder,
+    with the one layout every output shares; the last output to finish empties and closes
+    them (a frontend that keeps closed models, nbclient, keeps a few bytes of each)."""
+    shared = output_widget._Shared()  # no output of another test is counted
+    monkeypatch.setattr(output_widget, "_SHARED", shared)
     widget = OutputWidget("atomic-run atomic-transcript", "border-left:3px solid #48c")
-    assert widget._esm and widget._css and "atomic-output" in widget._dom_classes
+    other = OutputWidget("atomic-run")
+    assert other.layout is widget.layout
+    holder = shared.holder
+    assert holder is not None and "render" in holder._esm and len(widget._esm) < 600
+    assert "atomic-output" in widget._dom_classes
     sent = Sent(widget)
     widget.show(content(a="<p>A</p>"))
     acted: list[Any] = []
@@ -376,9 +388,12 @@ def test_finish_empties_the_model_and_closes_it_and_its_layout() -> None:
     layout = widget.layout
     assert widget.comm is not None and layout.comm is not None
     widget.finish()
-    assert (widget._esm, widget._css, widget.root_class, widget.root_style) == ("", "", "", "")
+    assert (widget._esm, widget.root_class, widget.root_style) == ("", "", "")
     assert widget._dom_classes == ()
-    assert widget.comm is None and layout.comm is None  # closed, with its layout
+    assert widget.comm is None and layout.comm is not None  # closed; the layout is shared
+    other.finish()
+    assert layout.comm is None and holder.comm is None and holder._esm == ""
+    assert shared.holder is None and shared.users == 0
     assert widget.content == Content()
     sent.take()
     widget.show(content(a="<p>A2</p>"))  # nothing more is sent or done

@@ -19,6 +19,35 @@
 // By the output's id: initialize and render are each given their own proxy of the model.
 const STORES = (globalThis.__atomicOutputs ||= new Map());
 
+// The controls' few styles, once per page; colours come from JupyterLab's theme variables.
+const STYLES = `
+.atomic-output .atomic-dialog-controls { display: flex; flex-direction: column; gap: 4px; }
+.atomic-output .atomic-dialog-row { display: flex; flex-flow: row wrap; gap: 4px;
+  align-items: center; }
+.atomic-output .atomic-dialog-message { margin: 0; white-space: pre-wrap;
+  font-family: var(--jp-code-font-family, monospace); }
+.atomic-output .atomic-dialog-input { min-width: 40%; }
+.atomic-output .atomic-dialog-editor, .atomic-output .atomic-editor-input { width: 100%;
+  box-sizing: border-box; font-family: var(--jp-code-font-family, monospace); }
+.atomic-output input, .atomic-output textarea, .atomic-output select {
+  color: var(--jp-ui-font-color0, inherit); background: var(--jp-layout-color1, inherit);
+  border: 1px solid var(--jp-border-color1, #999); }
+.atomic-output .atomic-dialog-live { border: 1px solid var(--jp-brand-color1, #1976d2);
+  padding: 6px; margin: 4px 0; }
+.atomic-output .atomic-dialog-error { color: var(--jp-error-color1, #c62828); }
+.atomic-output .atomic-dialog-error:empty, .atomic-output .atomic-countdown:empty { display: none; }
+.atomic-output .atomic-countdown { opacity: .7; }
+.atomic-output button:focus-visible, .atomic-output input:focus-visible,
+.atomic-output textarea:focus-visible, .atomic-output select:focus-visible {
+  outline: 2px solid var(--jp-brand-color1, #1976d2); outline-offset: 1px; }
+`;
+if (typeof document !== "undefined" && !document.getElementById("atomic-output-styles")) {
+  const style = document.createElement("style");
+  style.id = "atomic-output-styles";
+  style.textContent = STYLES;
+  document.head.appendChild(style);
+}
+
 function storeOf(model) {
   const id = model.get("output_id");
   let store = STORES.get(id);
@@ -465,4 +494,10 @@ function fixLinks(element) {
   }
 }
 
-export default { initialize, render };
+// Every output's model waits for these (its own module is a short stub: see
+// output_widget.py); this module's own model, the holder, draws nothing.
+const slot = (globalThis["__ATOMIC_OUTPUT_KEY__"] ||= { waiting: [] });
+slot.api = { initialize, render };
+for (const resolve of slot.waiting.splice(0)) resolve(slot.api);
+
+export default { initialize() {} };

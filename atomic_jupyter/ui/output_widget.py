@@ -28,33 +28,74 @@ from typing import Any
 import anywidget
 import traitlets
 
+from atomic_jupyter._version import __version__
 from atomic_jupyter.session.observers import Listeners
 
-__all__ = ["Content", "OutputWidget"]
+__all__ = ["Content", "ModuleHolder", "OutputWidget"]
 
 _MODULE = resources.files("atomic_jupyter.ui").joinpath("output_widget.js").read_text("utf-8")
 
-#: The controls' few styles; colours come from JupyterLab's theme variables.
-_STYLES = """
-.atomic-output .atomic-dialog-controls { display: flex; flex-direction: column; gap: 4px; }
-.atomic-output .atomic-dialog-row { display: flex; flex-flow: row wrap; gap: 4px;
-  align-items: center; }
-.atomic-output .atomic-dialog-message { margin: 0; white-space: pre-wrap;
-  font-family: var(--jp-code-font-family, monospace); }
-.atomic-output .atomic-dialog-input { min-width: 40%; }
-.atomic-output .atomic-dialog-editor { width: 100%; font-family: var(--jp-code-font-family, monospace); }
-.atomic-output input, .atomic-output textarea, .atomic-output select {
-  color: var(--jp-ui-font-color0, inherit); background: var(--jp-layout-color1, inherit);
-  border: 1px solid var(--jp-border-color1, #999); }
-.atomic-output .atomic-dialog-live { border: 1px solid var(--jp-brand-color1, #1976d2);
-  padding: 6px; margin: 4px 0; }
-.atomic-output .atomic-dialog-error { color: var(--jp-error-color1, #c62828); }
-.atomic-output .atomic-dialog-error:empty, .atomic-output .atomic-countdown:empty { display: none; }
-.atomic-output .atomic-countdown { opacity: .7; }
-.atomic-output button:focus-visible, .atomic-output input:focus-visible,
-.atomic-output textarea:focus-visible, .atomic-output select:focus-visible {
-  outline: 2px solid var(--jp-brand-color1, #1976d2); outline-offset: 1px; }
-"""
+#: What the page's modules of one version of the package are found by.
+_KEY = f"__atomicOutput_{__version__}"
+#: The page side, loaded once per kernel by the :class:`ModuleHolder`.
+_MODULE = _MODULE.replace("__ATOMIC_OUTPUT_KEY__", _KEY)
+#: Each output's own module: it waits for the page side the holder loaded, and hands its
+#: model over. (The model state nbclient saves per output holds this, not the module.)
+_STUB = (
+    f'const key = "{_KEY}";\n'
+    "const api = () => {\n"
+    "  const slot = (globalThis[key] ||= { waiting: [] });\n"
+    "  return slot.api ? Promise.resolve(slot.api)\n"
+    "    : new Promise((resolve) => slot.waiting.push(resolve));\n"
+    "};\n"
+    "export default {\n"
+    "  async initialize(context) { return (await api()).initialize(context); },\n"
+    "  async render(context) { return (await api()).render(context); },\n"
+    "};\n"
+)
+
+
+class ModuleHolder(anywidget.AnyWidget):  # type: ignore[misc]
+    """The one model that carries the page side of every output (``output_widget.js``) to the
+    page, while any output is open: each output's own model carries a short stub that waits
+    for it. Made with the first output, emptied and closed with the last one."""
+
+    _esm = traitlets.Unicode(_MODULE).tag(sync=True)
+
+
+class _Shared:
+    """The holder and the one ``Layout`` every output shares, counted by the outputs open."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.holder: ModuleHolder | None = None
+        self.layout: Any = None
+        self.users = 0
+
+    def acquire(self) -> Any:
+        """The shared layout (the holder made first when no output is open)."""
+        with self.lock:
+            if self.holder is None:
+                import ipywidgets
+
+                self.layout = ipywidgets.Layout()
+                self.holder = ModuleHolder(layout=self.layout)
+            self.users += 1
+            return self.layout
+
+    def release(self) -> None:
+        """One output less; the last one empties and closes the holder and the layout."""
+        with self.lock:
+            self.users -= 1
+            if self.users > 0 or self.holder is None:
+                return
+            holder, layout, self.holder, self.layout = self.holder, self.layout, None, None
+        holder._esm = ""
+        holder.close()
+        layout.close()
+
+
+_SHARED = _Shared()
 
 
 @dataclass
@@ -104,15 +145,18 @@ class OutputWidget(anywidget.AnyWidget):
         How many messages this widget has sent.
     """
 
-    _esm = traitlets.Unicode(_MODULE).tag(sync=True)
-    _css = traitlets.Unicode(_STYLES).tag(sync=True)
+    _esm = traitlets.Unicode(_STUB).tag(sync=True)
     output_id = traitlets.Unicode("").tag(sync=True)
     root_class = traitlets.Unicode("").tag(sync=True)
     root_style = traitlets.Unicode("").tag(sync=True)
 
     def __init__(self, root_class: str, root_style: str = "", **kwargs: Any) -> None:
         super().__init__(
-            output_id=uuid.uuid4().hex, root_class=root_class, root_style=root_style, **kwargs
+            output_id=uuid.uuid4().hex,
+            root_class=root_class,
+            root_style=root_style,
+            layout=_SHARED.acquire(),
+            **kwargs,
         )
         self.add_class("atomic-output")
         self._shown = Content()
@@ -223,12 +267,10 @@ class OutputWidget(anywidget.AnyWidget):
             self._shown = Content()
         with self.hold_sync():
             self._esm = ""
-            self._css = ""
             self.root_class = self.root_style = ""
             self._dom_classes = ()
-        layout = self.layout
         self.close()
-        layout.close()
+        _SHARED.release()
 
 
 def _counted_down(described: dict[str, Any], elapsed: float) -> dict[str, Any]:
