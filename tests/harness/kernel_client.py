@@ -52,8 +52,9 @@ from jupyter_client.manager import KernelManager
 from .output_page import PageStore
 from .thread_guard import KERNEL_INSTALL, assert_no_offthread_widget_work
 
-#: A line of our output widget's module (how the page's store of an output is recognised).
-OUTPUT_MODULE_MARK = "One output of atomic-jupyter"
+#: What our output widget's own module starts with (how the page's store of an output is
+#: recognised; its page side comes from the holder model, see ui/output_widget.py).
+OUTPUT_MODULE_MARK = 'const key = "__atomicOutput_'
 
 __all__ = [
     "BrowserLikeKernel",
