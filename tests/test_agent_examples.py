@@ -19,6 +19,8 @@ from tests.harness.kernel_widgets import (
     last_run_report,
     notes,
     outcome_of,
+    run_state,
+    texts_of,
 )
 from tests.harness.support import CURRENT_LINE, EXTENSIONS, agent_example
 from tests.harness.widget_text import has_class, text
@@ -61,20 +63,17 @@ def wait_note(kernel: BrowserLikeKernel, panel: WidgetRef, wanted: str, timeout:
     )
 
 
-def run_state(kernel: BrowserLikeKernel, area_id: str) -> WidgetRef:
-    # As the page last showed it: a finished run's widgets close once its record is shown.
-    return kernel.find(
-        "HTML", within=area_id, last_shown=True, _dom_classes=has_class("atomic-run-state")
-    )
-
-
 def wait_done(kernel: BrowserLikeKernel, area_id: str, timeout: float = 30) -> None:
-    state = run_state(kernel, area_id)
+    # As the page last showed it: a finished run's output is closed once its record is shown.
     try:
-        kernel.wait_for(lambda: text(state) == "done", timeout=timeout, what="the run to finish")
+        kernel.wait_for(
+            lambda: run_state(kernel, area_id) == "done", timeout=timeout, what="the run to finish"
+        )
     except AssertionError as exc:  # say what it reads instead, and what the run got
         said = last_run_report(kernel)
-        raise AssertionError(f"the run's state reads {text(state)!r}; {said}") from exc
+        raise AssertionError(
+            f"the run's state reads {run_state(kernel, area_id)!r}; {said}"
+        ) from exc
 
 
 def python(kernel: BrowserLikeKernel, code: str) -> str:
@@ -105,7 +104,7 @@ def test_rpc_demo_sets_title_widget_and_status_at_start(kernel, panel) -> None:
 def test_rpc_demo_guards_a_dangerous_tool_call_with_a_select(kernel, panel) -> None:
     area = area_of(kernel.execute("%%atomic_agent\nwipe the scratch folder"))
     dialog = dialog_in(kernel, area, "select")
-    kernel.click(kernel.find("Button", within=dialog.comm_id, description="Block").comm_id)
+    dialog.choose(dialog.description["options"].index("Block"))
     assert outcome_of(kernel, dialog).endswith("→ Block (clicked)")
     wait_note(kernel, panel, "Command blocked by user")
     wait_done(kernel, area)
@@ -120,15 +119,10 @@ def test_a_command_whose_extension_asks_first_does_not_block_the_kernel(kernel, 
     area = area_of(result)
     dialog = dialog_in(kernel, area, "confirm")
     assert kernel.execute("1 + 1").status == "ok"  # the kernel is free
-    kernel.click(kernel.find("Button", within=dialog.comm_id, description="Yes").comm_id)
+    dialog.confirm(True)
     assert outcome_of(kernel, dialog).endswith("→ Yes (clicked)")
     kernel.wait_for(
-        lambda: any(
-            "New session started." in text(w)
-            for w in kernel.widgets(
-                "HTML", within=area, last_shown=True, _dom_classes=has_class("atomic-note")
-            )
-        ),
+        lambda: any("New session started." in t for t in texts_of(kernel, area, "atomic-note")),
         what="the command's result under the cell",
     )
     wait_done(kernel, area)
@@ -143,14 +137,11 @@ def test_a_command_whose_extension_asks_first_does_not_block_the_kernel(kernel, 
 def test_a_command_cancelled_by_its_extension_says_so(kernel, panel) -> None:
     area = area_of(kernel.execute("%atomic_agent new", timeout=20))
     dialog = dialog_in(kernel, area, "confirm")
-    kernel.click(kernel.find("Button", within=dialog.comm_id, description="No").comm_id)
+    dialog.confirm(False)
     wait_note(kernel, panel, "Clear cancelled")
     kernel.wait_for(
         lambda: any(
-            "cancelled by an extension" in text(w)
-            for w in kernel.widgets(
-                "HTML", within=area, last_shown=True, _dom_classes=has_class("atomic-note")
-            )
+            "cancelled by an extension" in t for t in texts_of(kernel, area, "atomic-note")
         ),
         what="the cancelled result",
     )
@@ -180,14 +171,9 @@ def test_a_steer_whose_input_hook_asks_first_does_not_block_the_kernel(kernel, p
     dialog = dialog_in(kernel, area, "confirm")
     wait_done(kernel, running, timeout=60)  # the run ends; the steer still waits
     assert python(kernel, "print(len(aj.session().pending_dialogs))") == "1"
-    kernel.click(kernel.find("Button", within=dialog.comm_id, description="No").comm_id)
+    dialog.confirm(False)
     kernel.wait_for(
-        lambda: any(
-            "handled by an extension" in text(w)
-            for w in kernel.widgets(
-                "HTML", within=area, last_shown=True, _dom_classes=has_class("atomic-note")
-            )
-        ),
+        lambda: any("handled by an extension" in t for t in texts_of(kernel, area, "atomic-note")),
         what="the steer's result under the cell",
     )
 
@@ -195,13 +181,12 @@ def test_a_steer_whose_input_hook_asks_first_does_not_block_the_kernel(kernel, p
 def test_rpc_demo_input_editor_and_prefill(kernel, panel) -> None:
     area = area_of(kernel.execute("%%atomic_agent\n/rpc-input"))
     dialog = dialog_in(kernel, area, "input")
-    field = kernel.find("Text", within=dialog.comm_id)
-    kernel.set_value(field.comm_id, value="forty-two")
-    kernel.click(kernel.find("Button", within=dialog.comm_id, description="Submit").comm_id)
+    dialog.submit("forty-two")
     wait_note(kernel, panel, "You entered: forty-two")
     area = area_of(kernel.execute("%%atomic_agent\n/rpc-editor"))
     dialog = dialog_in(kernel, area, "editor")
-    kernel.click(kernel.find("Button", within=dialog.comm_id, description="Submit").comm_id)
+    dialog.submit(dialog.description["prefill"])  # Submit, the prefilled text as it is
+    assert dialog.description["prefill"].count("\n") == 2
     wait_note(kernel, panel, "Editor submitted (3 lines)")
     kernel.execute("%%atomic_agent --wait\n/rpc-prefill")
     assert python(kernel, "print(aj.session().editor_text)") == (

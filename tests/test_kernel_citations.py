@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from atomic_jupyter.session.citations import CITED_HEADING
-from tests.harness.widget_text import has_class, text
+from tests.harness.kernel_widgets import element_text, elements, page_of
+from tests.harness.widget_text import has_class, text, visible_text
 
 # The text our citations build; the agent only forwards the user message, which
 # test_conversation checks word for word on both lines.
@@ -110,17 +111,12 @@ def test_fix_sends_the_last_error_and_the_transcript_keeps_both_prompts(kernel, 
     assert got.startswith("Explain the last error in this notebook and fix it")
     assert "area('two')" in got and "TypeError" in got
     (area_id,) = result.widget_ids
-    header = kernel.find(
-        "HTML", last_shown=True, within=area_id, _dom_classes=has_class("atomic-run-prompt")
-    )
-    assert "$`Err`" in text(header)  # the prompt as written
-    (fold,) = [
-        ref
-        for ref in kernel.widgets("HTML", last_shown=True, within=area_id)
-        if 'class="atomic-run-sent"' in ref["value"]
-    ]
-    assert "Sent to the agent, with 1 cited value: Err" in text(fold)
-    assert "TypeError" in text(fold)  # the prompt as the agent got it, folded
+    page = page_of(kernel, area_id)  # as last shown
+    assert "$`Err`" in element_text(page, "atomic-run-prompt")  # the prompt as written
+    (fold,) = elements(page, "atomic-run-sent")
+    assert fold.startswith("<details")  # folded
+    assert "Sent to the agent, with 1 cited value: Err" in visible_text(fold)
+    assert "TypeError" in visible_text(fold)  # the prompt as the agent got it
     final = [
         o["data"].get("text/plain", "")
         for o in result.outputs

@@ -1,4 +1,5 @@
-"""Tests of the :mod:`tests.harness.kernel_client` harness against plain ipywidgets in a real kernel."""
+"""Tests of the :mod:`tests.harness.kernel_client` harness against plain ipywidgets (and one
+of our output widgets) in a real kernel."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel, CellError, ExecResult, KernelTimeout
+from tests.harness.kernel_widgets import page_of, texts_of
 
 pytestmark = [pytest.mark.kernel, pytest.mark.one_line]  # the harness alone: no agent
 
@@ -257,6 +259,55 @@ def test_output_widget_captures_like_jupyterlab(kernel: BrowserLikeKernel) -> No
     # The captured outputs were synced back to the kernel, as the browser does.
     shown = run(kernel, "print([o['text'] for o in log.outputs])").stdout
     assert shown == "['inside\\nfrom callback\\n']\n"
+
+
+def test_our_outputs_are_kept_as_their_page_draws_them_even_after_they_closed(
+    kernel: BrowserLikeKernel,
+) -> None:
+    """The tracker keeps what the page's module holds for each of our output widgets, from
+    their custom messages; a page that missed one asks for the whole output (as the module
+    does), and what it last drew stays readable once the widget is closed."""
+    result = run(
+        kernel,
+        """
+        from atomic_jupyter.ui.output_widget import Content, OutputWidget
+        out = OutputWidget("atomic-run")
+        out.show(Content(["a"], {"a": '<p class="said">one</p>'}))
+        display(out)
+        """,
+    )
+    (output,) = result.widget_ids
+    assert output in kernel.tracker.pages
+    kernel.wait_for(
+        lambda: texts_of(kernel, output, "said") == ["one"], what="the first block on the page"
+    )
+    # The page's model was made after the first patch was sent: it asked, and got it whole.
+    kernel.wait_for(
+        lambda: (
+            [m.get("type") for c, m, _ in kernel.tracker.custom_messages if c == output]
+            == ["patch", "snapshot"]
+        ),
+        what="the snapshot the new model asked for",
+    )
+    asked = len(kernel.tracker.custom_messages)
+    # A message lost on the way: the next one is out of order, and the page asks again.
+    run(
+        kernel,
+        """
+        out._seq += 1
+        out.show(Content(["a", "b"], {"a": '<p class="said">one</p>', "b": '<p class="said">two</p>'}))
+        """,
+    )
+    kernel.wait_for(
+        lambda: texts_of(kernel, output, "said") == ["one", "two"],
+        what="the whole output, sent again",
+    )
+    kinds = [m.get("type") for c, m, _ in kernel.tracker.custom_messages[asked:] if c == output]
+    assert kinds == ["patch", "snapshot"], kinds
+    assert kernel.tracker.pages[output].missed == 1
+    run(kernel, "out.finish()")
+    kernel.wait_for(lambda: output not in kernel.models, what="the output to close")
+    assert page_of(kernel, output) == '<p class="said">one</p><p class="said">two</p>'
 
 
 def test_callback_exceptions_and_streams_are_recorded(kernel: BrowserLikeKernel) -> None:

@@ -1,7 +1,8 @@
 """The magic in a real kernel, driven like a browser, against the real pinned agent.
 
 Each test runs ``%atomic_agent`` cells in a kernel started through ``jupyter_client`` and
-answers dialogs by sending the comm messages JupyterLab sends (a click, a value update).
+answers dialogs by sending the messages the page sends (a click on a dialog's control: a
+custom message to the run's output; a value update to the panel's widgets).
 What the extension received comes back as a ``notify`` ("got <method>: <JSON>"), which the
 tests read from the panel's notification widgets, as a person would.
 """
@@ -9,11 +10,21 @@ tests read from the panel's notification widgets, as a person would.
 from __future__ import annotations
 
 import html
+import re
 
 import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
-from tests.harness.kernel_widgets import WIDGET_VIEW, dialog_in, displayed, notes, outcome_of
+from tests.harness.kernel_widgets import (
+    WIDGET_VIEW,
+    PageDialog,
+    dialog_in,
+    displayed,
+    notes,
+    outcome_of,
+    page_of,
+)
+from tests.harness.output_page import controls_html
 from tests.harness.plugin import agent_kernel_env
 from tests.harness.support import alive, gone
 from tests.harness.widget_text import has_class, shows, text
@@ -47,8 +58,9 @@ def wait_note(kernel: BrowserLikeKernel, panel: WidgetRef, text: str, timeout: f
     )
 
 
-def button(kernel: BrowserLikeKernel, dialog: WidgetRef, text: str) -> WidgetRef:
-    return kernel.find("Button", within=dialog.comm_id, description=text)
+def controls_of(kernel: BrowserLikeKernel, dialog: PageDialog) -> str:
+    """The controls the page draws for a waiting dialog (its title, buttons, fields)."""
+    return controls_html(kernel.tracker.pages[dialog.output].content.dialogs[dialog.id])
 
 
 # --------------------------------------------------------------------------- start and panel
@@ -95,16 +107,20 @@ def test_select_click_sends_the_option_and_collapses(kernel, panel) -> None:
 
 def test_select_with_many_options_uses_a_dropdown(kernel, panel) -> None:
     dialog = dialog_in(kernel, prompt(kernel, "/ui-select-many"), "select")
-    dropdown = kernel.find("Dropdown", within=dialog.comm_id)
-    kernel.set_value(dropdown.comm_id, index=5)
-    kernel.click(button(kernel, dialog, "Submit").comm_id)
+    controls = controls_of(kernel, dialog)
+    assert '<select class="atomic-dialog-choice">' in controls
+    assert controls.count("<option>") == 12 and 'class="atomic-option"' not in controls
+    dialog.choose(5)  # Option 6 picked in the list, then Submit
     wait_note(kernel, panel, 'got select: "Option 6"')
 
 
 @pytest.mark.parametrize("answer, sent", [("Yes", "true"), ("No", "false")])
 def test_confirm_yes_and_no(kernel, panel, answer: str, sent: str) -> None:
     dialog = dialog_in(kernel, prompt(kernel, "/ui-confirm"), "confirm")
-    kernel.click(button(kernel, dialog, answer).comm_id)
+    controls = controls_of(kernel, dialog)
+    assert 'class="atomic-yes">Yes<' in controls and 'class="atomic-no">No<' in controls
+    assert dialog.description["message"] == "This is the message.\nIt has two lines."
+    dialog.confirm(answer == "Yes")
     wait_note(kernel, panel, f"[info] got confirm: {sent}")
     assert outcome_of(kernel, dialog) == f"Proceed? → {answer} (clicked)"
 
@@ -114,7 +130,7 @@ def test_confirm_yes_and_no(kernel, panel, answer: str, sent: str) -> None:
     [
         pytest.param(
             "input",
-            "Text",
+            "input",
             ("placeholder", "type a name…"),
             "Ada Lövelace",
             '"Ada Lövelace"',
@@ -122,8 +138,8 @@ def test_confirm_yes_and_no(kernel, panel, answer: str, sent: str) -> None:
         ),
         pytest.param(
             "editor",
-            "Textarea",
-            ("value", "Line 1\nLine 2"),
+            "textarea",
+            ("prefill", "Line 1\nLine 2"),
             "Zeile 1\nÜber 🚀\nend",
             '"Zeile 1\\nÜber 🚀\\nend"',
             id="editor-is-prefilled-and-sends-multiline-unicode-exactly",
@@ -134,11 +150,14 @@ def test_text_dialog_typed_then_submitted(
     kernel, panel, method: str, field: str, shown: tuple[str, str], typed: str, got: str
 ) -> None:
     dialog = dialog_in(kernel, prompt(kernel, f"/ui-{method}"), method)
-    box = kernel.find(field, within=dialog.comm_id)
+    controls = controls_of(kernel, dialog)
+    assert f"<{field} " in controls
+    assert 'class="atomic-submit">Submit<' in controls
     key, expected = shown
-    assert box.state[key] == expected
-    kernel.set_value(box.comm_id, value=typed)
-    kernel.click(button(kernel, dialog, "Submit").comm_id)
+    assert dialog.description[key] == expected
+    if method == "editor":  # the text area shows the prefilled text
+        assert f">{html.escape(expected)}</textarea>" in controls
+    dialog.submit(typed)
     wait_note(kernel, panel, f"got {method}: {got}")
 
 
@@ -153,7 +172,8 @@ def test_text_dialog_typed_then_submitted(
 )
 def test_cancel_each_kind(kernel, panel, command: str, method: str, default: str) -> None:
     dialog = dialog_in(kernel, prompt(kernel, command), method)
-    kernel.click(button(kernel, dialog, "Cancel").comm_id)
+    assert 'class="atomic-cancel">Cancel<' in controls_of(kernel, dialog)
+    dialog.cancel()
     wait_note(kernel, panel, f"[info] got {method}: {default}")
     assert outcome_of(kernel, dialog).endswith("→ cancelled (clicked)")
 
@@ -165,15 +185,17 @@ def test_double_click_sends_one_answer(kernel, panel) -> None:
     )
     before = int(kernel.execute(count_answered).stdout)
     dialog = dialog_in(kernel, prompt(kernel, "/ui-confirm"), "confirm")
-    yes, no = button(kernel, dialog, "Yes").comm_id, button(kernel, dialog, "No").comm_id
-    kernel.click(yes)
-    kernel.click(no)  # races the collapse, as a fast double click does
-    kernel.click(yes)
+    dialog.confirm(True)
+    dialog.confirm(False)  # races the collapse, as a fast double click does
+    last = dialog.confirm(True)
+    kernel.wait_idle(last)
     assert outcome_of(kernel, dialog) == "Proceed? → Yes (clicked)"
+    # The late clicks were not errors: the first answer stands, and nothing says otherwise.
+    assert "atomic-dialog-error" not in page_of(kernel, dialog.output)
     wait_note(kernel, panel, "got confirm: true")
     # One more command proves the agent has processed everything we sent before it.
     dialog2 = dialog_in(kernel, prompt(kernel, "/ui-select"), "select")
-    kernel.click(button(kernel, dialog2, "Gamma").comm_id)
+    dialog2.choose(dialog2.description["options"].index("Gamma"))
     wait_note(kernel, panel, 'got select: "Gamma"')
     assert notes(kernel, panel)[-2:] == ["[info] got confirm: true", '[info] got select: "Gamma"']
     assert int(kernel.execute(count_answered).stdout) == before + 1
@@ -183,29 +205,40 @@ def test_two_dialogs_at_once_each_answer_their_own(kernel, panel) -> None:
     area = prompt(kernel, "/ui-two")
     select = dialog_in(kernel, area, "select")
     inp = dialog_in(kernel, area, "input")
-    kernel.set_value(kernel.find("Text", within=inp.comm_id).comm_id, value="second first")
-    kernel.click(button(kernel, inp, "Submit").comm_id)
+    assert select.output == inp.output and select.id != inp.id  # one output, two dialogs
+    inp.submit("second first")
     assert outcome_of(kernel, inp) == "Second of two → second first (clicked)"
-    kernel.click(button(kernel, select, "Two").comm_id)
+    # The other dialog still waits, its controls drawn.
+    assert select.id in kernel.tracker.pages[select.output].content.dialogs
+    assert 'class="atomic-option">Two<' in page_of(kernel, select.output)
+    select.choose(select.description["options"].index("Two"))
     wait_note(kernel, panel, 'got two: ["Two","second first"]')
 
 
 def test_timed_dialog_counts_down_then_expires(kernel, panel) -> None:
     dialog = dialog_in(kernel, prompt(kernel, "/ui-confirm 2500"), "confirm")
-    countdown = kernel.find(
-        "HTML", within=dialog.comm_id, _dom_classes=has_class("atomic-countdown")
-    )
-    assert text(countdown).startswith("expires in ")
-    first = text(countdown)
-    kernel.wait_for(lambda: text(countdown) != first, what="the countdown to tick")
+    # The page counts down from the seconds left when the dialog was described.
+    assert 0 < dialog.description["seconds_left"] <= 2.5
+    assert re.search(r'class="atomic-countdown">expires in [1-3] s<', controls_of(kernel, dialog))
     assert "timed out" in outcome_of(kernel, dialog)
     wait_note(kernel, panel, "got confirm: false")
+    # It counted down by itself: the kernel described the dialog once, then only removed it.
+    described = [
+        content["dialogs"][dialog.id]
+        for comm_id, content, _ in kernel.tracker.custom_messages
+        if comm_id == dialog.output
+        and content["type"] == "patch"
+        and dialog.id in content.get("dialogs", {})
+    ]
+    assert described[0] == dialog.description and described[1:] == [None]
 
 
 def test_unicode_survives_both_ways(kernel, panel) -> None:
     dialog = dialog_in(kernel, prompt(kernel, "/ui-unicode"), "select")
-    kernel.find("HTML", within=dialog.comm_id, value=shows("Ünïcödé 🚀 title\u2028sep"))
-    kernel.click(button(kernel, dialog, "line\u2029sep").comm_id)
+    assert dialog.description["title"] == "Ünïcödé 🚀 title\u2028sep"
+    assert dialog.description["options"] == ["日本語", "emoji 🎉", "line\u2029sep"]
+    assert 'class="atomic-option">line\u2029sep<' in controls_of(kernel, dialog)
+    dialog.choose(2)
     wait_note(kernel, panel, 'got select: "line\u2029sep"')
     status = kernel.find(
         "HTML",
@@ -219,19 +252,45 @@ def test_unicode_survives_both_ways(kernel, panel) -> None:
 def test_html_from_the_agent_is_only_ever_text(kernel, panel) -> None:
     area = prompt(kernel, "/ui-html")
     dialog = dialog_in(kernel, area, "select")
-    # Text widgets carry the raw string, which the frontend renders as text.
-    kernel.find(
-        "HTML", within=dialog.comm_id, value=shows(lambda v: v.startswith("<img src=x onerror="))
-    )
-    kernel.click(kernel.widgets("Button", within=dialog.comm_id)[0].comm_id)
-    for method, answer in (("confirm", "Yes"), ("input", "Submit"), ("editor", "Submit")):
+    # A dialog's description carries the raw strings, which the page draws as text
+    # (textContent); the page's own drawing of them is escaped.
+    assert dialog.description["title"].startswith("<img src=x onerror=")
+    assert dialog.description["options"][0].startswith("<img src=x onerror=")
+    assert "&lt;img src=x onerror=" in controls_of(kernel, dialog)
+    dialog.choose(0)
+    described = {"select": dialog.description}
+    for method in ("confirm", "input", "editor"):
         d = dialog_in(kernel, area, method)
-        kernel.click(button(kernel, d, answer).comm_id)
+        described[method] = d.description
+        if method == "confirm":
+            d.confirm(True)
+        else:
+            d.submit("typed")
     wait_note(kernel, panel, "got editor:")
+    assert described["confirm"]["message"].startswith("<img src=x onerror=")
+    assert described["input"]["placeholder"].startswith("<img src=x onerror=")
+    assert described["editor"]["prefill"].startswith("<img src=x onerror=")
     # No HTML widget anywhere holds the payload unescaped.
     html_values = [w.state.get("value", "") for w in kernel.widgets("HTML")]
     assert any("&lt;script&gt;" in v for v in html_values)
     assert not any("<script" in v or "<img" in v or "<b>" in v for v in html_values)
+    # Nor any HTML our outputs were sent (blocks, answers' chunks and tails: the page
+    # inserts these as HTML), though the settled dialogs' cards show the payloads as text.
+    sent = [
+        html
+        for comm_id, content, _ in kernel.tracker.custom_messages
+        if comm_id in kernel.tracker.pages
+        for part in ("blocks", "tails")
+        for html in content.get(part, {}).values()
+    ] + [
+        html
+        for comm_id, content, _ in kernel.tracker.custom_messages
+        if comm_id in kernel.tracker.pages
+        for chunks in content.get("chunks", {}).values()
+        for html in chunks
+    ]
+    assert any("&lt;b&gt;select-title&lt;/b&gt;" in h for h in sent)
+    assert not any("<script" in h or "<img" in h or "<b>" in h for h in sent)
     # The outputs' static records (text/html) hold the payloads as escaped text too.
     for record in kernel.displays:
         assert "text/markdown" not in record.data
@@ -283,7 +342,7 @@ def test_fire_and_forget_methods_update_the_panel_and_send_prefills_the_editor(
     kernel.click(kernel.find("Button", within=panel.comm_id, description="Send").comm_id)
     dialog = dialog_in(kernel, panel.comm_id, "select")
     kernel.wait_for(lambda: editor.state["value"] == "", what="the editor to clear after Send")
-    kernel.click(button(kernel, dialog, "Alpha").comm_id)
+    dialog.choose(dialog.description["options"].index("Alpha"))
     wait_note(kernel, panel, 'got select: "Alpha"')
 
 
@@ -299,7 +358,7 @@ def test_shift_enter_in_the_panel_editor_sends_what_was_typed(kernel, panel) -> 
     kernel.send_custom(editor.comm_id, {"type": "submit"})
     dialog = dialog_in(kernel, panel.comm_id, "confirm")
     kernel.wait_for(lambda: editor.state["value"] == "", what="the editor to clear after sending")
-    kernel.click(button(kernel, dialog, "Yes").comm_id)
+    dialog.confirm(True)
     wait_note(kernel, panel, "got confirm: true")
     # One run was sent from the panel: the message that is not a submit sent nothing.
     assert len(area.children) == before + 1
@@ -309,7 +368,7 @@ def test_garbage_lines_are_counted_and_the_stream_goes_on(kernel, panel) -> None
     dialog = dialog_in(kernel, prompt(kernel, "/ui-garbage"), "confirm")
     diag = kernel.find("HTML", within=panel.comm_id, _dom_classes=has_class("atomic-diagnostics"))
     kernel.wait_for(lambda: text(diag).startswith("3 message(s)"), what="three ignored lines")
-    kernel.click(button(kernel, dialog, "Yes").comm_id)
+    dialog.confirm(True)
     wait_note(kernel, panel, "got confirm: true")
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
+from tests.harness.kernel_widgets import dialog_in, outcome_of, outputs_within, run_state
 from tests.harness.support import wait_until
-from tests.harness.widget_text import has_class, shows, text
+from tests.harness.widget_text import has_class, text
 from tests.test_prototyping import HEADER, gate
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
@@ -45,27 +46,11 @@ def click_command_and_answer(
     kernel: BrowserLikeKernel, view: WidgetRef, command: str, answer: str
 ) -> str:
     kernel.click(kernel.find("Button", within=view.comm_id, description=command).comm_id)
-    dialog = kernel.wait_for(
-        lambda: next(
-            iter(
-                kernel.widgets(
-                    "VBox", within=view.comm_id, _dom_classes=has_class("atomic-dialog-confirm")
-                )
-            ),
-            None,
-        ),
-        what="the command's dialog under the cell",
-    )
-    title = text(
-        kernel.find("HTML", within=dialog.comm_id, value=shows(lambda v: v.startswith("Open the")))
-    )
-    kernel.click(kernel.find("Button", within=dialog.comm_id, description=answer).comm_id)
-    kernel.wait_for(
-        lambda: kernel.widgets(
-            "HTML", within=dialog.comm_id, _dom_classes=has_class("atomic-dialog-outcome")
-        ),
-        what="the dialog to collapse",
-    )
+    dialog = dialog_in(kernel, view.comm_id, "confirm")  # the command's dialog under the cell
+    title = dialog.description["title"]
+    assert title.startswith("Open the")
+    dialog.confirm(answer == "Yes")
+    assert outcome_of(kernel, dialog) == f"{title} → {answer} (clicked)"
     return title
 
 
@@ -81,10 +66,9 @@ def test_define_then_click_its_command_and_answer(kernel: BrowserLikeKernel) -> 
     assert wait_until(last_notification, "the extension's notification") == "gate v1: true"
     # The command's run stays live inside the prototype's output (which is live until the
     # session stops), even once it is over: nothing else shows it.
-    run = kernel.find("VBox", within=view.comm_id, _dom_classes=has_class("atomic-transcript"))
-    state = kernel.find("HTML", within=run.comm_id, _dom_classes=has_class("atomic-run-state"))
-    kernel.wait_for(lambda: text(state) == "done", what="the command's run to end")
-    assert run.comm_id in kernel.models
+    (run,) = outputs_within(kernel, view.comm_id)
+    kernel.wait_for(lambda: run_state(kernel, run) == "done", what="the command's run to end")
+    assert run in kernel.models
 
 
 def test_redefine_shows_the_new_behaviour(kernel: BrowserLikeKernel) -> None:
@@ -114,7 +98,8 @@ def test_a_handler_error_appears_later_in_the_cell_that_owns_it(kernel: BrowserL
     kernel.wait_for(lambda: errors(kernel, view), what="the handler's error in the cell")
     (line,) = errors(kernel, view)
     assert line.startswith("exploder.ts:4:") and line.endswith(": handler error: handler boom")
-    assert kernel.execute("print(aj.session().alive)").stdout.strip() == "True"
+    alive = kernel.execute("import atomic_jupyter as aj\nprint(aj.session().alive)")
+    assert alive.stdout.strip() == "True"
 
 
 def test_list_show_remove_from_the_line_magic(kernel: BrowserLikeKernel) -> None:

@@ -12,7 +12,8 @@ from collections.abc import Iterator
 import pytest
 
 from atomic_jupyter.addons.model_server.request import content_text
-from tests.harness.widget_text import has_class, text
+from tests.harness.kernel_widgets import dialog_in, elements, outputs_within, page_of
+from tests.harness.widget_text import visible_text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 
@@ -50,26 +51,16 @@ def last_answer(scripted_model) -> str:
     return content_text(results[-1].get("content")) if results else ""
 
 
-def cards(kernel, within: str | None = None) -> list:
-    return kernel.widgets(
-        "VBox", within=within, last_shown=True, _dom_classes=has_class("atomic-tool")
-    )
+def cards(kernel, within: str | None = None) -> list[str]:
+    """The tool cards the page shows (as last shown) in the run output ``within``, or in any
+    of our outputs, as HTML."""
+    outputs = outputs_within(kernel, within) if within else list(kernel.tracker.pages)
+    return [card for output in outputs for card in elements(page_of(kernel, output), "atomic-tool")]
 
 
-def card_html(kernel, card) -> str:
-    parts = kernel.widgets("HTML", within=card.comm_id, last_shown=True)
-    return " ".join(str(ref.get("value", "")) for ref in parts)
-
-
-def card_text(kernel, card) -> str:
-    return " ".join(
-        text(ref) for ref in kernel.widgets("HTML", within=card.comm_id, last_shown=True)
-    )
-
-
-def card_with(kernel, marker: str):
+def card_with(kernel, marker: str) -> str:
     """The (last shown) card of the call whose code holds ``marker``."""
-    found = [card for card in cards(kernel) if marker in card_text(kernel, card)]
+    found = [card for card in cards(kernel) if marker in visible_text(card)]
     assert found, f"no tool card shows {marker!r}"
     return found[-1]
 
@@ -92,7 +83,7 @@ def test_code_runs_in_the_notebooks_namespace_and_the_model_gets_its_output_and_
     assert kernel.execute("print(43 in Out.values())").stdout.strip() == "False"
     # Nothing leaked into the prompt cell outside the card (stdout, a value).
     assert "hello from the agent" not in result.stdout
-    shown = card_text(kernel, card_with(kernel, "made_by_agent = base + 2"))
+    shown = visible_text(card_with(kernel, "made_by_agent = base + 2"))
     assert "hello from the agent" in shown and "43" in shown
 
 
@@ -114,7 +105,7 @@ def test_a_figure_reaches_the_model_as_an_image_and_the_card_shows_it(
     ]
     assert attached and "data:image/png;base64," in attached[0]["image_url"]["url"]
     assert "image 1 attached" in last_answer(scripted_model)
-    html = card_html(kernel, card_with(kernel, "plt.plot([1, 4, 9])"))
+    html = card_with(kernel, "plt.plot([1, 4, 9])")
     assert "<img" in html and "data:image/png;base64," in html
     # The figure was closed: it does not show up in the person's next cell.
     after = kernel.execute("import matplotlib.pyplot as plt\nprint(plt.get_fignums())")
@@ -125,25 +116,21 @@ def test_a_figure_reaches_the_model_as_an_image_and_the_card_shows_it(
 def test_approval_is_asked_in_the_card_and_nothing_runs_before_a_click(kernel, scripted_model):
     result = kernel.execute("%%atomic_agent\n" + call("approved_marker = 1"))
     (area,) = result.widget_ids
-
-    def button(label: str):
-        found = kernel.widgets("Button", within=area, description=label)
-        return found[0] if found else None
-
-    kernel.wait_for(lambda: button("Yes") is not None, timeout=30, what="the approval dialog")
+    dialog = dialog_in(kernel, area, "confirm")  # the approval dialog
     (card,) = cards(kernel, area)
-    assert button("Yes").comm_id in {ref.comm_id for ref in kernel.descendants(card.comm_id)}
-    assert "approved_marker = 1" in card_text(kernel, card)  # the code, above the question
+    assert f'data-dialog="{dialog.id}"' in card  # its controls are drawn in the card
+    assert 'class="atomic-yes"' in page_of(kernel, area)
+    code_at = visible_text(card).index("approved_marker = 1")  # the code, above the question
+    assert code_at < visible_text(card).index(dialog.description["title"])
     # A prompt-injected call waits for the person: nothing ran yet.
     assert kernel.execute("print('approved_marker' in dir())").stdout.strip() == "False"
-    kernel.click(button("Yes").comm_id)
+    dialog.confirm(True)
     kernel.execute("aj.session().wait(timeout=60)")
     assert kernel.execute("print(approved_marker)").stdout.strip() == "1"
 
     result = kernel.execute("%%atomic_agent\n" + call("refused_marker = 1"))
     (area,) = result.widget_ids
-    kernel.wait_for(lambda: button("No") is not None, timeout=30, what="the second dialog")
-    kernel.click(button("No").comm_id)
+    dialog_in(kernel, area, "confirm").confirm(False)
     kernel.execute("aj.session().wait(timeout=60)")
     assert "declined" in last_answer(scripted_model)
     assert kernel.execute("print('refused_marker' in dir())").stdout.strip() == "False"
@@ -152,15 +139,10 @@ def test_approval_is_asked_in_the_card_and_nothing_runs_before_a_click(kernel, s
 def test_a_rule_made_in_the_dialog_answers_the_next_call(kernel, scripted_model):
     result = kernel.execute("%%atomic_agent\n" + call("ruled = 1"))
     (area,) = result.widget_ids
-    kernel.wait_for(
-        lambda: kernel.widgets("Button", within=area, description="Yes"),
-        timeout=30,
-        what="the approval dialog",
-    )
-    (rule,) = kernel.widgets("Checkbox", within=area, _dom_classes=has_class("atomic-make-rule"))
-    kernel.set_value(rule.comm_id, value=True)
-    (yes,) = kernel.widgets("Button", within=area, description="Yes")
-    kernel.click(yes.comm_id)
+    dialog = dialog_in(kernel, area, "confirm")  # the approval dialog
+    assert dialog.description["rule"]  # "answer this way from now on" is offered
+    assert elements(page_of(kernel, area), "atomic-make-rule")
+    dialog.confirm(True, rule=True)  # Yes, with the box checked
     kernel.execute("aj.session().wait(timeout=60)")
     # The next call is answered by the rule, with no click, under --wait.
     kernel.execute("%%atomic_agent --wait\n" + call("ruled += 1"), timeout=60)
@@ -243,9 +225,7 @@ def test_a_long_call_counts_its_seconds_and_the_kernels_interrupt_ends_it(
     (area,) = result.widget_ids
 
     def counting():
-        return any(
-            "running in the kernel… 1 s" in card_text(kernel, c) for c in cards(kernel, area)
-        )
+        return any("running in the kernel… 1 s" in visible_text(c) for c in cards(kernel, area))
 
     kernel.wait_for(counting, timeout=60, what="the card counting the seconds")
     kernel.interrupt()

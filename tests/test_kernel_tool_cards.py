@@ -12,10 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
-from tests.harness.kernel_widgets import dialog_in, outcome_of
+from atomic_jupyter.ui.dialog_controls import RULE_TEXT
+from tests.harness.kernel_client import BrowserLikeKernel
+from tests.harness.kernel_widgets import dialog_in, elements, outcome_of, page_of, texts_of
 from tests.harness.support import EXTENSIONS
-from tests.harness.widget_text import has_class, text
+from tests.harness.widget_text import has_class, text, visible_text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 
@@ -55,60 +56,66 @@ def kernel_setup(scripted_model) -> list[str]:
     ]
 
 
-def card_of(kernel: BrowserLikeKernel, prompt: str, flags: str = "--wait") -> WidgetRef:
-    (area,) = kernel.execute(f"%%atomic_agent {flags}\n{prompt}").widget_ids
-    return kernel.wait_for(
-        lambda: next(
-            iter(
-                kernel.widgets(
-                    "VBox", within=area, last_shown=True, _dom_classes=has_class("atomic-tool")
-                )
-            ),
-            None,
-        ),
-        what="the tool card",
-    )
+def run(kernel: BrowserLikeKernel, prompt: str, flags: str = "--wait") -> str:
+    """Run a prompt cell; return the comm id of its output."""
+    (output,) = kernel.execute(f"%%atomic_agent {flags}\n{prompt}").widget_ids
+    return output
 
 
-def part(kernel: BrowserLikeKernel, card: WidgetRef, name: str) -> WidgetRef:
-    # As the page last showed it: a finished run's widgets are closed once its record is shown.
-    return kernel.find(
-        "HTML", within=card.comm_id, last_shown=True, _dom_classes=has_class(f"atomic-tool-{name}")
-    )
+def card_in(kernel: BrowserLikeKernel, output: str, done: bool = False) -> str:
+    """The run's one tool card as the page shows it (as last shown: a finished run's output
+    is closed once its record is shown); with ``done``, once the call is over."""
+
+    def card() -> str | None:
+        found = elements(page_of(kernel, output), "atomic-tool")
+        if not found:
+            return None
+        (shown,) = found
+        return shown if not done or "atomic-tool-done" in shown[: shown.index(">")] else None
+
+    return kernel.wait_for(card, what="the tool card" + (" to be done" if done else ""))
+
+
+def part(card: str, name: str) -> str:
+    """The HTML of one part of a card (its header, command, output...)."""
+    (found,) = elements(card, f"atomic-tool-{name}")
+    return found
 
 
 def test_an_edit_shows_a_coloured_diff_that_matches_the_file_change(kernel) -> None:
-    card = card_of(kernel, "please change the greeting")
-    kernel.wait_for(
-        lambda: "atomic-tool-done" in kernel.widget(card.comm_id).state["_dom_classes"],
-        what="the edit to finish",
-    )
-    assert "greeting.txt  +1 −1" in text(part(kernel, card, "header"))
-    body = part(kernel, card, "command").state["value"]  # the diff: what it was about to do
+    card = card_in(kernel, run(kernel, "please change the greeting"), done=True)
+    assert "greeting.txt  +1 −1" in visible_text(part(card, "header"))
+    body = part(card, "command")  # the diff: what it was about to do (the record's form)
     lines = {
         kind: [
             re.sub(r"<[^>]+>", "", m).rstrip("\n")  # a changed line ends with its break
-            for m in re.findall(rf'class="aj-diff-{kind}"[^>]*>(.*?</span>.*?)</span>', body, re.S)
+            for m in re.findall(rf'class="aj-diff-{kind}"[^>]*>(.*?)</span>', body, re.S)
         ]
         for kind in ("del", "add")
     }
     assert lines == {"del": ["− hello world"], "add": ["+ goodbye world"]}
-    assert "rgba(244,67,54" in body and "rgba(76,175,80" in body  # removed red, added green
+    # Removed red, added green (short literal colours: the live view is the record's HTML).
+    shades = {
+        kind: re.search(rf'class="aj-diff-{kind}" style="background:#(\w)(\w)(\w)', body)
+        for kind in ("del", "add")
+    }
+    red, green = ([int(c, 16) for c in shades[k].groups()] for k in ("del", "add"))
+    assert red[0] > red[1] and green[1] > green[0], shades
     on_disk = kernel.execute("print(open('greeting.txt').read(), end='')").stdout
     assert on_disk == "line one\ngoodbye world\nline three\n"
 
 
 def test_a_write_of_a_python_file_shows_highlighted_code(kernel) -> None:
-    card = card_of(kernel, "please write a python script")
-    assert "script.py" in text(part(kernel, card, "header"))
-    body = part(kernel, card, "command").state["value"]  # the content it was about to write
-    assert re.search(r'<span style="[^"]*--jp-mirror-editor-keyword-color[^"]*">def</span>', body)
-    assert "print" in text(part(kernel, card, "command"))
+    card = card_in(kernel, run(kernel, "please write a python script"))
+    assert "script.py" in visible_text(part(card, "header"))
+    body = part(card, "command")  # the content it was about to write
+    assert re.search(r'<span style="color:#[0-9a-f]{3,6}">def</span>', body)  # a keyword
+    assert "print" in visible_text(body)
 
 
 def test_a_read_of_a_png_shows_the_image_from_its_data(kernel) -> None:
-    card = card_of(kernel, "please look at the picture")
-    body = part(kernel, card, "output").state["value"]
+    card = card_in(kernel, run(kernel, "please look at the picture"))
+    body = part(card, "output")
     (src,) = re.findall(r'<img[^>]* src="([^"]+)"', body)
     assert src.startswith("data:image/png;base64,")
     assert base64.b64decode(src.split(",", 1)[1]).startswith(b"\x89PNG")
@@ -116,29 +123,21 @@ def test_a_read_of_a_png_shows_the_image_from_its_data(kernel) -> None:
 
 def test_a_guarded_commands_dialog_sits_in_its_card_and_a_rule_decides_the_next(kernel) -> None:
     panel = kernel.find("VBox", _dom_classes=has_class("atomic-panel"))
-    card = card_of(kernel, "run something dangerous", flags="")
-    dialogs = kernel.find(
-        "VBox", within=card.comm_id, last_shown=True, _dom_classes=has_class("atomic-tool-dialogs")
-    )
-    dialog = dialog_in(kernel, dialogs.comm_id, "confirm")  # inside the card of the command
-    assert "echo dangerous-but-fine" in text(part(kernel, card, "header"))
-    rule = kernel.find(
-        "Checkbox", within=dialog.comm_id, _dom_classes=has_class("atomic-make-rule")
-    )
-    kernel.set_value(rule.comm_id, value=True)
-    kernel.click(kernel.find("Button", within=dialog.comm_id, description="Yes").comm_id)
-    outcome_of(kernel, dialog)
+    output = run(kernel, "run something dangerous", flags="")
+    dialog = dialog_in(kernel, output, "confirm")
+    card = card_in(kernel, output)
+    # Inside the card of the command, in the place its dialogs have.
+    assert f'data-dialog="{dialog.id}"' in part(card, "dialogs")
+    assert "echo dangerous-but-fine" in visible_text(part(card, "header"))
+    assert dialog.description["rule"] == RULE_TEXT  # "answer this way from now on" is offered
+    (offered,) = elements(page_of(kernel, output), "atomic-make-rule")
+    assert visible_text(offered) == RULE_TEXT
+    dialog.confirm(True, rule=True)  # Yes, with the box checked
+    assert outcome_of(kernel, dialog).startswith("Run a dangerous command? → Yes (clicked)")
+    made = "Run a dangerous command? → Yes (clicked) · made the rule for this session"
     kernel.wait_for(
-        lambda: any(
-            text(w) == "Run a dangerous command? → Yes (clicked) · made the rule for this session"
-            for w in kernel.widgets(
-                "HTML",
-                within=dialog.comm_id,
-                last_shown=True,
-                _dom_classes=has_class("atomic-dialog-outcome"),
-            )
-        ),
-        what="the collapsed line to say a rule was made",
+        lambda: texts_of(kernel, output, "atomic-dialog-outcome") == [made],
+        what="the settled line to say a rule was made",
     )
     listed = kernel.wait_for(
         lambda: [
@@ -153,14 +152,15 @@ def test_a_guarded_commands_dialog_sits_in_its_card_and_a_rule_decides_the_next(
 
     waited = kernel.execute("%atomic_agent wait --timeout 60")  # the first run ends first
     assert waited.stdout == "" and waited.stderr == ""
-    again = card_of(kernel, "run something dangerous again")  # --wait: no click needed
-    dialogs = kernel.find(
-        "VBox", within=again.comm_id, last_shown=True, _dom_classes=has_class("atomic-tool-dialogs")
+    again = run(kernel, "run something dangerous again")  # --wait: no click needed
+    settled = kernel.wait_for(
+        lambda: (lambda found: found or None)(
+            elements(part(card_in(kernel, again), "dialogs"), "atomic-dialog-outcome")
+        ),
+        what="the settled dialog in the card",
     )
-    answered = kernel.find(
-        "VBox", within=dialogs.comm_id, last_shown=True, _dom_classes=has_class("atomic-dialog")
-    )
-    assert outcome_of(kernel, answered) == "Run a dangerous command? → Yes (rule)"
+    assert [visible_text(o) for o in settled] == ["Run a dangerous command? → Yes (rule)"]
+    assert "atomic-dialog-controls" not in page_of(kernel, again)  # nobody was asked
     assert (
         "allowed"
         in kernel.execute(

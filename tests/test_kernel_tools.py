@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness.kernel_widgets import dialog_in, elements, page_of
 from tests.harness.support import EXTENSIONS
-from tests.harness.widget_text import has_class, text
+from tests.harness.widget_text import has_class, text, visible_text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 
@@ -81,17 +82,11 @@ def test_a_call_needing_approval_asks_in_the_tool_card_and_a_refusal_reaches_the
 ):
     result = kernel.execute('%%atomic_agent\nkernel call delete_things {"n": 3}')
     (area_id,) = result.widget_ids
-    no = None
-
-    def refuse_button():
-        found = kernel.widgets("Button", within=area_id, description="No")
-        return found[0] if found else None
-
-    kernel.wait_for(lambda: refuse_button() is not None, timeout=30, what="the approval dialog")
-    no = refuse_button()
-    card = kernel.find("VBox", within=area_id, _dom_classes=has_class("atomic-tool"))
-    assert no.comm_id in {ref.comm_id for ref in kernel.descendants(card.comm_id)}
-    kernel.click(no.comm_id)
+    dialog = dialog_in(kernel, area_id, "confirm")  # the approval dialog
+    (card,) = elements(page_of(kernel, area_id), "atomic-tool")
+    (place,) = elements(card, "atomic-dialog-live")  # its controls are drawn in the card
+    assert f'data-dialog="{dialog.id}"' in place and 'class="atomic-no">No<' in place
+    dialog.confirm(False)
     kernel.execute("import atomic_jupyter as aj; aj.session().wait(timeout=60)")
     assert "declined to run delete_things" in last_answer(scripted_model)
     assert (
@@ -116,14 +111,16 @@ def test_a_busy_kernel_makes_a_call_wait_and_its_card_says_so(kernel, scripted_m
         "ended = time.monotonic()"
     )
 
-    def waiting_card():
-        for card in kernel.widgets("VBox", _dom_classes=has_class("atomic-tool")):
-            shown = " ".join(text(ref) for ref in kernel.widgets("HTML", within=card.comm_id))
-            if "area" in shown and "waiting for the kernel" in shown:
-                return card
+    def waiting_card() -> str | None:
+        """The output whose tool card of ``area`` says it waits for the kernel."""
+        for output in list(kernel.tracker.pages):
+            for card in elements(page_of(kernel, output), "atomic-tool"):
+                shown = visible_text(card)
+                if "area" in shown and "waiting for the kernel" in shown:
+                    return output
         return None
 
-    card = kernel.wait_for(waiting_card, timeout=60, what="the card saying it waits")
+    output = kernel.wait_for(waiting_card, timeout=60, what="the card saying it waits")
     assert not kernel.replied(busy)  # seen while the cell still computed
     go.touch()
     kernel.collect(busy, timeout=30)
@@ -133,8 +130,9 @@ def test_a_busy_kernel_makes_a_call_wait_and_its_card_says_so(kernel, scripted_m
     assert ran_at >= ended  # after the busy cell, on the kernel's thread
     assert "3.0" in last_answer(scripted_model)
     assert kernel.execute("print(busy_run.finished)").stdout.strip() == "True"
-    shown = " ".join(text(ref) for ref in kernel.descendants(card.comm_id, last_shown=True))
-    assert "3.0" in shown and "waiting for the kernel" not in shown  # the card's final state
+    (card,) = elements(page_of(kernel, output), "atomic-tool")  # its final state
+    shown = visible_text(card)
+    assert "3.0" in shown and "waiting for the kernel" not in shown
 
 
 def test_tools_are_there_again_after_a_restart(kernel, scripted_model):

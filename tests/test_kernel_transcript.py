@@ -1,6 +1,7 @@
 """The transcript in a real kernel, driven like a browser, with the real agent and a scripted model.
 
-These tests count what the frontend receives: the comm messages of the transcript's widgets.
+These tests read a run's output as the page draws it (its one output widget, fed by custom
+messages: ``patch`` and ``snapshot``) and count what the frontend receives: those messages.
 """
 
 from __future__ import annotations
@@ -10,18 +11,23 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
+from tests.harness.kernel_client import BrowserLikeKernel
 from tests.harness.kernel_widgets import (
     WIDGET_VIEW,
     answer_html,
     answers,
+    dialog_in,
     displayed,
+    element_text,
+    elements,
     is_record_copy,
     last_run_report,
+    page_of,
     record_copy,
+    run_state,
 )
 from tests.harness.support import CURRENT_LINE, EXTENSIONS, LONG_ANSWER, LONG_MARKDOWN
-from tests.harness.widget_text import has_class, text, visible_text
+from tests.harness.widget_text import visible_text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 
@@ -40,69 +46,65 @@ def kernel_setup(scripted_model) -> list[str]:
     return [f"%atomic_agent start -e {EXTENSIONS / 'guard.ts'} -- {' '.join(args)}"]
 
 
-def run_cell(kernel: BrowserLikeKernel, prompt: str, flags: str = "") -> WidgetRef:
-    """Run a prompt cell; return its transcript widget."""
+def run_cell(kernel: BrowserLikeKernel, prompt: str, flags: str = "") -> str:
+    """Run a prompt cell; return the comm id of its output widget."""
     result = kernel.execute(f"%%atomic_agent {flags}\n{prompt}")
-    (transcript_id,) = result.widget_ids
-    ref = kernel.widget(transcript_id)
-    assert "atomic-transcript" in ref.state["_dom_classes"]
-    return ref
+    (output,) = result.widget_ids
+    assert output in kernel.tracker.pages, "the cell's output is not one of our outputs"
+    return output
 
 
-def run_state(kernel: BrowserLikeKernel, transcript: WidgetRef) -> WidgetRef:
-    return kernel.find(
-        "HTML",
-        last_shown=True,
-        within=transcript.comm_id,
-        _dom_classes=has_class("atomic-run-state"),
-    )
-
-
-def wait_done(kernel: BrowserLikeKernel, transcript: WidgetRef, timeout: float = 30) -> None:
-    state = run_state(kernel, transcript)
+def wait_done(kernel: BrowserLikeKernel, output: str, timeout: float = 30) -> None:
     try:
-        kernel.wait_for(lambda: text(state) == "done", timeout=timeout, what="the run to finish")
+        kernel.wait_for(
+            lambda: run_state(kernel, output) == "done", timeout=timeout, what="the run to finish"
+        )
     except AssertionError as exc:  # say what it reads instead, and what the run got
         said = last_run_report(kernel)
-        open_ = state.comm_id in kernel.models
-        raise AssertionError(f"state reads {text(state)!r} (open: {open_}); {said}") from exc
+        open_ = output in kernel.models
+        raise AssertionError(
+            f"state reads {run_state(kernel, output)!r} (open: {open_}); {said}"
+        ) from exc
 
 
-def updates_of(kernel: BrowserLikeKernel, comm_id: str, key: str = "value") -> list[dict]:
+def patches(kernel: BrowserLikeKernel, output: str) -> list[dict]:
+    """The ``patch`` messages the output's widget sent (whole IOPub messages: their times)."""
     return [
         m
         for m in kernel.iter_messages("comm_msg")
-        if m["content"]["comm_id"] == comm_id and key in m["content"]["data"].get("state", {})
+        if m["content"]["comm_id"] == output
+        and m["content"]["data"].get("method") == "custom"
+        and m["content"]["data"]["content"].get("type") == "patch"
     ]
+
+
+def sent(message: dict) -> dict:
+    """What a ``patch`` message carries."""
+    return message["content"]["data"]["content"]
 
 
 def test_long_answer_streams_with_bounded_updates_and_exact_final_text(
     kernel: BrowserLikeKernel,
 ) -> None:
-    transcript = run_cell(kernel, "Give me the long answer please")
+    output = run_cell(kernel, "Give me the long answer please")
     # The kernel runs other cells while the answer streams.
     assert kernel.execute("6 * 7").result == "42"
-    wait_done(kernel, transcript)
-    (answer,) = answers(kernel, transcript.comm_id)
+    wait_done(kernel, output)
+    (answer,) = answers(kernel, output)
     shown = visible_text(answer_html(kernel, answer))
     # The final update carries the whole answer: the last and the first lines are there.
     assert "Line 599: the quick brown fox jumps over the lazy dog." in shown
     assert "Line 0: the quick brown fox" in shown
     deltas = len(LONG_ANSWER) // 8
-    updates = [
-        m
-        for w in kernel.descendants(answer.comm_id, last_shown=True)
-        for m in updates_of(kernel, w.comm_id)
-    ]
+    updates = [m for m in patches(kernel, output) if answer.key in sent(m).get("tails", {})]
+    assert len(updates) > 1, "the answer was not streamed"
     assert len(updates) < deltas / 10, f"{len(updates)} frontend updates for {deltas} deltas"
     # And at most about 20 a second (the kernel's own message times), plus the final one.
-    times = sorted(m["header"]["date"] for m in updates)  # jupyter_client parses them
+    times = sorted(m["header"]["date"] for m in patches(kernel, output))
     span = (times[-1] - times[0]).total_seconds()
-    assert len(updates) <= 20 * span + 3, f"{len(updates)} updates in {span:.2f} s"
-    footer = kernel.find(
-        "HTML", last_shown=True, within=transcript.comm_id, _dom_classes=has_class("atomic-footer")
-    )
-    assert "1 turn" in text(footer) and "1,200 in / 9,000 out tokens" in text(footer)
+    assert len(times) <= 20 * span + 3, f"{len(times)} updates in {span:.2f} s"
+    footer = element_text(page_of(kernel, output), "atomic-footer")
+    assert "1 turn" in footer and "1,200 in / 9,000 out tokens" in footer
     # The Python side has the exact text.
     result = kernel.execute(
         "import atomic_jupyter as aj\nprint(aj.session().runs[-1].text == LONG_ANSWER_LEN)".replace(
@@ -116,66 +118,52 @@ def test_a_long_markdown_answer_sends_each_finished_chunk_once_and_only_the_tail
     kernel: BrowserLikeKernel,
 ) -> None:
     """What the frontend receives per update does not grow with the answer: finished blocks go
-    once, in chunk widgets never updated after; only the tail is sent again, and it stays small."""
-    from atomic_jupyter.ui.markdown import render_markdown
+    once, as chunks never sent again; only the tail is sent again, and it stays small."""
+    from atomic_jupyter.ui.markdown import markdown_blocks, record_markup
 
-    transcript = run_cell(kernel, "stream a long markdown answer")
-    wait_done(kernel, transcript)
-    (answer,) = answers(kernel, transcript.comm_id)
-    assert visible_text(answer_html(kernel, answer)) == visible_text(render_markdown(LONG_MARKDOWN))
-    pieces = kernel.descendants(answer.comm_id, last_shown=True)
-    chunks = [p for p in pieces if "atomic-assistant-chunk" in p.state["_dom_classes"]]
-    (tail,) = [p for p in pieces if "atomic-assistant-tail" in p.state["_dom_classes"]]
+    whole = record_markup(markdown_blocks(LONG_MARKDOWN))  # the answer as its record has it
+    output = run_cell(kernel, "stream a long markdown answer")
+    wait_done(kernel, output)
+    (answer,) = answers(kernel, output)
+    assert visible_text(answer_html(kernel, answer)) == visible_text(whole)
+    chunks = kernel.tracker.pages[output].content.chunks[answer.key]
     assert len(chunks) >= 3, f"{len(chunks)} chunks for an answer of {len(LONG_MARKDOWN):,} chars"
-    for chunk in chunks:
-        assert updates_of(kernel, chunk.comm_id) == [], "a finished chunk was sent again"
-    sizes = [len(m["content"]["data"]["state"]["value"]) for m in updates_of(kernel, tail.comm_id)]
+    updates = [sent(m) for m in patches(kernel, output)]
+    # Each chunk was sent once, in order, and none was taken back.
+    assert not any(answer.key in u.get("reset", []) for u in updates)
+    assert [c for u in updates for c in u.get("chunks", {}).get(answer.key, [])] == chunks
+    sizes = [len(u["tails"][answer.key]) for u in updates if answer.key in u.get("tails", {})]
     assert len(sizes) > 5, sizes
     # The whole answer's HTML is several times this; a tail update never carries much of it.
-    assert max(sizes) < 24_000 < len(render_markdown(LONG_MARKDOWN)) / 4, max(sizes)
+    assert max(sizes) < 24_000 < len(whole) / 4, max(sizes)
 
 
 def test_tool_call_shows_a_card_with_arguments_and_result(kernel: BrowserLikeKernel) -> None:
-    transcript = run_cell(kernel, "please use a tool")
-    wait_done(kernel, transcript)
-    card = kernel.find(
-        "VBox", last_shown=True, within=transcript.comm_id, _dom_classes=has_class("atomic-tool")
-    )
-    assert "atomic-tool-done" in card.state["_dom_classes"]
-    header = kernel.find(
-        "HTML", last_shown=True, within=card.comm_id, _dom_classes=has_class("atomic-tool-header")
-    )
+    output = run_cell(kernel, "please use a tool")
+    wait_done(kernel, output)
+    (card,) = elements(page_of(kernel, output), "atomic-tool")
+    assert "atomic-tool-done" in card[: card.index(">")]
+    header = element_text(card, "atomic-tool-header")
     if CURRENT_LINE:  # the current line says how long the call took
-        assert re.fullmatch(r"tool bash · \$ echo hello-from-tool · done · \d+ ms", text(header)), (
-            text(header)
-        )
+        assert re.fullmatch(r"tool bash · \$ echo hello-from-tool · done · \d+ ms", header), header
     else:
-        assert text(header) == "tool bash · $ echo hello-from-tool · done"
-    command = kernel.find(
-        "HTML", last_shown=True, within=card.comm_id, _dom_classes=has_class("atomic-tool-command")
-    )
-    output = kernel.find(
-        "HTML", last_shown=True, within=card.comm_id, _dom_classes=has_class("atomic-tool-output")
-    )
-    assert text(command) == "$ echo hello-from-tool"  # what it was about to run, then
-    assert text(output) == "hello-from-tool" + "exit code 0"  # its output and result
-    texts = [visible_text(answer_html(kernel, a)) for a in answers(kernel, transcript.comm_id)]
+        assert header == "tool bash · $ echo hello-from-tool · done"
+    # What it was about to run, then its output and result.
+    assert element_text(card, "atomic-tool-command") == "$ echo hello-from-tool"
+    assert element_text(card, "atomic-tool-output") == "hello-from-tool" + "exit code 0"
+    texts = [visible_text(answer_html(kernel, a)) for a in answers(kernel, output)]
     assert "Let me check." in texts[0] and "The tool said hello." in texts[-1]
 
 
 def test_coloured_tool_output_is_shown_in_colour_not_as_escape_codes(
     kernel: BrowserLikeKernel,
 ) -> None:
-    transcript = run_cell(kernel, "show me coloured output")
-    wait_done(kernel, transcript)
-    card = kernel.find(
-        "VBox", last_shown=True, within=transcript.comm_id, _dom_classes=has_class("atomic-tool")
-    )
-    output = kernel.find(
-        "HTML", last_shown=True, within=card.comm_id, _dom_classes=has_class("atomic-tool-output")
-    )
-    value = output.state["value"]
-    assert text(output).endswith("FAILED 1 testexit code 0")  # the command, the output, the end
+    output = run_cell(kernel, "show me coloured output")
+    wait_done(kernel, output)
+    (card,) = elements(page_of(kernel, output), "atomic-tool")
+    (value,) = elements(card, "atomic-tool-output")
+    # The command, the output, the end.
+    assert visible_text(value).endswith("FAILED 1 testexit code 0")
     assert "\x1b" not in value  # the escape codes of the output became styles
     assert re.search(
         r'<span class="[^"]*ansi-red-fg[^"]*" style="[^"]*font-weight: bold[^"]*">FAILED</span>',
@@ -184,23 +172,18 @@ def test_coloured_tool_output_is_shown_in_colour_not_as_escape_codes(
 
 
 def test_thinking_is_folded_away(kernel: BrowserLikeKernel) -> None:
-    transcript = run_cell(kernel, "think about it")
-    wait_done(kernel, transcript)
-    fold = kernel.find(
-        "Accordion",
-        last_shown=True,
-        within=transcript.comm_id,
-        _dom_classes=has_class("atomic-thinking"),
-    )
-    assert fold.state["selected_index"] is None  # closed
-    (inner,) = kernel.widgets("HTML", last_shown=True, within=fold.comm_id)
-    assert "Let me think step by step." in (text(inner))
+    output = run_cell(kernel, "think about it")
+    wait_done(kernel, output)
+    (fold,) = elements(page_of(kernel, output), "atomic-thinking")
+    opening = fold[: fold.index(">") + 1]
+    assert opening.startswith("<details") and not re.search(r"\sopen\b", opening)  # closed
+    assert "Let me think step by step." in element_text(fold, "atomic-thinking-text")
 
 
 def test_markdown_payloads_render_without_script(kernel: BrowserLikeKernel) -> None:
-    transcript = run_cell(kernel, "show me the payload")
-    wait_done(kernel, transcript)
-    (answer,) = answers(kernel, transcript.comm_id)
+    output = run_cell(kernel, "show me the payload")
+    wait_done(kernel, output)
+    (answer,) = answers(kernel, output)
     value = answer_html(kernel, answer)
     assert "<h1" in value and "<li>" in value and "<strong>" in value  # Markdown still renders
     lowered = value.lower()
@@ -239,27 +222,13 @@ def test_wait_stops_early_for_a_dialog_then_finishes_after_the_click(
     )
     assert "> run the dangerous command" in waiting["text/plain"]
     assert "Run a dangerous command?" in visible_text(waiting["text/html"])
-    (transcript_id,) = result.widget_ids
-    dialog = kernel.wait_for(
-        lambda: next(
-            iter(
-                kernel.widgets(
-                    "VBox",
-                    last_shown=True,
-                    within=transcript_id,
-                    _dom_classes=has_class("atomic-dialog-confirm"),
-                )
-            ),
-            None,
-        ),
-        what="the guard's dialog in the transcript",
-    )
-    yes = kernel.find("Button", last_shown=True, within=dialog.comm_id, description="Yes")
-    kernel.click(yes.comm_id)
+    (output,) = result.widget_ids
+    dialog = dialog_in(kernel, output, "confirm")
+    assert dialog.output == output  # in the run's own output
+    dialog.confirm(True)
     waited = kernel.execute("%atomic_agent wait --timeout 60")
     assert waited.stdout == "" and waited.stderr == ""
-    transcript = kernel.widget(transcript_id)
-    assert text(run_state(kernel, transcript)) == "done"
+    assert run_state(kernel, output) == "done"
     # The notice no longer says the dialog waits, nor repeats its outcome: the run's record
     # below holds it, once.
     now = displayed(kernel, notice)
@@ -276,31 +245,16 @@ def test_wait_stops_early_for_a_dialog_then_finishes_after_the_click(
     assert "> run the dangerous command" in record
     assert "dangerous-but-fine" in record and "Run a dangerous command? → Yes (clicked)" in record
     assert record.count("Yes (clicked)") == 1, record  # in the card, and nowhere else
-    # The live card, as the page last showed it before its record replaced it (its widgets
-    # are closed now).
-    assert kernel.widget(transcript_id).comm_id not in kernel.models
-    card = kernel.find(
-        "VBox",
-        last_shown=True,
-        within=transcript_id,
-        _dom_classes=has_class("atomic-tool"),
-    )
-    assert "dangerous-but-fine" in visible_text(
-        kernel.find(
-            "HTML",
-            last_shown=True,
-            within=card.comm_id,
-            _dom_classes=has_class("atomic-tool-output"),
-        ).state["value"]
-    )
-    # The dialog sits in the card of the command it asks about, above its output.
-    in_card = kernel.find(
-        "VBox",
-        last_shown=True,
-        within=card.comm_id,
-        _dom_classes=has_class("atomic-tool-dialogs"),
-    )
-    assert dialog.comm_id in [c.removeprefix("IPY_MODEL_") for c in in_card.state["children"]]
+    # The live card, as the page last showed it before its record replaced it (the output's
+    # widget is closed now).
+    assert output not in kernel.models
+    (card,) = elements(page_of(kernel, output), "atomic-tool")
+    assert "dangerous-but-fine" in element_text(card, "atomic-tool-output")
+    # The dialog sits in the card of the command it asks about, above its output, settled.
+    (in_card,) = elements(card, "atomic-tool-dialogs")
+    assert f'data-dialog-done="{dialog.id}"' in in_card
+    assert "Run a dangerous command? → Yes (clicked)" in visible_text(in_card)
+    assert card.index(in_card) < card.index(elements(card, "atomic-tool-output")[0])
 
 
 def test_policy_from_the_magic_answers_and_is_shown_like_a_click(kernel: BrowserLikeKernel) -> None:
@@ -311,48 +265,41 @@ def test_policy_from_the_magic_answers_and_is_shown_like_a_click(kernel: Browser
             "%%atomic_agent --wait --timeout 60\nrun the dangerous command again"
         )
         assert result.stderr == ""
-        (transcript_id,) = result.widget_ids
-        outcome = kernel.find(
-            "HTML",
-            last_shown=True,
-            within=transcript_id,
-            _dom_classes=has_class("atomic-dialog-outcome"),
+        (output,) = result.widget_ids
+        outcome = kernel.wait_for(
+            lambda: (lambda found: visible_text(found[0]) if found else None)(
+                elements(page_of(kernel, output), "atomic-dialog-outcome")
+            ),
+            what="the dialog's outcome",
         )
         assert (
-            text(outcome)
+            outcome
             == "Run a dangerous command? → No (answer policy: confirm titled /dangerous/ → No)"
         )
+        assert "atomic-dialog-controls" not in page_of(kernel, output)  # never asked a person
     finally:
         kernel.execute("%atomic_agent policy --clear")
 
 
 def test_stop_button_aborts_the_run(kernel: BrowserLikeKernel) -> None:
-    transcript = run_cell(kernel, "go slow please")
+    output = run_cell(kernel, "go slow please")
     streamed = kernel.wait_for(
         lambda: next(
-            (
-                a
-                for a in answers(kernel, transcript.comm_id)
-                if "slow" in visible_text(answer_html(kernel, a))
-            ),
+            (a for a in answers(kernel, output) if "slow" in visible_text(answer_html(kernel, a))),
             None,
         ),
         what="the first streamed words",
     )
-    kernel.click(
-        kernel.find(
-            "Button", last_shown=True, within=transcript.comm_id, description="Stop"
-        ).comm_id
-    )
-    wait_done(kernel, transcript, timeout=15)
-    error = kernel.find(
-        "HTML",
-        last_shown=True,
-        within=transcript.comm_id,
-        _dom_classes=has_class("atomic-assistant-error"),
-    )
-    assert "aborted" in text(error).lower()
-    assert len(visible_text(answer_html(kernel, streamed))) < len("slow " * 400)
+    (stop,) = elements(page_of(kernel, output), "atomic-stop")
+    assert 'data-action="stop"' in stop and visible_text(stop) == "Stop"
+    kernel.send_custom(output, {"type": "stop"})  # what a click on it sends
+    wait_done(kernel, output, timeout=15)
+    page = page_of(kernel, output)
+    assert "aborted" in element_text(page, "atomic-assistant-error").lower()
+    assert elements(page, "atomic-stop") == []  # a run that is over has no Stop button
+    (answer,) = [a for a in answers(kernel, output) if a.key == streamed.key]
+    assert "slow" in visible_text(answer.html)
+    assert len(visible_text(answer.html)) < len("slow " * 400)
 
 
 def test_status_is_a_readable_table_with_the_model(kernel: BrowserLikeKernel) -> None:
@@ -368,11 +315,10 @@ def test_status_is_a_readable_table_with_the_model(kernel: BrowserLikeKernel) ->
 
 
 def test_steer_from_the_magic_reaches_the_running_agent(kernel: BrowserLikeKernel) -> None:
-    transcript = run_cell(kernel, "go slow again")
+    output = run_cell(kernel, "go slow again")
     kernel.wait_for(
         lambda: any(
-            "slow" in visible_text(answer_html(kernel, a))
-            for a in answers(kernel, transcript.comm_id)
+            "slow" in visible_text(answer_html(kernel, a)) for a in answers(kernel, output)
         ),
         what="the first streamed words",
     )
@@ -380,54 +326,33 @@ def test_steer_from_the_magic_reaches_the_running_agent(kernel: BrowserLikeKerne
     assert (
         said == "Steering message queued; the agent reads it after the current turn's tool calls."
     )
-    wait_done(kernel, transcript, timeout=30)
-    users = kernel.widgets(
-        "HTML",
-        last_shown=True,
-        within=transcript.comm_id,
-        _dom_classes=has_class("atomic-user-message"),
-    )
-    assert [text(u) for u in users] == ["you: and now, change course"]
+    wait_done(kernel, output, timeout=30)
+    users = elements(page_of(kernel, output), "atomic-user-message")
+    assert [visible_text(u) for u in users] == ["you: and now, change course"]
 
 
 def test_long_answer_after_a_tool_call_shows_the_right_transcript_with_bounded_updates(
     kernel: BrowserLikeKernel,
 ) -> None:
-    transcript = run_cell(kernel, "a long tool answer please")
-    wait_done(kernel, transcript)
-    blocks = kernel.find(
-        "VBox",
-        last_shown=True,
-        within=transcript.comm_id,
-        _dom_classes=has_class("atomic-transcript-blocks"),
-    )
-    order = [kernel.widget(c.removeprefix("IPY_MODEL_")) for c in blocks.state["children"]]
+    output = run_cell(kernel, "a long tool answer please")
+    wait_done(kernel, output)
+    content = kernel.tracker.pages[output].content
+    blocks = [key for key in content.order if key not in {"header", "message", "footer"}]
     kinds = [
-        next(k for k in ("atomic-assistant", "atomic-tool") if k in w.state["_dom_classes"])
-        for w in order
+        next(k for k in ("atomic-assistant", "atomic-tool") if elements(content.blocks[key], k))
+        for key in blocks
     ]
     assert kinds == ["atomic-assistant", "atomic-tool", "atomic-assistant"]
-    card = order[1]
-    command = kernel.find(
-        "HTML", last_shown=True, within=card.comm_id, _dom_classes=has_class("atomic-tool-command")
-    )
-    output = kernel.find(
-        "HTML", last_shown=True, within=card.comm_id, _dom_classes=has_class("atomic-tool-output")
-    )
-    assert text(command) == "$ seq 1 3"
-    assert text(output) == "1\n2\n3" + "exit code 0"
-    (final,) = answers(kernel, order[2].comm_id)
+    card = content.blocks[blocks[1]]
+    assert element_text(card, "atomic-tool-command") == "$ seq 1 3"
+    assert element_text(card, "atomic-tool-output") == "1\n2\n3" + "exit code 0"
+    (final,) = [a for a in answers(kernel, output) if a.key == blocks[2]]
     assert "Line 599: the quick brown fox" in visible_text(answer_html(kernel, final))
-    # Every widget of the transcript together got a bounded number of updates.
-    ids = {w.comm_id for w in kernel.descendants(transcript.comm_id, last_shown=True)} | {
-        transcript.comm_id
-    }
-    updates = [m for m in kernel.iter_messages("comm_msg") if m["content"]["comm_id"] in ids]
-    assert len(updates) < len(LONG_ANSWER) // 8 // 10
-    footer = kernel.find(
-        "HTML", last_shown=True, within=transcript.comm_id, _dom_classes=has_class("atomic-footer")
-    )
-    assert text(footer).startswith("2 turns · 400 in / 9,020 out tokens")
+    # The run's output got a bounded number of updates, all of it together.
+    updates = [m for m in kernel.iter_messages("comm_msg") if m["content"]["comm_id"] == output]
+    assert 1 < len(updates) < len(LONG_ANSWER) // 8 // 10, len(updates)
+    footer = element_text(page_of(kernel, output), "atomic-footer")
+    assert footer.startswith("2 turns · 400 in / 9,020 out tokens")
 
 
 def test_wait_keeps_the_transcript_updating_while_the_cell_blocks(
@@ -435,14 +360,14 @@ def test_wait_keeps_the_transcript_updating_while_the_cell_blocks(
 ) -> None:
     result = kernel.execute("%%atomic_agent --wait --timeout 60\ngo slow while I wait")
     assert result.stderr == ""
-    (transcript_id,) = result.widget_ids
-    (answer,) = answers(kernel, transcript_id)
+    (output,) = result.widget_ids
+    (answer,) = answers(kernel, output)
     assert visible_text(answer_html(kernel, answer)).strip() == ("slow " * 400).strip()
-    pieces = {w.comm_id for w in kernel.descendants(answer.comm_id, last_shown=True)}
     during = [
         m
-        for m in kernel.iter_messages("comm_msg")
-        if m["content"]["comm_id"] in pieces and m["parent_header"].get("msg_id") == result.msg_id
+        for m in patches(kernel, output)
+        if m["parent_header"].get("msg_id") == result.msg_id
+        and answer.key in sent(m).get("tails", {})
     ]
     # The answer streams for about 4 s: the frontend saw it grow while the cell was blocked.
     assert len(during) > 5

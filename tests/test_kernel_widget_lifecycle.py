@@ -1,13 +1,14 @@
 """Widgets live only as long as what they show: through a real kernel and the real agent on
-the demo model, a finished run's widgets (its transcript, dialogs, answer chunks) are closed
-once its output is replaced by its record, and stopping a session closes all of its widgets,
-in the kernel and in the page."""
+the demo model, a live run is one output widget (its answer, tool cards and dialogs are HTML
+and messages, not widgets), a finished run's widget is closed once its output is replaced by
+its record, and stopping a session closes all of its widgets, in the kernel and in the page."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel
+from tests.harness.kernel_widgets import answers, dialog_in, elements, outcome_of, page_of
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 
@@ -46,6 +47,47 @@ def test_a_hundred_waited_runs_hold_no_more_widgets_than_one(kernel: BrowserLike
     kernel.execute("%atomic_agent stop --name many")
 
 
+def ours(kernel: BrowserLikeKernel) -> list[str]:
+    """The open models of this package's outputs in the page (each output's model, and the
+    holder that carries their page side)."""
+    return [
+        comm_id
+        for comm_id, state in kernel.models.items()
+        if str(state.get("_anywidget_id", "")).startswith("atomic_jupyter.ui.output_widget.")
+    ]
+
+
+def test_a_live_run_with_an_answer_a_tool_card_and_a_dialog_is_one_output_widget(
+    kernel: BrowserLikeKernel,
+) -> None:
+    """Measured: 3 models (the output's, the holder's that carries the page side of every
+    output, and the one Layout they share), in the kernel and in the page."""
+    kernel.execute("%atomic_agent start --demo --name one")
+    before_kernel, before_page = kernel_models(kernel), set(kernel.models)
+    assert ours(kernel) == []  # no output of ours is open yet: no holder either
+    shown = kernel.execute("%%atomic_agent --name one\nclean up the scratch files")
+    (output,) = shown.widget_ids
+    dialog = dialog_in(kernel, output, "select")  # the demo's guard asks before the command
+    (answer,) = answers(kernel, output)
+    assert "I will remove the demo's scratch folder." in answer.html
+    (card,) = elements(page_of(kernel, output), "atomic-tool")
+    assert f'data-dialog="{dialog.id}"' in card
+    new = [kernel.tracker.describe(c) for c in set(kernel.models) - before_page]
+    assert len(new) <= 3, new
+    assert sorted(kernel.models[c]["_model_name"] for c in set(kernel.models) - before_page) == [
+        "AnyModel",
+        "AnyModel",
+        "LayoutModel",
+    ]
+    assert kernel_models(kernel) - before_kernel <= 3
+    dialog.choose(dialog.description["options"].index("Block"))
+    assert outcome_of(kernel, dialog).endswith("→ Block (clicked)")
+    kernel.execute("%atomic_agent wait --name one --timeout 60")
+    kernel.wait_for(lambda: output not in kernel.models, what="the run's output to close")
+    assert ours(kernel) == []  # the last output closed: the holder went with it
+    kernel.execute("%atomic_agent stop --name one")
+
+
 def test_stop_closes_every_widget_of_the_session(kernel: BrowserLikeKernel) -> None:
     before_kernel, before_page = kernel_models(kernel), set(kernel.models)
     kernel.execute("%atomic_agent start --demo --name brief")
@@ -56,3 +98,4 @@ def test_stop_closes_every_widget_of_the_session(kernel: BrowserLikeKernel) -> N
     assert kernel_models(kernel) == before_kernel
     left = [kernel.tracker.describe(c) for c in set(kernel.models) - before_page]
     assert left == [], left
+    assert ours(kernel) == []

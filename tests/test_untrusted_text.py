@@ -18,10 +18,10 @@ import ipywidgets as w
 import pytest
 
 from atomic_jupyter.notebook.presentation import view_of
-from atomic_jupyter.ui.output_widget import OutputWidget
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.session import AgentSession
 from atomic_jupyter.transport.launch import LaunchSpec
+from atomic_jupyter.ui.output_widget import OutputWidget
 from atomic_jupyter.ui.panel_parts import panel_record
 from atomic_jupyter.ui.record import run_record
 from tests.harness.output_page import page_html, page_text

@@ -55,7 +55,7 @@ _STUB = (
 )
 
 
-class ModuleHolder(anywidget.AnyWidget):  # type: ignore[misc]
+class ModuleHolder(anywidget.AnyWidget):
     """The one model that carries the page side of every output (``output_widget.js``) to the
     page, while any output is open: each output's own model carries a short stub that waits
     for it. Made with the first output, emptied and closed with the last one."""

@@ -22,7 +22,10 @@ from .browser_harness import NotebookPage
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
 CELLS = [
-    ("start", f"%load_ext atomic_jupyter\n%atomic_agent start -e {EXTENSIONS / 'ui_everything.ts'}"),
+    (
+        "start",
+        f"%load_ext atomic_jupyter\n%atomic_agent start -e {EXTENSIONS / 'ui_everything.ts'}",
+    ),
     ("busy", "%%atomic_agent\n/ui-input-busy"),
     ("keys", "%%atomic_agent\n/ui-select"),
     ("escape", "%%atomic_agent\n/ui-input"),
@@ -40,8 +43,10 @@ def nb(open_notebook: Any) -> NotebookPage:
 
 def reports(nb: NotebookPage, method: str, value: object) -> Any:
     shown = "undefined" if value is None else json.dumps(value, ensure_ascii=False)
-    return nb.output("start").locator(".atomic-notification").filter(
-        has_text=f"[info] got {method}: {shown}"
+    return (
+        nb.output("start")
+        .locator(".atomic-notification")
+        .filter(has_text=f"[info] got {method}: {shown}")
     )
 
 

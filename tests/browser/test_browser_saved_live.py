@@ -61,7 +61,9 @@ def test_live_copies_are_hidden_and_kept_current(live: NotebookPage) -> None:
         # The output that holds it takes no room either.
         child = nb.output(cell).locator(".jp-OutputArea-child").filter(has=copy_of(nb, cell))
         expect(child).to_be_hidden()
-        expect(widget_output(nb, cell).locator(".atomic-output, .jupyter-widgets").first).to_be_visible()
+        expect(
+            widget_output(nb, cell).locator(".atomic-output, .jupyter-widgets").first
+        ).to_be_visible()
     # Kept current (the text of a hidden element): the dialog the run waits for.
     expect(copy_of(nb, "ask")).to_contain_text("waiting for an answer", timeout=15_000)
     expect(copy_of(nb, "ask")).to_contain_text("Proceed?")

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .kernel_client import BrowserLikeKernel
+from .kernel_client import BrowserLikeKernel, WidgetRef
 from .output_page import page_html
 from .widget_text import has_class, text, visible_text
 
@@ -21,6 +21,10 @@ __all__ = [
     "answer_html",
     "answers",
     "dialog_in",
+    "element_text",
+    "elements",
+    "run_state",
+    "texts_of",
     "displayed",
     "is_record_copy",
     "record_copy",
@@ -81,6 +85,59 @@ def outputs_within(kernel: BrowserLikeKernel, within: str) -> list[str]:
 def page_of(kernel: BrowserLikeKernel, output: str) -> str:
     """The HTML the page draws for one of our outputs (as last shown)."""
     return page_html(kernel.tracker.pages[output])
+
+
+_TAG = re.compile(r"""<(/?)([a-zA-Z][a-zA-Z0-9-]*)((?:[^>"']|"[^"]*"|'[^']*')*)>""")
+_VOID = frozenset({"area", "br", "col", "hr", "img", "input", "source", "wbr"})
+
+
+def elements(page: str, cls: str) -> list[str]:
+    """The elements of ``page`` (HTML, as :func:`page_of` gives it) that carry the class
+    ``cls``, outermost first in page order, each as its whole HTML."""
+    found: list[tuple[int, str]] = []
+    opened: list[tuple[str, int, bool]] = []  # tag, where it starts, whether it is wanted
+    for match in _TAG.finditer(page):
+        closing, name, attrs = match.group(1), match.group(2).lower(), match.group(3)
+        if closing:
+            while opened:  # close up to the element this ends (our HTML is well formed)
+                tag, start, wanted = opened.pop()
+                if wanted:
+                    found.append((start, page[start : match.end()]))
+                if tag == name:
+                    break
+            continue
+        classes = re.search(r'\bclass="([^"]*)"', attrs)
+        wanted = classes is not None and cls in classes.group(1).split()
+        if name in _VOID or attrs.rstrip().endswith("/"):
+            if wanted:
+                found.append((match.start(), match.group(0)))
+        else:
+            opened.append((name, match.start(), wanted))
+    return [html for _, html in sorted(found)]
+
+
+def element_text(page: str, cls: str) -> str:
+    """The visible text of the one element of class ``cls`` in ``page`` (an
+    AssertionError when there is none, or more than one)."""
+    found = elements(page, cls)
+    assert len(found) == 1, f"{len(found)} elements of class {cls!r} in the page"
+    return visible_text(found[0])
+
+
+def texts_of(kernel: BrowserLikeKernel, within: str, cls: str) -> list[str]:
+    """The visible text of each element of class ``cls`` that the page draws in our outputs
+    at or inside ``within`` (a run's output, the panel), as last shown, in page order."""
+    return [
+        visible_text(found)
+        for output in outputs_within(kernel, within)
+        for found in elements(page_of(kernel, output), cls)
+    ]
+
+
+def run_state(kernel: BrowserLikeKernel, output: str) -> str:
+    """What a run's header says of it (``sent``, ``working…``, ``done``, ``failed``), as the
+    page last showed it."""
+    return element_text(page_of(kernel, output), "atomic-run-state")
 
 
 def answers(kernel: BrowserLikeKernel, within: str) -> list[PageAnswer]:
