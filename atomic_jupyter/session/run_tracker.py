@@ -102,7 +102,7 @@ class RunTracker:
         Whether a command other than ``get_state`` still waits for the agent's answer (an
         extension's handler may be awaiting a dialog for it).
     line:
-        The agent's line (see :meth:`use_line`).
+        The agent's line (see :attr:`line`).
     lifecycle:
         The session's state machine: the tracker takes its steps from the agent's events (on
         its own, the tracker follows one that begins idle).

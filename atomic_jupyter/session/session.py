@@ -108,7 +108,8 @@ class AgentSession(SessionCommands):
         dialogs.added.add(self._wake.ping)
         self._policies = PolicyBook(ui.diagnose, dialogs.pending)
         # The client hands the agent's messages to the inbox, and the inbox and the tracker
-        # reach the agent through the client: these late-bound calls close that loop.
+        # reach the agent through the client and the command channel, made after them: these
+        # closures close that loop (none of them goes through the facade).
         self.tracker = tracker = RunTracker(
             state_probe(lambda command: client.request(command)),
             lambda: client.busy(),
