@@ -175,13 +175,13 @@ def test_status_waits_as_long_as_any_command_not_a_fixed_five_seconds(
     from atomic_jupyter.notebook.magics import status_text
 
     asked: list[float | None] = []
-    real = session.request
+    real = session._commands.request  # the one part that sends commands
 
     def request(command, timeout=None, **fields):
         asked.append(timeout)
         return real(command, timeout=timeout, **fields)
 
-    monkeypatch.setattr(session, "request", request)
+    monkeypatch.setattr(session._commands, "request", request)
     monkeypatch.setattr(session.config, "request_timeout", 42.0)
     assert "streaming" in status_text(session)
     assert asked == [None]  # None: the session's request_timeout (42 s here)

@@ -1,11 +1,12 @@
-"""The session's parts on their own, with no agent: the facade's delegated methods, commands
-made in one place, the typed commands over any sender, prototypes, the redactor of a launch,
-and a client whose launch fails."""
+"""The session's parts on their own, with no agent: the facade's methods are its parts',
+commands made in one place, the typed commands sent by the one part that sends commands,
+the commands sent as runs, prototypes, the redactor of a launch, and a client whose launch
+fails."""
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
@@ -13,31 +14,26 @@ import pytest
 from atomic_jupyter.errors import AgentStartError, AgentVersionError, PrototypeError
 from atomic_jupyter.protocol.agent_line import AgentLine
 from atomic_jupyter.protocol.messages import AgentEvent, Response
-from atomic_jupyter.session.channel import as_command
-from atomic_jupyter.session.commands import AgentCommands
-from atomic_jupyter.session.delegation import Delegated
+from atomic_jupyter.session.commands import CommandChannel, as_command
 from atomic_jupyter.session.extension_ui import ExtensionUiState
-from atomic_jupyter.session.observers import Listeners, Subscription
 from atomic_jupyter.session.prompts import Prompts
-from atomic_jupyter.session.prototyping import Prototypes
 from atomic_jupyter.session.runs import CommandRun
 from atomic_jupyter.session.session import AgentSession
+from atomic_jupyter.session.settings import SessionSettings
 from atomic_jupyter.transport.client import AgentClient
 from atomic_jupyter.transport.launch import LaunchSpec
 
 OLD = AgentLine("@mariozechner/pi-coding-agent", "0.73.1")
 
 
-def test_a_delegated_method_is_its_parts_bound_method() -> None:
+def test_a_facade_method_is_written_out_with_its_parts_signature_and_docstring() -> None:
     session = AgentSession("parts", LaunchSpec(command=["true"]))
-    assert isinstance(vars(AgentSession)["steer"], Delegated)
-    assert AgentSession.steer.__doc__ == AgentCommands.steer.__doc__
-    bound = session.steer
-    assert bound.__self__ is session._commands and bound.__func__ is AgentCommands.steer
-    prompt = session.prompt
-    assert prompt.__self__ is session._prompts
-    assert inspect.signature(prompt) == inspect.signature(Prompts.prompt.__get__(session._prompts))
-    assert "text" in inspect.signature(prompt).parameters
+    assert AgentSession.steer.__doc__ == CommandChannel.steer.__doc__
+    assert AgentSession.fork.__doc__ == Prompts.fork.__doc__
+    assert AgentSession.prompt.__doc__ == Prompts.prompt.__doc__
+    for name in ("prompt", "wait", "steer", "bash", "answer_with", "expose"):
+        assert inspect.isfunction(getattr(AgentSession, name)), name  # a real method
+    assert list(inspect.signature(session.prompt).parameters)[:2] == ["text", "images"]
     session._lifecycle.begin(OLD, None)
     with pytest.raises(AgentVersionError, match="get_tree"):  # called as a function: the same
         AgentSession.get_tree(session)
@@ -53,15 +49,15 @@ def test_a_command_is_made_from_its_type_or_a_dict_and_fields() -> None:
     assert as_command("fork", {"entryId": None, "x": 1}, given=True) == {"type": "fork", "x": 1}
 
 
-class Sender:
-    """Records what :class:`AgentCommands` sends; answers every request with ``data``."""
+class Sent:
+    """Records the commands a session's parts send; answers every request with ``data``."""
 
-    def __init__(self, agent: AgentLine, data: Any = None) -> None:
-        self.agent = agent
+    def __init__(self, session: AgentSession, data: Any = None) -> None:
         self.data = data
         self.requests: list[tuple[dict[str, Any], float | None]] = []
         self.commands: list[dict[str, Any]] = []
-        self.listeners: Listeners[Callable[[AgentEvent], None]] = Listeners()
+        session._commands.request = self.request  # type: ignore[method-assign]
+        session._prompts.command = self.command  # type: ignore[method-assign]
 
     def request(
         self, command: Mapping[str, Any] | str, timeout: float | None = None, **fields: Any
@@ -82,44 +78,52 @@ class Sender:
         self.commands.append(made)
         return CommandRun("r1", made, label or made["type"])
 
-    def on_event(self, callback: Callable[[AgentEvent], None]) -> Subscription:
-        return self.listeners.add(callback)
+
+def session_on(agent: AgentLine) -> AgentSession:
+    session = AgentSession("parts", LaunchSpec(command=["true"]))
+    session._lifecycle.begin(agent, None)
+    return session
 
 
-def test_typed_commands_go_through_their_sender() -> None:
-    sender = Sender(AgentLine(), data={"levels": ["off", "high"]})
-    commands = AgentCommands(sender)
-    assert commands.export_html(timeout=3) == {"levels": ["off", "high"]}
-    assert sender.requests == [({"type": "export_html"}, 3)]  # no outputPath: not given
-    assert commands.thinking_levels() == ["off", "high"]
-    run = commands.fork("entry-1", display=False)
-    assert sender.commands == [{"type": "fork", "entryId": "entry-1"}]
+def test_typed_commands_go_through_the_part_that_sends_commands() -> None:
+    session = session_on(AgentLine())
+    sent = Sent(session, data={"levels": ["off", "high"]})
+    assert session.export_html(timeout=3) == {"levels": ["off", "high"]}
+    assert sent.requests == [({"type": "export_html"}, 3)]  # no outputPath: not given
+    assert session.thinking_levels() == ["off", "high"]
+    run = session.fork("entry-1", display=False)
+    assert sent.commands == [{"type": "fork", "entryId": "entry-1"}]
     assert run.kind == "fork"
 
 
 def test_a_command_the_agents_line_lacks_is_refused_before_it_is_sent() -> None:
-    sender = Sender(OLD)
+    session = session_on(OLD)
+    sent = Sent(session)
     with pytest.raises(AgentVersionError, match="get_tree"):
-        AgentCommands(sender).get_tree()
-    assert sender.requests == []
+        session.get_tree()
+    assert sent.requests == []
 
 
 def test_bash_output_is_forwarded_until_the_command_is_answered() -> None:
-    sender = Sender(AgentLine())
+    session = session_on(AgentLine())
+    sent = Sent(session)
+    listeners = session.event_listeners
+    before = len(listeners)
     pieces: list[str] = []
-    run = AgentCommands(sender).bash("ls", on_output=pieces.append, display=False)
-    (sent,) = sender.commands
-    assert sent["command"] == "ls" and sent["id"].startswith("aj-bash-")
-    sender.listeners.emit(AgentEvent("bash_execution_update", {"id": sent["id"], "delta": "a"}))
-    sender.listeners.emit(AgentEvent("bash_execution_update", {"id": "other", "delta": "b"}))
+    run = session.bash("ls", on_output=pieces.append, display=False)
+    (command,) = sent.commands
+    assert command["command"] == "ls" and command["id"].startswith("aj-bash-")
+    listeners.emit(AgentEvent("bash_execution_update", {"id": command["id"], "delta": "a"}))
+    listeners.emit(AgentEvent("bash_execution_update", {"id": "other", "delta": "b"}))
     run._settle(Response("bash", True, data={"output": "a"}), None)
-    sender.listeners.emit(AgentEvent("bash_execution_update", {"id": sent["id"], "delta": "c"}))
-    assert pieces == ["a"] and len(sender.listeners) == 0
+    listeners.emit(AgentEvent("bash_execution_update", {"id": command["id"], "delta": "c"}))
+    assert pieces == ["a"] and len(listeners) == before
 
 
 def test_prototypes_say_plainly_when_prototyping_is_off() -> None:
-    off = Prototypes(None)
-    assert off.manager is None
+    off = AgentSession("parts", LaunchSpec(command=["true"]), config=SessionSettings())
+    off._addons.clear()  # no "prototypes" addon: prototyping is off
+    assert off.prototypes is None
     with pytest.raises(PrototypeError, match="prototyping is off"):
         off.extensions()
 

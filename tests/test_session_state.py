@@ -17,7 +17,7 @@ import pytest
 
 from atomic_jupyter.protocol.agent_line import AgentLine
 from atomic_jupyter.protocol.messages import AgentEvent
-from atomic_jupyter.session.lifecycle import STATES, Lifecycle
+from atomic_jupyter.session.lifecycle import STATES, Lifecycle, Step
 from atomic_jupyter.session.session import AgentSession
 from atomic_jupyter.transport.launch import LaunchSpec
 
@@ -31,11 +31,11 @@ def test_a_launch_goes_from_starting_to_idle_and_working_and_back() -> None:
     assert life.state == "new" and not life.ended
     life.begin(AgentLine("pi", "1.0.0"), None)
     assert life.state == "starting" and life.agent.version == "1.0.0"
-    assert life.run_started() and life.state == "working"  # an agent_start during start-up
-    assert life.run_ended() and life.state == "idle"
+    assert life.take(Step.STARTED) and life.state == "working"  # an agent_start during start-up
+    assert life.take(Step.ENDED) and life.state == "idle"
     assert not life.started()  # no longer starting: nothing to do
-    assert not life.run_ended() and life.state == "idle"
-    assert life.run_started() and not life.run_started() and life.state == "working"
+    assert not life.take(Step.ENDED) and life.state == "idle"
+    assert life.take(Step.STARTED) and not life.take(Step.STARTED) and life.state == "working"
 
 
 @pytest.mark.parametrize("stop", [False, True], ids=["exited", "stopped"])
@@ -48,8 +48,8 @@ def test_the_end_of_the_agent_is_final_until_the_next_start(stop: bool) -> None:
     assert life.exited(3) is stop
     end = "stopped" if stop else "exited"
     assert life.state == end and life.ended and life.exit_code == 3
-    for late in (life.run_started, life.run_ended, life.started, life.launch_failed):
-        assert not late(), late.__name__
+    for late in (Step.STARTED, Step.ENDED, Step.SETTLED, Step.ANSWERED, Step.LAUNCH_FAILED):
+        assert not life.take(late), late.name
         assert life.state == end
     life.begin(AgentLine(), None)  # a new launch: no exit code, no stop request
     assert (life.state, life.exit_code, life.ended) == ("starting", None, False)
@@ -115,8 +115,8 @@ class Stream:
         idle = AgentEvent(self.session.tracker.idle_after, {})
         try:
             while not self._stop.is_set():
-                self.session._on_event(start)
-                self.session._on_event(idle)
+                self.session._inbox.event(start)
+                self.session._inbox.event(idle)
                 with self._counted:
                     self.runs += 1
                     self._counted.notify_all()
@@ -133,9 +133,9 @@ class Stream:
 
 def test_an_event_sequence_after_the_exit_changes_nothing(session: AgentSession) -> None:
     session.state = "idle"
-    session._on_exit(1)
+    session._launcher.on_exit(1)
     for kind in ("agent_start", "agent_end", "agent_settled", "agent_start"):
-        session._on_event(AgentEvent(kind, {}))
+        session._inbox.event(AgentEvent(kind, {}))
     assert session.state == "exited" and session.returncode == 1
 
 
@@ -152,7 +152,7 @@ def test_events_handled_as_the_agent_exits_never_overwrite_exited(
             session.tracker.reset()  # as a new launch does
             session.state = "idle"
             stream.wait_runs(1)  # the exit comes at some point of a run's events
-            session._on_exit(1)
+            session._launcher.on_exit(1)
             stream.wait_runs(2)  # an event caught half-way is over
             seen[session.state] = seen.get(session.state, 0) + 1
     assert seen == {"exited": REPEATS}, f"after {REPEATS} exits: {seen}"

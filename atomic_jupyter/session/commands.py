@@ -1,34 +1,56 @@
-"""The agent's RPC commands as Python methods: :class:`AgentCommands`, a part of a session.
+"""A session's commands to its agent, sent by one part (:class:`CommandChannel`): written
+only while the agent runs, answered in time, failing with the session's own errors (which
+name the session and how to restart it); the agent's commands as typed methods, its queue
+of steering and follow-up messages included; and the answers to dialogs.
 
-Each method sends one command, waits for its response, and returns the response's ``data``
-as a Python value (None when the agent sends none), or raises
-:class:`~atomic_jupyter.errors.CommandError` carrying the agent's ``error`` text.
+:func:`as_command` is the one place a command is made from its type or a dict, and fields.
+The commands an extension may pause on a dialog are sent as runs, by
+:class:`~atomic_jupyter.session.prompts.Prompts`, through this part.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+from concurrent.futures import TimeoutError as FutureTimeout
+from typing import Any
 
+from atomic_jupyter.errors import AgentNotRunningError, CommandError, CommandTimeoutError
 from atomic_jupyter.protocol.agent_line import THINKING_LEVELS, AgentLine
-from atomic_jupyter.session.channel import as_command
+from atomic_jupyter.protocol.messages import Response, UIResponse
+from atomic_jupyter.session.launch_env import how_it_ended
+from atomic_jupyter.session.lifecycle import Lifecycle
 from atomic_jupyter.session.prompt_images import image_contents
-
-if TYPE_CHECKING:
-    from atomic_jupyter.protocol.messages import AgentEvent, Response
-    from atomic_jupyter.session.observers import Subscription
-    from atomic_jupyter.session.runs import CommandRun
+from atomic_jupyter.session.run_tracker import RunTracker
+from atomic_jupyter.session.settings import Settings
+from atomic_jupyter.transport.client import AgentClient, PendingCommand
+from atomic_jupyter.transport.process import Delivery
 
 __all__ = [
-    "AgentCommands",
-    "CommandSender",
     "PAUSABLE_COMMANDS",
+    "QUEUED_MESSAGES",
     "THINKING_LEVELS",
+    "CommandChannel",
+    "as_command",
     "bash_result_text",
     "command_result_text",
     "disposition_text",
 ]
+
+
+def as_command(
+    command: Mapping[str, Any] | str, fields: Mapping[str, Any], *, given: bool = False
+) -> dict[str, Any]:
+    """A command as a new dict: ``command`` (a dict, or just its type) with ``fields`` added.
+
+    ``given``: leave out the fields whose value is None (optional arguments not given).
+    """
+    extra = {k: v for k, v in fields.items() if v is not None} if given else fields
+    base = {"type": command} if isinstance(command, str) else command
+    return {**base, **extra}
+
+
+#: The commands whose message waits in the agent's queue and joins a run instead of starting one.
+QUEUED_MESSAGES = frozenset({"steer", "follow_up"})
 #: Commands an extension may intercept, and so pause on a dialog: they are sent without
 #: blocking, as a :class:`~atomic_jupyter.session.runs.CommandRun`.
 PAUSABLE_COMMANDS = frozenset({"new_session", "switch_session", "fork", "clone", "compact", "bash"})
@@ -91,57 +113,164 @@ def command_result_text(kind: str, data: Any) -> str:
     return ""
 
 
-class CommandSender(Protocol):
-    """What :class:`AgentCommands` sends through (a session)."""
-
-    @property
-    def agent(self) -> AgentLine:
-        """Which agent runs (what commands its line knows)."""
-        ...
-
-    def request(
-        self, command: Mapping[str, Any] | str, timeout: float | None = None, **fields: Any
-    ) -> Response:
-        """Send a command and wait for its answer."""
-        ...
-
-    def command(
-        self,
-        command: Mapping[str, Any] | str,
-        *,
-        display: bool = True,
-        shown: bool | None = None,
-        label: str | None = None,
-        **fields: Any,
-    ) -> CommandRun:
-        """Send a command that may pause on a dialog, as a run; return at once."""
-        ...
-
-    def on_event(self, callback: Callable[[AgentEvent], None]) -> Subscription:
-        """Call ``callback`` with every agent event until the subscription is removed."""
-        ...
-
-
-class AgentCommands:
-    """Typed wrappers of the agent's commands.
+class CommandChannel:
+    """Sends a session's commands through its client, and the answers to its dialogs; the
+    agent's commands as typed methods (each returns the response's ``data``, None when the
+    agent sends none, or raises :class:`~atomic_jupyter.errors.CommandError` carrying the
+    agent's ``error``).
 
     Parameters
     ----------
-    sender:
-        Sends them: its ``request`` (waits for the answer), ``command`` (a pausable command,
-        as a run), ``on_event``, and ``agent`` (the agent's line, which says which commands
-        and thinking levels it knows).
+    client:
+        The client of the session's agent.
+    lifecycle:
+        The session's state (a command goes out only while the agent runs or starts) and
+        which agent runs (what commands its line knows).
+    name:
+        The session's name (its errors say how to restart it).
+    settings:
+        Read for ``request_timeout`` at each request.
+    redact:
+        Takes secrets out of the agent's error texts.
+    tracker:
+        Told of each command as it goes out (the message of a ``steer`` or ``follow_up`` is
+        queued by the agent, and is not a prompt of its own).
     """
 
-    def __init__(self, sender: CommandSender) -> None:
-        self._sender = sender
+    def __init__(
+        self,
+        client: AgentClient,
+        lifecycle: Lifecycle,
+        *,
+        name: str,
+        settings: Settings,
+        redact: Callable[[str], str],
+        tracker: RunTracker,
+    ) -> None:
+        self._client = client
+        self._lifecycle = lifecycle
+        self._name = name
+        self._settings = settings
+        self._redact = redact
+        self._tracker = tracker
+
+    @property
+    def agent(self) -> AgentLine:
+        """Which agent runs (what commands and thinking levels its line knows)."""
+        return self._lifecycle.agent
+
+    @property
+    def alive(self) -> bool:
+        """Whether the agent process is running (and its launch not over)."""
+        process = self._client.process
+        return process is not None and process.alive and not self._lifecycle.ended
+
+    def accepting(self) -> bool:
+        """Whether the agent can take a command or an answer: it runs, or is starting."""
+        return self.alive or self._lifecycle.state == "starting"
+
+    def not_running_error(self) -> AgentNotRunningError:
+        """The session's error for an agent that is not running (how it ended, and how to
+        restart it)."""
+        what = how_it_ended(self._lifecycle.state, self._lifecycle.exit_code)
+        flag = "" if self._name == "default" else " --name " + self._name
+        return AgentNotRunningError(
+            f"the agent of session {self._name!r} {what}; restart it with "
+            f"`%atomic_agent restart{flag}` or session.restart()"
+        )
+
+    def check_running(self) -> None:
+        """Raise :meth:`not_running_error` unless the agent runs or is starting."""
+        if self._client.process is None or not self.accepting():
+            raise self.not_running_error()
+
+    def prepare(self, command: Mapping[str, Any]) -> PendingCommand:
+        """Give a command its id and future without writing it (see :meth:`write`)."""
+        self.check_running()
+        self._note(command)
+        return self._client.prepare(command)
+
+    def write(self, pending: PendingCommand) -> None:
+        """Write a prepared command; an agent that is not running is the session's error."""
+        try:
+            self._client.write(pending)
+        except AgentNotRunningError:
+            raise self.not_running_error() from None
+
+    def _note(self, command: Mapping[str, Any]) -> None:
+        """A command goes out: the message of a ``steer`` or ``follow_up`` waits in the agent's
+        queue and joins the current run; it is not a prompt of its own."""
+        message = command.get("message")
+        if command.get("type") in QUEUED_MESSAGES and isinstance(message, str):
+            self._tracker.injected(message)
+
+    def send(self, command: Mapping[str, Any]) -> PendingCommand:
+        """Write a command and return the future of its answer."""
+        self.check_running()
+        self._note(command)
+        try:
+            return self._client.request(command)
+        except AgentNotRunningError:
+            raise self.not_running_error() from None
+
+    def request(
+        self, /, command: Mapping[str, Any] | str, timeout: float | None = None, **fields: Any
+    ) -> Response:
+        """Send a command and wait for the agent's response.
+
+        Parameters
+        ----------
+        command:
+            The command as a dict (``{"type": "get_state"}``), or just its type with the
+            other fields as keyword arguments (``request("set_session_name", name="x")``).
+        timeout:
+            Seconds to wait (``AtomicAgent.request_timeout`` when None).
+
+        Returns
+        -------
+        Response
+            The response; its ``data`` holds the result.
+
+        Raises
+        ------
+        CommandError
+            When the agent answers ``success: false`` (carries the agent's ``error``).
+        CommandTimeoutError
+            When no answer comes in time.
+        AgentNotRunningError
+            When the agent is not running, or exits before answering.
+        """
+        command = as_command(command, fields)
+        timeout = self._settings.request_timeout if timeout is None else timeout
+        pending = self.send(command)
+        try:
+            response: Response = pending.result(timeout)
+        except FutureTimeout:
+            self._client.abandon(pending)
+            raise CommandTimeoutError(
+                f"the agent did not answer {pending.command!r} within {timeout:g} s "
+                "(a dialog waiting for an answer can hold it up)"
+            ) from None
+        except AgentNotRunningError:
+            raise self.not_running_error() from None
+        if not response.success:
+            raise CommandError(pending.command, self._redact(response.error or "no reason given"))
+        return response
+
+    def answer(self, response: UIResponse) -> Delivery:
+        """Write a dialog's answer; raise :meth:`not_running_error` when the agent is gone."""
+        process = self._client.process
+        # exited() looks at the process itself: the exit watcher may not have run yet.
+        if process is None or not self.alive or process.exited():
+            raise self.not_running_error()
+        return self._client.send_answer(response)
 
     def _data(self, kind: str, timeout: float | None = None, **fields: Any) -> Any:
-        self._sender.agent.require_command(kind)
-        command = as_command(kind, fields, given=True)
-        return self._sender.request(command, timeout=timeout).data
+        """Send the command ``kind`` (its fields that are None left out) and wait; its data."""
+        self.agent.require_command(kind)
+        return self.request(as_command(kind, fields, given=True), timeout=timeout).data
 
-    # ------------------------------------------------------------------ during a run
+    # ------------------------------------------------------------------ typed commands
 
     def steer(self, text: str, *, images: Any = None, timeout: float | None = None) -> Any:
         """Queue a message delivered after the current turn's tool calls (``steer``).
@@ -163,38 +292,6 @@ class AgentCommands:
     def abort(self, timeout: float | None = None) -> Any:
         """Abort the current run (``abort``)."""
         return self._data("abort", timeout)
-
-    # ------------------------------------------------------------------ session
-
-    def _pausable(self, kind: str, display: bool, shown: bool | None, **fields: Any) -> CommandRun:
-        command = as_command(kind, fields, given=True)
-        return self._sender.command(command, display=display, shown=shown)
-
-    def new_session(
-        self,
-        parent_session: str | None = None,
-        *,
-        display: bool = True,
-        shown: bool | None = None,
-    ) -> CommandRun:
-        """Start a fresh conversation; returns at once (an extension may ask first, in a
-        dialog under the cell). ``.result()`` is ``{"cancelled": bool}``."""
-        return self._pausable("new_session", display, shown, parentSession=parent_session)
-
-    def switch_session(
-        self, session_path: str, *, display: bool = True, shown: bool | None = None
-    ) -> CommandRun:
-        """Load another session file; returns at once, as :meth:`new_session` does."""
-        return self._pausable("switch_session", display, shown, sessionPath=session_path)
-
-    def fork(self, entry_id: str, *, display: bool = True, shown: bool | None = None) -> CommandRun:
-        """Branch the conversation at an earlier user message (``get_fork_messages`` lists
-        them); returns at once. ``.result()`` is ``{"text": ..., "cancelled": bool}``."""
-        return self._pausable("fork", display, shown, entryId=entry_id)
-
-    def clone(self, *, display: bool = True, shown: bool | None = None) -> CommandRun:
-        """Copy the current branch into a new session; returns at once."""
-        return self._pausable("clone", display, shown)
 
     def get_state(self, timeout: float | None = None) -> Any:
         """The agent's state: model, thinking level, streaming, session file and name, ..."""
@@ -231,56 +328,6 @@ class AgentCommands:
         """Extension commands, prompt templates and skills: ``{"commands": [...]}``."""
         return self._data("get_commands", timeout)
 
-    def compact(
-        self,
-        custom_instructions: str | None = None,
-        *,
-        display: bool = True,
-        shown: bool | None = None,
-    ) -> CommandRun:
-        """Summarise the conversation to free context (a model call; an extension may ask
-        first or do it itself); returns at once. ``.result()`` has the summary and
-        ``tokensBefore``."""
-        return self._pausable("compact", display, shown, customInstructions=custom_instructions)
-
-    def bash(
-        self,
-        command: str,
-        *,
-        on_output: Callable[[str], None] | None = None,
-        display: bool = True,
-        shown: bool | None = None,
-    ) -> CommandRun:
-        """Run a shell command; its output joins the context of the next prompt. Returns at
-        once (a ``user_bash`` handler of an extension may ask first).
-
-        ``.result()`` is ``{"output", "exitCode", "cancelled", "truncated"[,
-        "fullOutputPath"]}``. ``on_output(text)`` is called with each piece of output as it
-        comes (the current agent line streams it as ``bash_execution_update``; the 0.73 line
-        does not, so then the output comes only in the result). It runs on the reader
-        thread: keep it short.
-        """
-        if on_output is None:
-            return self._pausable("bash", display, shown, command=command)
-        cid = f"aj-bash-{uuid.uuid4().hex[:12]}"
-
-        def forward(event: AgentEvent) -> None:
-            if event.type == "bash_execution_update" and event.get("id") == cid:
-                delta = event.get("delta")
-                if isinstance(delta, str) and delta:
-                    on_output(delta)
-
-        subscription = self._sender.on_event(forward)
-        try:
-            run = self._pausable("bash", display, shown, command=command, id=cid)
-        except BaseException:
-            subscription.remove()
-            raise
-        run.when_answered(lambda _run: subscription.remove())
-        return run
-
-    # ------------------------------------------------------------------ model and thinking
-
     def set_model(self, provider: str, model_id: str, timeout: float | None = None) -> Any:
         """Switch to a model; returns the model."""
         return self._data("set_model", timeout, provider=provider, modelId=model_id)
@@ -296,15 +343,11 @@ class AgentCommands:
     def set_thinking_level(self, level: str, timeout: float | None = None) -> Any:
         """Set the reasoning level: off, minimal, low, medium, high, xhigh, or max (current
         agent line); which of them the model offers is :meth:`thinking_levels`."""
-        known = self._sender.agent.thinking_levels
+        known = self.agent.thinking_levels
         if level not in known:
             raise ValueError(
                 f"the thinking level is one of {', '.join(known)}, not {level!r}"
-                + (
-                    ""
-                    if level not in THINKING_LEVELS
-                    else f" ({self._sender.agent.label} lacks it)"
-                )
+                + ("" if level not in THINKING_LEVELS else f" ({self.agent.label} lacks it)")
             )
         return self._data("set_thinking_level", timeout, level=level)
 
@@ -312,7 +355,7 @@ class AgentCommands:
         """The thinking levels the current model offers, as the agent says
         (``get_available_thinking_levels``); on an agent without that command, every level
         its line knows."""
-        agent = self._sender.agent
+        agent = self.agent
         if not agent.knows_command("get_available_thinking_levels"):
             return list(agent.thinking_levels)
         data = self._data("get_available_thinking_levels", timeout)

@@ -1,7 +1,8 @@
 """Where the agent's messages go: each one that is not the answer to a waiting command.
 
 :class:`Inbox` is the client's ``on_message``. It runs on the agent's reader thread and
-hands each message to the part that owns it: agent events to the session's event handler,
+hands each message to the part that owns it: agent events to the event log, the run tracker
+(which takes the session's state from them), the extension UI state and the listeners,
 fire-and-forget UI requests to the :class:`~atomic_jupyter.session.extension_ui.ExtensionUiState`,
 dialog requests become :class:`~atomic_jupyter.session.dialogs.Dialog` objects (decided by a
 policy first, then placed in the run that raised them and listed), and whatever could not be
@@ -29,11 +30,18 @@ from atomic_jupyter.protocol.messages import (
 )
 from atomic_jupyter.session.dialog_registry import DialogRegistry
 from atomic_jupyter.session.dialogs import Dialog
+from atomic_jupyter.session.event_log import EventLog
 from atomic_jupyter.session.extension_ui import ExtensionUiState
+from atomic_jupyter.session.observers import Listeners, WakeSignal
 from atomic_jupyter.session.policies import PolicyBook
 from atomic_jupyter.session.run_tracker import RunTracker
+from atomic_jupyter.session.transcript import custom_entry
 
-__all__ = ["Inbox"]
+__all__ = ["EVENTS_KEPT", "Inbox"]
+
+#: How many agent events a session keeps (the newest; streaming updates are not kept).
+EVENTS_KEPT = 200
+_NOT_KEPT = frozenset({"message_update", "tool_execution_update", "bash_execution_update"})
 
 
 class Inbox:
@@ -43,8 +51,8 @@ class Inbox:
     ----------
     ui, dialogs, policies, tracker:
         The parts that take UI requests, dialogs, answer policies and runs.
-    on_event:
-        Handles an agent event (the session's state follows ``agent_start``/``agent_end``).
+    wake:
+        Pinged after every agent event (a blocking wait looks again).
     answer:
         Writes a dialog's answer to the agent (raises when the agent is gone).
     accepting:
@@ -62,7 +70,7 @@ class Inbox:
         dialogs: DialogRegistry,
         policies: PolicyBook,
         tracker: RunTracker,
-        on_event: Callable[[AgentEvent], None],
+        wake: WakeSignal,
         answer: Callable[[UIResponse], Any],
         accepting: Callable[[], bool],
         claim: Callable[[DialogRequest], bool] = lambda _request: False,
@@ -71,7 +79,11 @@ class Inbox:
         self._dialogs = dialogs
         self._policies = policies
         self._tracker = tracker
-        self._on_event = on_event
+        self._wake = wake
+        #: The newest agent events (bounded; streaming updates are not kept).
+        self.events = EventLog(EVENTS_KEPT)
+        #: Called with every agent event, on the reader thread.
+        self.listeners: Listeners[Callable[[AgentEvent], None]] = Listeners(ui.diagnose)
         self._answer = answer
         self._accepting = accepting
         self._claim = claim
@@ -79,7 +91,7 @@ class Inbox:
     def __call__(self, message: ConnectionEvent) -> None:
         """Take one message (on the reader thread)."""
         if isinstance(message, AgentEvent):
-            self._on_event(message)
+            self.event(message)
         elif isinstance(message, DialogRequest):
             if not self._claim(message):
                 self.dialog(message)
@@ -91,6 +103,20 @@ class Inbox:
                 )
         else:
             self._ui.diagnose(_why_ignored(message))
+
+    def event(self, event: AgentEvent) -> None:
+        """Take one agent event: kept, followed by the run tracker (and so the session's
+        state), a custom entry of no run shown in the panel, then handed to the listeners."""
+        if event.type not in _NOT_KEPT:
+            self.events.append(event)
+        taken = self._tracker.on_event(event)
+        entry = None if taken else custom_entry(event)
+        if entry is not None:  # appended while no run goes: the panel shows it
+            self._ui.add_entry(*entry)
+        elif event.type == "extension_error":
+            self._ui.extension_error(event)
+        self.listeners.emit(event)
+        self._wake.ping()
 
     def dialog(self, request: DialogRequest) -> Dialog:
         """Make a dialog of a request, decide it by policy, place it in its run, list it."""

@@ -467,7 +467,7 @@ class KernelTools:
 
 def kernel_tools_for(session: Any) -> KernelTools:
     """The kernel tools of ``session`` (an :class:`~atomic_jupyter.session.session.
-    AgentSession`), wired to its addon, its channel, its presentation, its runs and its wait;
+    AgentSession`), wired to its addon, its commands, its presentation, its runs and its wait;
     the built-in tools are written for its first start."""
 
     def run_on_main() -> Callable[[Callable[[], None]], None] | None:
@@ -501,13 +501,13 @@ def kernel_tools_for(session: Any) -> KernelTools:
     mode = session.spec.kernel_code or getattr(session.config, "kernel_code", None) or "ask"
     tools = KernelTools(
         channel=lambda: session.addon("kernel-tools"),
-        answer=lambda response: session._channel.answer(response),
+        answer=session._commands.answer,
         run_on_main=run_on_main,
         wake=session._wake.ping,
         diagnose=session.extension_ui.diagnose,
         kernel_code=mode,
         call_info=call_info,
-        accepting=lambda: session._channel.accepting() and not session._lifecycle.stop_requested,
+        accepting=lambda: session._commands.accepting() and not session._lifecycle.stop_requested,
         progress=progress,
         while_running=while_running,
     )

@@ -1,9 +1,11 @@
-"""Answer policies: how dialogs are answered when nobody is there to click. No I/O.
+"""Answers given without a person: a session's answer policies and the rules made from a
+dialog's answer. No I/O.
 
 A :class:`Policy` matches a dialog by method and a title pattern and gives an answer: a
 value (a string for select, input and editor; a bool for confirm), :data:`CANCEL`, or a
 callable that gets the request dict and returns one of those, or None to pass. The first
-policy that decides wins.
+policy that decides wins. A rule (:meth:`PolicyBook.make_rule`) is a policy made from a
+dialog's answer, for dialogs of the same method and title.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from atomic_jupyter.errors import AtomicAgentError
-from atomic_jupyter.protocol.messages import DIALOG_METHODS
+from atomic_jupyter.protocol.messages import DIALOG_METHODS, SelectRequest
 from atomic_jupyter.session.observers import Listeners
 
 if TYPE_CHECKING:
@@ -150,16 +152,24 @@ PolicyAnswer = Callable[[dict[str, Any]], Any]
 
 
 class PolicyBook:
-    """The answer policies of one session, in order, and how they are applied to a dialog.
+    """The answer policies (and rules) of one session, in order, and how they are applied to
+    a dialog: ``answer_with``, ``make_rule`` and ``remove_policy``.
 
     Parameters
     ----------
     diagnose:
         Told, in plain words, when a policy fails or does not fit a dialog.
+    pending:
+        Gives the dialogs waiting for an answer (a new policy answers those it covers).
     """
 
-    def __init__(self, diagnose: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        diagnose: Callable[[str], None],
+        pending: Callable[[], Iterable[Dialog]] = list,
+    ) -> None:
         self._diagnose = diagnose
+        self._pending = pending
         self._lock = threading.Lock()
         self._policies: list[Policy] = []
         #: Called with no argument after a policy is added or removed.
@@ -179,7 +189,66 @@ class PolicyBook:
             if policy.matches(dialog.method, dialog.title):
                 self.apply(dialog)
 
-    def remove(self, policy: Policy | None = None) -> None:
+    def answer_with(
+        self, answer: Any, *, method: str | None = None, title: str | None = None
+    ) -> Policy:
+        """Answer future dialogs without a human.
+
+        Parameters
+        ----------
+        answer:
+            A value (str for select, input and editor; bool for confirm), ``"cancel"`` or
+            :data:`~atomic_jupyter.session.policies.CANCEL`, or a callable that gets the
+            request dict and returns a value, ``CANCEL`` or None (None leaves the dialog to a
+            person; a string it returns, ``"cancel"`` too, is the answer's text).
+        method:
+            Only dialogs of this method (``"select"``, ``"confirm"``, ``"input"``, ``"editor"``).
+        title:
+            Only dialogs whose title matches this regular expression (``re.search``).
+
+        Returns
+        -------
+        Policy
+            The policy added (remove it with :meth:`remove_policy`). Dialogs already
+            pending that it covers are answered at once.
+        """
+        policy = Policy(CANCEL if answer == "cancel" else answer, method=method, title=title)
+        self.add(policy, pending=self._pending())
+        return policy
+
+    def make_rule(self, dialog: Dialog) -> Policy:
+        """Make a dialog's answer the rule for the rest of the session: later dialogs of the
+        same method and title are answered the same way, with no click (their outcome says
+        "(rule)"). The rule is listed in :attr:`policies` and in the panel, where it can be
+        removed (or use :meth:`remove_policy`).
+
+        Raises
+        ------
+        ValueError
+            When the dialog was not answered or cancelled (there is nothing to repeat).
+        """
+        if dialog.state == "cancelled":
+            answer: Any = CANCEL
+        elif dialog.state == "answered" and dialog.answer is not None:
+            answer = dialog.answer
+        else:
+            raise ValueError(f"the dialog {dialog.title!r} was {dialog.state}: no answer to repeat")
+        shown, exact = dialog.shown, dialog.typed
+        if (
+            isinstance(shown, SelectRequest)
+            and isinstance(exact, SelectRequest)
+            and (answer not in exact.options or list(shown.options).count(answer) != 1)
+        ):
+            raise ValueError(
+                "the option chosen had a secret taken out of it, or looks like another: "
+                "it cannot be repeated safely"
+            )
+        policy = Policy.exactly(dialog.method, dialog.title, answer)
+        self.add(policy, pending=self._pending())
+        dialog.add_note("made the rule for this session")
+        return policy
+
+    def remove_policy(self, policy: Policy | None = None) -> None:
         """Remove one policy, or all of them when ``policy`` is None."""
         with self._lock:
             if policy is None:

@@ -1,22 +1,23 @@
 """Prompts, the commands sent like them, their runs, and waiting for a run: the prompts
-part of a session (:class:`Prompts`).
+part of a session (:class:`Prompts`). It builds the runs and sends them through the
+session's :class:`~atomic_jupyter.session.commands.CommandChannel`.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from dataclasses import replace
 from typing import Any, TypeVar
 
 from atomic_jupyter.errors import AgentNotRunningError, AtomicAgentError, CommandTimeoutError
-from atomic_jupyter.protocol.messages import Response
-from atomic_jupyter.session.channel import CommandChannel, as_command
+from atomic_jupyter.protocol.messages import AgentEvent, Response
 from atomic_jupyter.session.citations import citation_resolver, expand
-from atomic_jupyter.session.commands import command_result_text
+from atomic_jupyter.session.commands import CommandChannel, as_command, command_result_text
 from atomic_jupyter.session.dialog_registry import DialogRegistry
 from atomic_jupyter.session.lifecycle import Lifecycle
-from atomic_jupyter.session.observers import WakeSignal
+from atomic_jupyter.session.observers import Listeners, WakeSignal
 from atomic_jupyter.session.plugins import Presentation
 from atomic_jupyter.session.prompt_images import image_contents
 from atomic_jupyter.session.run_tracker import RunTracker
@@ -29,12 +30,14 @@ RunT = TypeVar("RunT", bound=PromptRun)
 
 
 class Prompts:
-    """``prompt``, ``command``, ``stop_run`` and ``wait``: runs sent, shown and waited for.
+    """``prompt``, ``command`` and the commands an extension may pause on a dialog
+    (``new_session``, ``bash``, ...), ``stop_run``, ``abort`` and ``wait``: runs sent, shown
+    and waited for.
 
     Parameters
     ----------
     channel:
-        Writes the commands (and says when the agent is not running).
+        Sends the commands (and says when the agent is not running).
     lifecycle:
         Which agent runs and how it ended.
     tracker:
@@ -43,6 +46,8 @@ class Prompts:
         The session's dialogs (a wait stops for one that needs a person).
     wake:
         Pinged on every change a blocking wait may care about.
+    events:
+        The listeners of the agent's events (a ``bash`` run's output is forwarded from them).
     presentation:
         Gives the session's presentation (made on first use), or None.
     redact:
@@ -56,6 +61,7 @@ class Prompts:
         tracker: RunTracker,
         dialogs: DialogRegistry,
         wake: WakeSignal,
+        events: Listeners[Callable[[AgentEvent], None]],
         *,
         presentation: Callable[[], Presentation | None],
         redact: Callable[[str], str],
@@ -65,6 +71,7 @@ class Prompts:
         self._tracker = tracker
         self._dialogs = dialogs
         self._wake = wake
+        self._events = events
         self._presentation = presentation
         self._redact = redact
 
@@ -158,7 +165,6 @@ class Prompts:
         command = as_command(command, fields)
         kind = str(command.get("type", ""))
         self._lifecycle.agent.require_command(kind)
-        self._tracker.note_command(command)  # a steer's message is not a prompt of its own
         run = CommandRun("", command, label or kind)
         return self._send_run(run, command, display=display, shown=shown)
 
@@ -201,6 +207,96 @@ class Prompts:
         if display and presentation is not None:
             presentation.display_run(run)
         return run
+
+    # ------------------------------------------------------------------ commands sent as runs
+
+    def _pausable(self, kind: str, display: bool, shown: bool | None, **fields: Any) -> CommandRun:
+        command = as_command(kind, fields, given=True)
+        return self.command(command, display=display, shown=shown)
+
+    def new_session(
+        self,
+        parent_session: str | None = None,
+        *,
+        display: bool = True,
+        shown: bool | None = None,
+    ) -> CommandRun:
+        """Start a fresh conversation; returns at once (an extension may ask first, in a
+        dialog under the cell). ``.result()`` is ``{"cancelled": bool}``."""
+        return self._pausable("new_session", display, shown, parentSession=parent_session)
+
+    def switch_session(
+        self, session_path: str, *, display: bool = True, shown: bool | None = None
+    ) -> CommandRun:
+        """Load another session file; returns at once, as :meth:`new_session` does."""
+        return self._pausable("switch_session", display, shown, sessionPath=session_path)
+
+    def fork(self, entry_id: str, *, display: bool = True, shown: bool | None = None) -> CommandRun:
+        """Branch the conversation at an earlier user message (``get_fork_messages`` lists
+        them); returns at once. ``.result()`` is ``{"text": ..., "cancelled": bool}``."""
+        return self._pausable("fork", display, shown, entryId=entry_id)
+
+    def clone(self, *, display: bool = True, shown: bool | None = None) -> CommandRun:
+        """Copy the current branch into a new session; returns at once."""
+        return self._pausable("clone", display, shown)
+
+    def compact(
+        self,
+        custom_instructions: str | None = None,
+        *,
+        display: bool = True,
+        shown: bool | None = None,
+    ) -> CommandRun:
+        """Summarise the conversation to free context (a model call; an extension may ask
+        first or do it itself); returns at once. ``.result()`` has the summary and
+        ``tokensBefore``."""
+        return self._pausable("compact", display, shown, customInstructions=custom_instructions)
+
+    def bash(
+        self,
+        command: str,
+        *,
+        on_output: Callable[[str], None] | None = None,
+        display: bool = True,
+        shown: bool | None = None,
+    ) -> CommandRun:
+        """Run a shell command; its output joins the context of the next prompt. Returns at
+        once (a ``user_bash`` handler of an extension may ask first).
+
+        ``.result()`` is ``{"output", "exitCode", "cancelled", "truncated"[,
+        "fullOutputPath"]}``. ``on_output(text)`` is called with each piece of output as it
+        comes (the current agent line streams it as ``bash_execution_update``; the 0.73 line
+        does not, so then the output comes only in the result). It runs on the reader
+        thread: keep it short.
+        """
+        if on_output is None:
+            return self._pausable("bash", display, shown, command=command)
+        cid = f"aj-bash-{uuid.uuid4().hex[:12]}"
+
+        def forward(event: AgentEvent) -> None:
+            if event.type == "bash_execution_update" and event.get("id") == cid:
+                delta = event.get("delta")
+                if isinstance(delta, str) and delta:
+                    on_output(delta)
+
+        subscription = self._events.add(forward)
+        try:
+            run = self._pausable("bash", display, shown, command=command, id=cid)
+        except BaseException:
+            subscription.remove()
+            raise
+        run.when_answered(lambda _run: subscription.remove())
+        return run
+
+    # ------------------------------------------------------------------ stopping
+
+    def abort(self, timeout: float | None = None) -> Any:
+        """Abort the current run; its pending dialogs are cancelled first.
+
+        The agent's abort waits for an extension's open dialog, so the dialogs go first.
+        """
+        self.cancel_dialogs(None, "abort")
+        return self._channel.abort(timeout)
 
     def stop_run(self, run: PromptRun | None = None) -> None:
         """Abort without waiting (the Stop button): cancel the run's dialogs, send ``abort``."""

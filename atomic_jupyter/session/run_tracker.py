@@ -28,9 +28,10 @@ streaming update: a view may throttle it), ``"now"`` (a dialog joined the transc
 at once), ``"final"`` (the run is over: the exact last render) or ``"state"`` (the run was
 answered: nothing to render, but a waiter may want to look).
 
-The tracker's own state is kept in one place, under one lock: the runs and the routing, and
-what the agent is doing as a small state machine (:mod:`~atomic_jupyter.session.activity`:
-named states, named transitions, one table).
+The tracker's own state is kept in one place, under one lock: the runs and the routing. What
+the agent is doing is a phase of the session's one state machine
+(:class:`~atomic_jupyter.session.lifecycle.Lifecycle`: named phases, named transitions, one
+table), whose steps the tracker takes from the agent's events.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from typing import Any
 from atomic_jupyter.errors import AtomicAgentError
 from atomic_jupyter.protocol.agent_line import AgentLine
 from atomic_jupyter.protocol.messages import AgentEvent, Response
-from atomic_jupyter.session.activity import RETRY_DUE, RUNNING, Activity, Step, advance
+from atomic_jupyter.session.lifecycle import RETRY_DUE, RUNNING, Lifecycle, Phase, Step
 from atomic_jupyter.session.observers import Listeners
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.transcript import content_text
@@ -55,8 +56,6 @@ __all__ = ["RunTracker", "state_probe"]
 RUNS_KEPT = 100
 #: Why a dialog still pending when its run ended with the agent idle is closed.
 NO_LONGER_AWAITED = "no longer awaited (the run ended without an answer)"
-#: The commands whose message joins a run instead of starting one.
-INJECTING = frozenset({"steer", "follow_up"})
 
 ProbeCallback = Callable[[dict[str, Any] | None], None]
 Probe = Callable[[ProbeCallback], None]
@@ -91,10 +90,8 @@ def _idle(data: dict[str, Any] | None) -> bool:
 class RunTracker:
     """Routes events and dialogs to prompt runs and decides when runs end.
 
-    Its state (the runs, the routing, what the agent is doing as an
-    :class:`~atomic_jupyter.session.activity.Activity`, whether the agent settles its runs)
-    is read and written under one lock; listeners, probes and the ends of runs are called
-    outside it.
+    Its state (the runs, the routing, whether the agent settles its runs) is read and written
+    under one lock; listeners, probes and the ends of runs are called outside it.
 
     Parameters
     ----------
@@ -105,7 +102,12 @@ class RunTracker:
         Whether a command other than ``get_state`` still waits for the agent's answer (an
         extension's handler may be awaiting a dialog for it).
     line:
-        The agent's line (see :meth:`use_line`).
+        The agent's line (see :attr:`line`).
+    lifecycle:
+        The session's state machine: the tracker takes its steps from the agent's events (on
+        its own, the tracker follows one that begins idle).
+    state_changed:
+        Called, outside the lock, after an event changed the state the session shows.
 
     Attributes
     ----------
@@ -118,14 +120,17 @@ class RunTracker:
         probe: Probe,
         busy: Callable[[], bool] = lambda: False,
         line: AgentLine | None = None,
+        lifecycle: Lifecycle | None = None,
+        state_changed: Callable[[], None] = lambda: None,
     ) -> None:
         self._probe = probe
+        self._lifecycle = lifecycle or Lifecycle(Phase.IDLE)
+        self._state_changed = state_changed
         self._busy = busy
         self.changed: Listeners[RunListener] = Listeners()
         self._lock = threading.RLock()
         self._line = line or AgentLine()
         self._settle_seen = False  # the agent showed it speaks the settling protocol
-        self._activity = Activity.IDLE
         self._runs: list[PromptRun] = []
         self._latest: PromptRun | None = None
         self._current: PromptRun | None = None
@@ -155,23 +160,13 @@ class RunTracker:
             return self._current
 
     @property
-    def activity(self) -> Activity:
-        """What the agent is doing, as its events tell."""
-        with self._lock:
-            return self._activity
-
-    @property
     def line(self) -> AgentLine:
-        """The agent's line: whether its runs end with ``agent_settled``."""
+        """The agent's line: whether its runs end with ``agent_settled`` (set at each start)."""
         with self._lock:
             return self._line
 
     @line.setter
     def line(self, line: AgentLine) -> None:
-        self.use_line(line)
-
-    def use_line(self, line: AgentLine) -> None:
-        """Follow an agent of ``line`` (at each start)."""
         with self._lock:
             self._line = line
 
@@ -186,33 +181,21 @@ class RunTracker:
         with self._lock:
             self._extension_commands = frozenset(names)
 
-    def _take(self, step: Step) -> None:
-        """Take a step of the activity's state machine."""
-        with self._lock:
-            self._activity = advance(self._activity, step)
+    def _take(self, step: Step) -> bool:
+        """Take a step of the session's state machine; whether the state it shows changed."""
+        return self._lifecycle.take(step)
 
     def _retry_due(self) -> bool:
-        with self._lock:
-            return self._activity in RETRY_DUE
+        return self._lifecycle.phase in RETRY_DUE
 
     def reset(self) -> None:
         """Forget the routing (a new agent process); the runs stay listed."""
         with self._lock:
             self._latest = self._current = None
             self._injected.clear()
-            self._take(Step.RESET)
             self._settle_seen = False
 
     # ------------------------------------------------------------------ prompts
-
-    def learn_commands(self, data: Any) -> None:
-        """Take the agent's ``get_commands`` data: which commands its extensions registered."""
-        commands = data.get("commands", []) if isinstance(data, dict) else []
-        self.extension_commands = {
-            str(c.get("name"))
-            for c in commands
-            if isinstance(c, dict) and c.get("source") == "extension"
-        }
 
     def is_extension_command(self, text: str) -> bool:
         """Whether ``text`` invokes a registered extension command (which runs at once)."""
@@ -275,13 +258,6 @@ class RunTracker:
             self._probe(lambda data: self._after_answer(run, data))
         self.changed.emit(run, "state")
 
-    def note_command(self, command: Mapping[str, Any]) -> None:
-        """A command goes out: the message of a ``steer`` or ``follow_up`` is not a prompt
-        of its own (the user message it makes joins the current run)."""
-        message = command.get("message")
-        if command.get("type") in INJECTING and isinstance(message, str):
-            self.injected(message)
-
     def injected(self, text: str) -> None:
         """A ``steer`` or ``follow_up`` message was sent (it is not a prompt of its own)."""
         with self._lock:
@@ -308,27 +284,39 @@ class RunTracker:
         taken = run is not None and run.transcript.apply(event)
         if taken:
             self.changed.emit(run, "stream")
-        then = self._follow(event)
+        then, shown = self._follow(event)
         if then is not None:
             then()
+        if shown:
+            self._state_changed()
         return taken
 
-    def _follow(self, event: AgentEvent) -> Then:
-        """Take the step ``event`` means; return what is left to do (outside the lock)."""
+    def _follow(self, event: AgentEvent) -> tuple[Then, bool]:
+        """Take the step ``event`` means; return what is left to do (outside the lock), and
+        whether the state the session shows changed."""
         with self._lock:
             kind = event.type
             settling = self._settling()  # as it was before this event
             if kind == "agent_settled":
                 self._settle_seen = True
-                self._take(Step.SETTLED)  # idle, and no retry comes
+                shown = self._take(Step.SETTLED)  # idle, and no retry comes
                 done = [r for r in self._runs if r.answered and not r.finished]
-                return lambda: self.finish(done, idle=True)
+                return lambda: self.finish(done, idle=True), shown
             if kind == "agent_end":
                 self._ends += 1
-                self._take(Step.ENDED)
-                return None if settling else self._probe_end(self._ends)
+                shown = self._take(Step.ENDED_TO_SETTLE if settling else Step.ENDED)
+                return None if settling else self._probe_end(self._ends), shown
+            if kind == "agent_start":  # a retry that was due has begun; its agent_end decides
+                return None, self._take(Step.STARTED)
+            return self._follow_retry(event, settling), False
+
+    def _follow_retry(self, event: AgentEvent, settling: bool) -> Then:
+        """Follow a retry or a compaction (the lock held); neither changes the shown state."""
+        with self._lock:
+            kind = event.type
             will_retry = bool(event.get("willRetry"))
-            if kind == "compaction_end" and self._activity not in RUNNING and not will_retry:
+            running = self._lifecycle.phase in RUNNING
+            if kind == "compaction_end" and not running and not will_retry:
                 # A compaction of its own (``compact``, an extension's ``ctx.compact()``): no
                 # agent run, so no agent_end or agent_settled follows. Once the agent is idle,
                 # every run waiting only for that is over.
@@ -342,8 +330,6 @@ class RunTracker:
                 return None if event.get("success") else self._probe_end(self._ends)
             elif kind == "compaction_end":
                 return self._probe_end(self._ends)
-            elif kind == "agent_start":
-                self._take(Step.STARTED)  # a retry that was due has begun; its agent_end decides
             return None
 
     def _probe_end(self, end: int) -> Then:
@@ -396,7 +382,7 @@ class RunTracker:
         agent is idle, every answered run is over, except those the agent has still to
         settle (a run answered ``started`` may not have begun yet)."""
         with self._lock:
-            if not _idle(data) or self._activity in RETRY_DUE:
+            if not _idle(data) or self._retry_due():
                 return
             settling = self._settling()
             done = [
@@ -414,7 +400,7 @@ class RunTracker:
             newer = any(
                 r.answered and r.error is None and r.answered_after >= end for r in self._runs
             )
-            retrying = self._activity in RETRY_DUE
+            retrying = self._retry_due()
         if not candidates:
             return
         busy_with_next = (
@@ -485,14 +471,7 @@ class RunTracker:
         self._probe(decide)
 
     def exited(self, reason: str, level: str) -> None:
-        """The agent went away: every run still going is over.
-
-        Raises
-        ------
-        IllegalTransition
-            When the agent already exited and no new one was started (:meth:`reset`).
-        """
+        """The agent went away: every run still going is over."""
         with self._lock:
-            self._take(Step.EXITED)
             going = [r for r in self._runs if not r.finished]
         self.finish(going, note=(reason, level), exited=True)

@@ -1,63 +1,52 @@
 """AgentSession: one running agent, as a small facade over the parts that do the work.
 
-The facade starts and stops the agent and holds its parts (the client, the command channel,
-the lifecycle, the extension UI state, dialogs and answer policies, the run tracker, the
-conversation, the agent's commands, prototypes, addons and a presentation); a part's own
-methods are :class:`~atomic_jupyter.session.delegation.Delegated`. No widgets here: views
-observe the parts through listeners that can be removed.
+The facade holds its parts and gives their methods one public face: the launcher
+(:mod:`~atomic_jupyter.session.launcher`), the session's state machine
+(:mod:`~atomic_jupyter.session.lifecycle`), the one part that sends commands
+(:mod:`~atomic_jupyter.session.commands`), prompts and the runs they make
+(:mod:`~atomic_jupyter.session.prompts`), the inbox, the extension UI state, dialogs and
+answer policies (:mod:`~atomic_jupyter.session.policies`), the run tracker, kernel tools,
+addons (prototypes among them) and a presentation. Each public method is the part's, with
+the part's docstring. No widgets here: views observe the parts through listeners that can
+be removed.
 """
 
 from __future__ import annotations
 
 import os
-import shlex
 from collections.abc import Callable
-from contextlib import suppress
 from typing import Any, ClassVar
 
-from atomic_jupyter.errors import (
-    AgentNotRunningError,
-    AgentStartError,
-    AtomicAgentError,
-    CommandError,
-    CommandTimeoutError,
-)
+from atomic_jupyter.errors import AtomicAgentError, PrototypeError
 from atomic_jupyter.protocol.agent_line import AgentLine
 from atomic_jupyter.protocol.messages import AgentEvent
-from atomic_jupyter.session.answers import AnswerPolicies
-from atomic_jupyter.session.channel import CommandChannel
-from atomic_jupyter.session.commands import AgentCommands
-from atomic_jupyter.session.delegation import Delegated
+from atomic_jupyter.session.commands import CommandChannel
 from atomic_jupyter.session.dialog_registry import DialogRegistry
-from atomic_jupyter.session.event_log import EventLog
+from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.extension_ui import ExtensionUiState
 from atomic_jupyter.session.inbox import Inbox
 from atomic_jupyter.session.kernel_tools import KernelTools, kernel_tools_for
-from atomic_jupyter.session.launch_env import exit_reason, plan_launch, start_failure
+from atomic_jupyter.session.launcher import Launcher
 from atomic_jupyter.session.lifecycle import Lifecycle
 from atomic_jupyter.session.observers import Listeners, Subscription, WakeSignal
 from atomic_jupyter.session.plugins import Addon, Presentation, wire
-from atomic_jupyter.session.policies import PolicyBook
+from atomic_jupyter.session.policies import Policy, PolicyBook
 from atomic_jupyter.session.prompts import Prompts
-from atomic_jupyter.session.prototyping import Prototypes
 from atomic_jupyter.session.run_tracker import RunTracker, state_probe
 from atomic_jupyter.session.runs import PromptRun
+from atomic_jupyter.session.session_commands import SessionCommands
+from atomic_jupyter.session.session_commands import documented_as as _doc
 from atomic_jupyter.session.settings import SessionSettings, Settings
-from atomic_jupyter.session.transcript import custom_entry
 from atomic_jupyter.session.waiting import WaitResult
 from atomic_jupyter.transport.agent_package import PreparedAgent
 from atomic_jupyter.transport.client import AgentClient
-from atomic_jupyter.transport.launch import LaunchSpec, build_argv, resolve_command
+from atomic_jupyter.transport.launch import LaunchSpec
 from atomic_jupyter.transport.secrets import Redactor
 
 __all__ = ["AgentSession", "WaitResult"]
 
-#: How many agent events a session keeps (the newest; streaming updates are not kept).
-EVENTS_KEPT = 200
-_NOT_KEPT = frozenset({"message_update", "tool_execution_update", "bash_execution_update"})
 
-
-class AgentSession:
+class AgentSession(SessionCommands):
     """One agent process and everything the notebook knows about it.
 
     Create sessions with :func:`atomic_jupyter.start` or ``%atomic_agent start``; a session
@@ -112,56 +101,63 @@ class AgentSession:
         self.name = name
         self.spec = spec or LaunchSpec()
         self.config: Settings = config or SessionSettings()
-        self.resolved = resolve_command(
-            self.spec.command, self.config.command or None, agent_home=self.config.agent_home
-        )
-        self.argv = build_argv(self.resolved.argv, self.spec)
-        self._lifecycle = Lifecycle()
+        self._lifecycle = life = Lifecycle()
         self._wake = WakeSignal()  # pinged on every change a blocking wait may care about
         self.extension_ui = ui = ExtensionUiState(Redactor.for_launch(self.spec.env, os.environ))
-        self.dialog_registry = DialogRegistry(name)
-        self.dialog_registry.added.add(self._wake.ping)
-        self._policies = PolicyBook(ui.diagnose)
+        self.dialog_registry = dialogs = DialogRegistry(name)
+        dialogs.added.add(self._wake.ping)
+        self._policies = PolicyBook(ui.diagnose, dialogs.pending)
         # The client hands the agent's messages to the inbox, and the inbox and the tracker
-        # reach the agent through the client: these late-bound calls close that loop.
-        self.tracker = RunTracker(
-            state_probe(lambda command: self.client.request(command)), lambda: self.client.busy()
+        # reach the agent through the client and the command channel, made after them: these
+        # closures close that loop (none of them goes through the facade).
+        self.tracker = tracker = RunTracker(
+            state_probe(lambda command: client.request(command)),
+            lambda: client.busy(),
+            lifecycle=life,
+            state_changed=self._state_changed,
         )
-        self.tracker.changed.add(self._run_changed)
+        tracker.changed.add(self._run_changed)
         inbox = Inbox(
             ui=ui,
-            dialogs=self.dialog_registry,
+            dialogs=dialogs,
             policies=self._policies,
-            tracker=self.tracker,
-            on_event=self._on_event,
-            answer=lambda response: self._channel.answer(response),
-            accepting=lambda: self._channel.accepting(),
+            tracker=tracker,
+            wake=self._wake,
+            answer=lambda response: commands.answer(response),
+            accepting=lambda: commands.accepting(),
             claim=lambda request: self._kernel_tools.claims(request),
         )
-        self.client = AgentClient(on_message=inbox)
-        self._channel = CommandChannel(
-            self.client,
-            self._lifecycle,
-            name=name,
-            settings=self.config,
-            redact=ui.redact,
-            tracker=self.tracker,
+        self.client = client = AgentClient(on_message=inbox)
+        self._inbox, self.events, self.event_listeners = inbox, inbox.events, inbox.listeners
+        commands = CommandChannel(
+            client, life, name=name, settings=self.config, redact=ui.redact, tracker=tracker
         )
-        self._prompts = Prompts(
-            self._channel,
-            self._lifecycle,
-            self.tracker,
-            self.dialog_registry,
+        prompts = Prompts(
+            commands,
+            life,
+            tracker,
+            dialogs,
             self._wake,
+            inbox.listeners,
             presentation=lambda: self.presentation,
             redact=ui.redact,
         )
-        self._answers = AnswerPolicies(self._policies, self.dialog_registry.pending)
-        self._commands = AgentCommands(self)  # through request(): a wrapper of it sees all
-        self.events = EventLog(EVENTS_KEPT)
-        self.event_listeners: Listeners[Callable[[AgentEvent], None]] = Listeners(ui.diagnose)
-        self._addons = [a for a in (f(self) for f in self.addon_factories) if a is not None]
-        self._prototypes = Prototypes(self.addon("prototypes"))
+        SessionCommands.__init__(self, commands, prompts)
+        self._addons: list[Addon] = []
+        self._launcher = Launcher(
+            name,
+            self.spec,
+            self.config,
+            client=client,
+            lifecycle=life,
+            commands=commands,
+            tracker=tracker,
+            ui=ui,
+            dialogs=dialogs,
+            addons=self._addons,
+            state_changed=self._state_changed,
+        )
+        self._addons += [a for a in (f(self) for f in self.addon_factories) if a is not None]
         self._kernel_tools = kernel_tools_for(self)
         self._presentation: Presentation | None = None
 
@@ -194,22 +190,32 @@ class AgentSession:
     )
     runs = property(lambda self: self.tracker.runs, doc="Prompts sent (the newest 100).")
     kernel_tools = property(lambda self: self._kernel_tools.exposed, doc="Exposed functions.")
-    policies = property(lambda self: self._answers.list(), doc="The answer policies, in order.")
+    policies = property(lambda self: self._policies.list(), doc="The answer policies, in order.")
     returncode = property(lambda self: self._lifecycle.exit_code, doc="The agent's exit code.")
     prototypes = property(
-        lambda self: self._prototypes.manager,
+        lambda self: self.addon("prototypes"),
         doc="Extensions defined in notebook cells (None when ``AtomicAgent.prototyping`` is off).",
+    )
+    argv = property(lambda self: self._launcher.argv, doc="The agent's full command line.")
+    resolved = property(lambda self: self._launcher.resolved, doc="How the command was found.")
+    stderr_tail = property(
+        lambda self: self._launcher.stderr_tail,
+        doc="The last part of what the agent wrote on stderr (secrets redacted).",
+    )
+    command_line = property(
+        lambda self: self._launcher.command_line,
+        doc="The agent's command line, quoted for a shell.",
     )
 
     @property
     def alive(self) -> bool:
         """Whether the agent process is running."""
-        return self._channel.alive
+        return self._commands.alive
 
     @property
     def policy_changes(self) -> Listeners[Callable[[], None]]:
         """Listeners called after an answer policy (or rule) is added or removed."""
-        return self._answers.policy_changes
+        return self._policies.changed
 
     @property
     def state(self) -> str:
@@ -238,17 +244,6 @@ class AgentSession:
         return process.pid if process else None
 
     @property
-    def stderr_tail(self) -> str:
-        """The last part of what the agent wrote on stderr (secrets redacted)."""
-        process = self.client.process
-        return self.extension_ui.redact(process.stderr_tail()) if process else ""
-
-    @property
-    def command_line(self) -> str:
-        """The agent's command line, quoted for a shell."""
-        return self.extension_ui.redact(shlex.join(self.argv))
-
-    @property
     def presentation(self) -> Presentation | None:
         """What shows this session (created on first use), or None when nothing can."""
         factory = type(self).presentation_factory
@@ -270,76 +265,20 @@ class AgentSession:
 
     # ------------------------------------------------------------------ lifecycle
 
+    @_doc(Launcher.start)
     def start(self, timeout: float | None = None) -> AgentSession:
-        """Start the agent and wait until it answers its first command.
-
-        Raises
-        ------
-        AgentStartError
-            When the executable is missing, or the agent exits or stays silent at start-up;
-            the message names the command and shows the agent's stderr.
-        """
-        if self.alive:
-            raise AgentStartError(f"session {self.name!r} is already running (pid {self.pid})")
-        try:
-            launch = plan_launch(self.resolved, self.spec, self._addons, os.environ)
-        except BaseException:
-            self._addons_exited()
-            raise
-        self.argv = launch.argv
-        redactor = Redactor.for_launch(self.spec.env, os.environ, launch.argv)
-        self.extension_ui.use_redactor(redactor)
-        self.tracker.use_line(launch.line)
-        self.tracker.reset()
-        self._lifecycle.begin(launch.line, launch.prepared)
-        self._state_changed()
-        self.extension_ui.reset()
-        try:
-            argv, cwd, env = launch.argv, launch.cwd, launch.env
-            self.client.launch(argv, cwd=cwd, env=env, on_exit=self._on_exit, scrubber=redactor)
-        except AgentStartError:
-            if self._lifecycle.launch_failed():
-                self._state_changed()
-            self._addons_exited()
-            raise
-        timeout = self.config.startup_timeout if timeout is None else timeout
-        try:
-            self.request({"type": "get_state"}, timeout=timeout)
-        except (AgentNotRunningError, CommandTimeoutError, CommandError) as exc:
-            self._end_process(requested=False)
-            tail, timed_out = self.stderr_tail, isinstance(exc, CommandTimeoutError)
-            raise start_failure(self.command_line, self.returncode, exc, tail, timed_out) from None
-        except BaseException:  # an interrupt during start-up must not leave an orphan agent
-            self._end_process()
-            raise
-        if self._lifecycle.started():
-            self._state_changed()
-        with suppress(AtomicAgentError):  # which /name prompts are extension commands
-            self.tracker.learn_commands(self.request({"type": "get_commands"}, timeout=10).data)
+        self._launcher.start(timeout)
         return self
-
-    def _end_process(self, timeout: float = 5.0, *, requested: bool = True) -> int | None:
-        process = self.client.process
-        if process is None:
-            return None
-        if requested:
-            self._lifecycle.request_stop()
-        process.stop()
-        process.wait_exit(timeout)
-        return self._lifecycle.exit_code
 
     def stop(self, timeout: float = 5.0) -> int | None:
         """End the agent and its whole process tree (its tools too) and close the session's
         addons (their servers, folders and threads); return the agent's exit code."""
-        code = self._end_process(timeout)
-        for addon in self._addons:
-            addon.close()
-        return code
+        return self._launcher.stop(timeout)
 
     def restart(self, timeout: float | None = None) -> AgentSession:
         """Stop the agent if it runs, then start it again with the same options (prototype
         extensions defined in cells are kept)."""
-        self._end_process()
+        self._launcher.end_process()
         return self.start(timeout=timeout)
 
     def _run_changed(self, _run: PromptRun, how: str) -> None:
@@ -350,100 +289,109 @@ class AgentSession:
         self._wake.ping()
         self.extension_ui.changed.emit("state")
 
-    def _addons_exited(self) -> None:
-        for addon in self._addons:
-            addon.agent_exited()
-
-    def _on_exit(self, code: int) -> None:
-        self._addons_exited()  # the demo model goes with its agent
-        stopped = self._lifecycle.exited(code)
-        reason, known = exit_reason(code, stopped, self.stderr_tail)
-        if known:  # a crash whose cause is known: say it in the panel too
-            self.extension_ui.diagnose(f"{reason[0].upper()}{reason[1:]}.")
-        process = self.client.process
-        if process is not None and process.closed_output:
-            reason = "the agent closed its output while still running, so it was stopped"
-            self.extension_ui.diagnose(reason)
-        self.client.fail_pending(reason)
-        self.dialog_registry.close_pending(reason)
-        self.dialog_registry.report_undelivered()
-        self.tracker.exited(reason, "info" if stopped else "error")
-        self._state_changed()
-
-    # ------------------------------------------------------------------ incoming
-
     def on_event(self, callback: Callable[[AgentEvent], None]) -> Subscription:
         """Call ``callback(event)`` on the reader thread for every agent event; return a
         subscription whose ``remove()`` stops it."""
         return self.event_listeners.add(callback)
 
-    def _on_event(self, event: AgentEvent) -> None:
-        if event.type not in _NOT_KEPT:
-            self.events.append(event)
-        taken = self.tracker.on_event(event)
-        changed, entry = False, None if taken else custom_entry(event)
-        if entry is not None:  # appended while no run goes: the panel shows it
-            self.extension_ui.add_entry(*entry)
-        elif event.type == "agent_start":
-            changed = self._lifecycle.run_started()
-        elif event.type == self.tracker.idle_after:
-            changed = self._lifecycle.run_ended()
-        elif event.type == "extension_error":
-            self.extension_ui.extension_error(event)
-        if changed:
-            self._state_changed()
-        self.event_listeners.emit(event)
-        self._wake.ping()
+    # ------------------------------------------------------------------ prompts and runs
 
-    # ------------------------------------------------------------------ the parts' methods
+    @_doc(Prompts.prompt)
+    def prompt(
+        self,
+        /,
+        text: str,
+        *,
+        images: Any = None,
+        streaming_behavior: str | None = None,
+        display: bool = True,
+        shown: bool | None = None,
+        **fields: Any,
+    ) -> PromptRun:
+        return self._prompts.prompt(
+            text,
+            images=images,
+            streaming_behavior=streaming_behavior,
+            display=display,
+            shown=shown,
+            **fields,
+        )
 
-    request = Delegated("_channel", CommandChannel.request)
-    prompt = Delegated("_prompts", Prompts.prompt)
-    expose = Delegated("_kernel_tools", KernelTools.expose)
-    unexpose = Delegated("_kernel_tools", KernelTools.unexpose)
-    command = Delegated("_prompts", Prompts.command)
-    stop_run = Delegated("_prompts", Prompts.stop_run)
-    wait = Delegated("_prompts", Prompts.wait)
-    answer_with = Delegated("_answers", AnswerPolicies.answer_with)
-    make_rule = Delegated("_answers", AnswerPolicies.make_rule)
-    remove_policy = Delegated("_answers", AnswerPolicies.remove_policy)
+    @_doc(Prompts.wait)
+    def wait(
+        self, timeout: float | None = None, *, run: PromptRun | None = None, quiet: bool = False
+    ) -> WaitResult:
+        return self._prompts.wait(timeout, run=run, quiet=quiet)
 
-    def abort(self, timeout: float | None = None) -> Any:
-        """Abort the current run; its pending dialogs are cancelled first.
+    @_doc(Prompts.stop_run)
+    def stop_run(self, run: PromptRun | None = None) -> None:
+        self._prompts.stop_run(run)
 
-        The agent's abort waits for an extension's open dialog, so the dialogs go first.
+    # ------------------------------------------------------------------ answers, tools
+
+    @_doc(PolicyBook.answer_with)
+    def answer_with(
+        self, answer: Any, *, method: str | None = None, title: str | None = None
+    ) -> Policy:
+        return self._policies.answer_with(answer, method=method, title=title)
+
+    @_doc(PolicyBook.make_rule)
+    def make_rule(self, dialog: Dialog) -> Policy:
+        return self._policies.make_rule(dialog)
+
+    @_doc(PolicyBook.remove_policy)
+    def remove_policy(self, policy: Policy | None = None) -> None:
+        self._policies.remove_policy(policy)
+
+    @_doc(KernelTools.expose)
+    def expose(
+        self,
+        function: Callable[..., Any],
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        side_effects: bool = False,
+        approval: bool | None = None,
+    ) -> None:
+        self._kernel_tools.expose(
+            function,
+            name=name,
+            description=description,
+            side_effects=side_effects,
+            approval=approval,
+        )
+
+    @_doc(KernelTools.unexpose)
+    def unexpose(self, name: str) -> None:
+        self._kernel_tools.unexpose(name)
+
+    # ------------------------------------------------------------------ prototypes
+
+    def _prototyping(self) -> Any:
+        manager = self.addon("prototypes")
+        if manager is None:
+            raise PrototypeError("prototyping is off for this session (AtomicAgent.prototyping)")
+        return manager
+
+    def define_extension(self, name: str, source: str) -> Any:
+        """Load ``source`` as the extension ``name``, replacing its earlier version.
+
+        The code is type-checked and test-loaded first; errors come back in the result, each
+        with the extension's file name and line, and leave the earlier version loaded.
         """
-        self._prompts.cancel_dialogs(None, "abort")
-        return self._commands.abort(timeout)
+        return self._prototyping().define(name, source)
 
-    steer = Delegated("_commands", AgentCommands.steer)
-    follow_up = Delegated("_commands", AgentCommands.follow_up)
-    clear_queue = Delegated("_commands", AgentCommands.clear_queue)
-    new_session = Delegated("_commands", AgentCommands.new_session)
-    switch_session = Delegated("_commands", AgentCommands.switch_session)
-    fork = Delegated("_commands", AgentCommands.fork)
-    clone = Delegated("_commands", AgentCommands.clone)
-    get_state = Delegated("_commands", AgentCommands.get_state)
-    get_messages = Delegated("_commands", AgentCommands.get_messages)
-    get_session_stats = Delegated("_commands", AgentCommands.get_session_stats)
-    set_session_name = Delegated("_commands", AgentCommands.set_session_name)
-    export_html = Delegated("_commands", AgentCommands.export_html)
-    get_entries = Delegated("_commands", AgentCommands.get_entries)
-    get_tree = Delegated("_commands", AgentCommands.get_tree)
-    get_commands = Delegated("_commands", AgentCommands.get_commands)
-    compact = Delegated("_commands", AgentCommands.compact)
-    bash = Delegated("_commands", AgentCommands.bash)
-    set_model = Delegated("_commands", AgentCommands.set_model)
-    cycle_model = Delegated("_commands", AgentCommands.cycle_model)
-    get_available_models = Delegated("_commands", AgentCommands.get_available_models)
-    set_thinking_level = Delegated("_commands", AgentCommands.set_thinking_level)
-    thinking_levels = Delegated("_commands", AgentCommands.thinking_levels)
-    cycle_thinking_level = Delegated("_commands", AgentCommands.cycle_thinking_level)
+    def remove_extension(self, name: str) -> None:
+        """Unload the prototype extension ``name``."""
+        self._prototyping().remove(name)
 
-    define_extension = Delegated("_prototypes", Prototypes.define_extension)
-    remove_extension = Delegated("_prototypes", Prototypes.remove_extension)
-    extensions = Delegated("_prototypes", Prototypes.extensions)
-    extension_source = Delegated("_prototypes", Prototypes.extension_source)
+    def extensions(self) -> list[str]:
+        """The prototype extensions defined in this session."""
+        return list(self._prototyping().names())
+
+    def extension_source(self, name: str) -> str:
+        """The code of the prototype extension ``name``, as loaded."""
+        return str(self._prototyping().source(name))
 
     # ------------------------------------------------------------------ panel actions
 
