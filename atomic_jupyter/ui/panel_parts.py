@@ -68,7 +68,7 @@ def status_html(status: dict[str, str], live: bool = False) -> str:
     """The extensions' status entries on one line (on the live panel, each titled with its
     key)."""
     entries = " · ".join(
-        f'<span class="atomic-status-entry"'
+        '<span class="atomic-status-entry"'
         + (f' title="{escape(key)}"' if live else "")
         + f">{ansi_to_html(value)}</span>"
         for key, value in status.items()

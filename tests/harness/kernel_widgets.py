@@ -12,12 +12,13 @@ from typing import Any
 
 from .kernel_client import BrowserLikeKernel, WidgetRef
 from .output_page import page_html
-from .widget_text import has_class, text, visible_text
+from .widget_text import visible_text
 
 __all__ = [
     "WIDGET_VIEW",
     "PageAnswer",
     "PageDialog",
+    "PagePanel",
     "answer_html",
     "answers",
     "dialog_in",
@@ -222,14 +223,49 @@ def outcome_of(kernel: BrowserLikeKernel, dialog: PageDialog, timeout: float = 3
     return kernel.wait_for(outcome, timeout=timeout, what="the dialog to be settled")
 
 
-def notes(kernel: BrowserLikeKernel, panel: WidgetRef) -> list[str]:
-    """The panel's notification lines, as a person reads them."""
-    return [
-        text(w)
-        for w in kernel.widgets(
-            "HTML", within=panel.comm_id, _dom_classes=has_class("atomic-notification")
-        )
-    ]
+def notes(kernel: BrowserLikeKernel, panel: WidgetRef | str) -> list[str]:
+    """The panel's notification lines, as a person reads them (as last shown)."""
+    panel_id = panel if isinstance(panel, str) else panel.comm_id
+    return texts_of(kernel, panel_id, "atomic-notification")
+
+
+@dataclass(frozen=True)
+class PagePanel:
+    """A session's panel as the page draws it, and what a person does there."""
+
+    kernel: BrowserLikeKernel
+    comm_id: str  # the panel's output widget
+
+    @property
+    def html(self) -> str:
+        """The panel as the page draws it now."""
+        return page_of(self.kernel, self.comm_id)
+
+    def texts(self, cls: str) -> list[str]:
+        """The visible text of each element of class ``cls`` in the panel, in page order."""
+        return [visible_text(found) for found in elements(self.html, cls)]
+
+    def text(self, cls: str) -> str:
+        """The visible text of the panel's one element of class ``cls``."""
+        return element_text(self.html, cls)
+
+    @property
+    def editor(self) -> dict[str, Any]:
+        """The editor's description (``value``, ``rev``, ``disabled``, ...)."""
+        return dict(self.kernel.tracker.pages[self.comm_id].content.dialogs["panel-editor"])
+
+    def type(self, text: str) -> str:
+        """Type ``text`` into the editor (what the page sends as a person types)."""
+        return self.kernel.send_custom(self.comm_id, {"type": "editor", "value": text})
+
+    def send(self, text: str) -> str:
+        """Type ``text`` and press Shift+Enter (or Send)."""
+        return self.kernel.send_custom(self.comm_id, {"type": "send", "value": text})
+
+    def remove_rule(self, index: int) -> str:
+        """Click the Remove button of the rule on line ``index``."""
+        message = {"type": "remove-rule", "rule": str(index)}
+        return self.kernel.send_custom(self.comm_id, message)
 
 
 def last_run_report(kernel: BrowserLikeKernel) -> str:

@@ -71,8 +71,16 @@ class PageStore:
 
 
 def controls_html(dialog: dict[str, Any]) -> str:
-    """The controls the module draws for a dialog's description (text escaped)."""
+    """The controls the module draws for a dialog's description (text escaped), or for the
+    panel's editor (method ``prompt``)."""
     e = html_lib.escape
+    if dialog["method"] == "prompt":
+        return (
+            f'<div class="atomic-editor"><textarea class="atomic-editor-input" '
+            f'placeholder="{e(dialog["placeholder"])}" rows="{int(dialog["rows"])}">'
+            f"{e(dialog['value'])}</textarea>"
+            '<button class="atomic-send">Send</button></div>'
+        )
     parts = [f'<strong class="atomic-dialog-title">{e(dialog["title"])}</strong>']
     if dialog["message"]:
         parts.append(f'<pre class="atomic-dialog-message">{e(dialog["message"])}</pre>')

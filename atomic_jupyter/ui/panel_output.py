@@ -1,0 +1,280 @@
+"""The session panel as one :class:`~atomic_jupyter.ui.output_widget.OutputWidget`.
+
+Its sections are the record's (:mod:`atomic_jupyter.ui.panel_parts`): title and state, the
+agent, a continued conversation, the extensions' status and widgets, the custom entries, the
+notifications. What a person acts on is drawn by the page's module in places the HTML leaves
+for it: the editor (typing is kept by the session as it happens; Shift+Enter or Send sends),
+the rules' Remove buttons, and the runs and dialogs the panel shows itself (the prompts sent
+from its editor, the dialogs of no prompt on the page), newest first in a bounded list, each
+drawn by the same :class:`~atomic_jupyter.ui.run_output.RunBlocks` as a run's own output.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from atomic_jupyter.session.dialogs import Dialog
+from atomic_jupyter.session.runs import PromptRun
+from atomic_jupyter.ui.output_widget import Content, OutputWidget
+from atomic_jupyter.ui.panel_parts import (
+    NOTIFICATION_COLORS,
+    about_text,
+    entries_html,
+    head_html,
+    notification_html,
+    status_html,
+    widget_block_html,
+)
+from atomic_jupyter.ui.record import NO_TYPESETTING, ROOT_STYLE, earlier_record
+from atomic_jupyter.ui.run_output import DialogBlocks, OnRule, RunBlocks
+from atomic_jupyter.ui.text import escape, pre_html
+
+if TYPE_CHECKING:
+    from atomic_jupyter.session.policies import Policy
+    from atomic_jupyter.session.session import AgentSession
+
+__all__ = ["EDITOR_ID", "NOTIFICATIONS_SHOWN", "PANEL_ENTRIES", "PanelOutput"]
+
+#: Notifications the panel shows (all are kept in ``session.notifications``).
+NOTIFICATIONS_SHOWN = 30
+#: Runs and dialogs the panel shows itself, at most (the oldest settled ones go first).
+PANEL_ENTRIES = 20
+#: The id of the panel's editor among the output's controls.
+EDITOR_ID = "panel-editor"
+EDITOR_PLACEHOLDER = "Message the agent… (Shift+Enter sends)"
+
+_STATE_TEXT = {
+    "new": "not started",
+    "starting": "starting…",
+    "idle": "idle",
+    "working": "working…",
+    "stopped": "stopped",
+}
+_LIST = "max-height:32em;overflow:auto;display:flex;flex-direction:column-reverse"
+_MUTED = "opacity:.7"
+
+
+class PanelOutput:
+    """The panel of one session, drawn by one widget.
+
+    Parameters
+    ----------
+    session:
+        The session shown.
+    schedule:
+        Asks for a render on the kernel's thread (a dialog the panel shows changed).
+    on_send:
+        Called with the editor's text when a person sends it.
+    on_stop:
+        Called with a run the panel shows whose Stop was clicked.
+    on_rule:
+        Called with a dialog answered with "answer this way from now on" checked.
+    """
+
+    def __init__(
+        self,
+        session: AgentSession,
+        schedule: Callable[[], None],
+        on_send: Callable[[str], None],
+        on_stop: Callable[[PromptRun], None],
+        on_rule: OnRule,
+    ) -> None:
+        self.session = session
+        self._schedule = schedule
+        self._on_send = on_send
+        self._on_stop = on_stop
+        self._on_rule = on_rule
+        self.widget = OutputWidget(f"atomic-panel {NO_TYPESETTING}", ROOT_STYLE)
+        #: The runs and dialogs the panel shows, newest first: (what, its blocks).
+        self.entries: list[tuple[PromptRun | Dialog, RunBlocks | DialogBlocks]] = []
+        self._count = 0
+        self._rules: list[Policy] = []  # as last drawn: a Remove names one of these
+        self._editor_rev = 0
+        self._typed = ""  # the editor's text as the page last sent it
+        self._earlier: tuple[Any, ...] = ()
+        self._earlier_html = ""
+        self.closed = False
+        self._lock = threading.RLock()
+        self.widget.on_action.add(self._act)
+
+    # ------------------------------------------------------------------ what is shown
+
+    def show(self, shown: PromptRun | Dialog) -> None:
+        """Show a run sent from the editor, or a dialog of no prompt, at the top of the list;
+        past :data:`PANEL_ENTRIES`, the oldest settled ones are let go."""
+        with self._lock:
+            if self.closed or any(what is shown for what, _ in self.entries):
+                return
+            self._count += 1
+            prefix = f"runs/e{self._count}:"
+            blocks: RunBlocks | DialogBlocks
+            if isinstance(shown, PromptRun):
+                run = shown
+                blocks = RunBlocks(
+                    run, lambda: self._on_stop(run), self._on_rule, self._schedule, prefix
+                )
+            else:
+                blocks = DialogBlocks(shown, self._on_rule, self._schedule, prefix)
+            self.entries.insert(0, (shown, blocks))
+            for entry in self.entries[PANEL_ENTRIES:]:
+                if _settled(entry[0]):
+                    self.entries.remove(entry)
+                    entry[1].close()
+
+    @property
+    def runs(self) -> list[PromptRun]:
+        """The runs the panel shows, oldest first."""
+        return [what for what, _ in reversed(self.entries) if isinstance(what, PromptRun)]
+
+    def editor_set(self) -> None:
+        """The editor's text was set by the agent (or cleared by a send): the page shows it."""
+        with self._lock:
+            self._editor_rev += 1
+
+    def render(self) -> None:
+        """Bring the widget in line with the session (sends what changed)."""
+        with self._lock:
+            if not self.closed:
+                self.widget.show(self._content())
+
+    def _content(self) -> Content:
+        s = self.session
+        content = Content()
+
+        def add(key: str, html: str) -> None:
+            if html:
+                content.order.append(key)
+                content.blocks[key] = html
+
+        state = f"exited with code {s.returncode}" if s.state == "exited" else s.state
+        add("head", head_html(s.title or f"atomic agent: {s.name}", _STATE_TEXT.get(state, state)))
+        about = about_text(s)
+        if s.spec.trust_project:
+            about += (" · " if about else "") + "project trust on (its .pi extensions and settings)"
+        if about:
+            add("about", f'<div class="atomic-about" style="{_MUTED}">{escape(about)}</div>')
+        add("earlier", self._earlier_section())
+        if s.status:
+            add("status", status_html(s.status, live=True))
+        above = [b for b in s.widgets.values() if b.get("placement") != "belowEditor"]
+        below = [b for b in s.widgets.values() if b.get("placement") == "belowEditor"]
+        add("above", _widgets("atomic-widgets-above", above))
+        add("editor", f'<div class="atomic-editor-place" data-dialog="{EDITOR_ID}"></div>')
+        content.dialogs[EDITOR_ID] = {
+            "id": EDITOR_ID,
+            "method": "prompt",
+            "placeholder": EDITOR_PLACEHOLDER,
+            "rows": 3,
+            "value": s.editor_text,
+            "rev": self._editor_rev,
+            "disabled": s.state not in ("idle", "working"),
+        }
+        add("below", _widgets("atomic-widgets-below", below))
+        add("rules", self._rules_section())
+        if self.entries:
+            add(
+                "runs",
+                f'<div class="atomic-panel-dialogs" style="{_LIST}" data-children="runs"></div>',
+            )
+            for _what, blocks in self.entries:
+                blocks.fill(content)
+        add("entries", entries_html(s.entries)[0])
+        notes = list(s.notifications)[-NOTIFICATIONS_SHOWN:]
+        if notes:
+            lines = "".join(notification_html(note, live=True) for note in notes)
+            add("notifications", f'<div class="atomic-notifications">{lines}</div>')
+        if s.diagnostic_count:
+            last = s.diagnostics[-1] if s.diagnostics else ""
+            said = f"{s.diagnostic_count} message(s) from the agent were ignored; last: {last}"
+            add("diagnostics", f'<div class="atomic-diagnostics">{escape(said)}</div>')
+        if s.state == "exited":
+            tail = s.stderr_tail.strip() or "(none)"
+            said = f"The agent exited with code {s.returncode}. Its last stderr lines:"
+            exited = pre_html([said, tail], NOTIFICATION_COLORS["error"])
+            exited += pre_html(["Run %atomic_agent restart to start it again."])
+            add("exit", f'<div class="atomic-exit">{exited}</div>')
+        return content
+
+    def _earlier_section(self) -> str:
+        conversations = self.session.addon("conversations")
+        if conversations is None:
+            return ""
+        key = (conversations.continued, tuple(conversations.notes), id(conversations.earlier))
+        if key != self._earlier:  # the turns' records are made once per start
+            self._earlier = key
+            record = earlier_record(
+                conversations.continued, conversations.notes, conversations.earlier
+            )
+            inner = record.html
+            self._earlier_html = f'<div class="atomic-earlier-view">{inner}</div>' if inner else ""
+        return self._earlier_html
+
+    def _rules_section(self) -> str:
+        """One line per answer policy, each with a button that removes it."""
+        self._rules = list(self.session.policies)
+        if not self._rules:
+            return ""
+        rows = [f'<div style="{_MUTED}">Answered without asking:</div>']
+        for index, policy in enumerate(self._rules):
+            rows.append(
+                '<div class="atomic-rule">'
+                '<button type="button" class="atomic-rule-remove jupyter-button widget-button" '
+                f'data-action="remove-rule" data-rule="{index}" '
+                'title="Stop answering these dialogs this way">Remove</button> '
+                f'<span class="atomic-rule-text">{escape(policy.describe())}</span></div>'
+            )
+        return f'<div class="atomic-rules">{"".join(rows)}</div>'
+
+    # ------------------------------------------------------------------ the page -> the session
+
+    def _act(self, message: Mapping[str, Any]) -> None:
+        kind = message.get("type")
+        if kind == "editor":
+            value = message.get("value")
+            if isinstance(value, str):
+                self._typed = value
+                self.session.set_editor_text(value)
+        elif kind == "send":
+            value = message.get("value")
+            if isinstance(value, str):
+                self.session.set_editor_text(value)
+            self._on_send(self.session.editor_text)
+        elif kind == "remove-rule":
+            self._remove_rule(message.get("rule"))
+        else:
+            for _what, blocks in list(self.entries):
+                blocks.act(message)
+
+    def _remove_rule(self, index: Any) -> None:
+        try:
+            policy = self._rules[int(index)]
+        except (TypeError, ValueError, IndexError):
+            return
+        if policy in self.session.policies:  # a second click: it is gone already
+            self.session.remove_policy(policy)
+
+    def close(self) -> None:
+        """Empty and close the widget, and let the runs and dialogs it shows go."""
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+            entries, self.entries = self.entries, []
+            for _what, blocks in entries:
+                blocks.close()
+            self.widget.finish()
+
+
+def _widgets(cls: str, blocks: list[dict[str, Any]]) -> str:
+    if not blocks:
+        return ""
+    inner = "".join(widget_block_html(block.get("lines") or []) for block in blocks)
+    return f'<div class="{cls}">{inner}</div>'
+
+
+def _settled(shown: PromptRun | Dialog) -> bool:
+    if isinstance(shown, PromptRun):
+        return shown.finished and not shown.transcript.pending_dialogs()
+    return not shown.pending
