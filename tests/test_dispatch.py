@@ -295,7 +295,13 @@ def line(value: object) -> bytes:
 def test_a_view_renders_what_the_reader_thread_delivers_only_on_the_kernel_thread() -> None:
     session = fed_session()
     view = view_of(session)  # built here, on the main thread
-    before = view.title.text
+    panel = view.panel_output.widget
+
+    def title() -> str:
+        (found,) = page_tree(panel).find_all("atomic-title")
+        return found.text
+
+    before = title()
     request = {
         "type": "extension_ui_request",
         "id": "d1",
@@ -303,25 +309,29 @@ def test_a_view_renders_what_the_reader_thread_delivers_only_on_the_kernel_threa
         "title": "Pick",
         "options": ["A", "B"],
     }
+    sent = panel.messages
     on_thread(
         lambda: session.client.receive_data(
             line({"type": "extension_ui_request", "id": "t", "method": "setTitle", "title": "New"})
             + line(request)
         )
     )
-    assert view.title.text == before  # nothing ran on the reader thread
+    assert panel.messages == sent and title() == before  # nothing ran on the reader thread
     (dialog,) = session.dialogs
-    pump_until(view.dispatcher, lambda: dialog.id in view.dialog_outputs, "the dialog's widget")
-    assert view.title.text == "New"
-    output = view.dialog_outputs[dialog.id]
-    assert view.dialogs.children[0] is output.widget
-    assert set(output.content.dialogs) == {dialog.id}  # its controls, on the page
+    pump_until(view.dispatcher, lambda: dialog.id in panel.content.dialogs, "the dialog's controls")
+    assert title() == "New"
+    # In the panel's list of what it shows itself (a dialog of no prompt), its controls' place.
+    (shown,) = page_tree(panel).find_all("atomic-panel-dialogs")
+    assert f'data-dialog="{dialog.id}"' in panel.content.blocks["runs/e1:dialog"]
+    assert shown is not None
     # The agent going away closes the dialog on the exit watcher's thread: queued, then drawn.
-    sent = output.widget.messages
+    sent = panel.messages
     on_thread(lambda: dialog.close("the agent exited"), name="exit-watcher")
-    assert output.widget.messages == sent and dialog.id in output.content.dialogs
-    pump_until(view.dispatcher, lambda: not output.content.dialogs, "the dialog to collapse")
-    (outcome,) = page_tree(output.widget).find_all("atomic-dialog-outcome")
+    assert panel.messages == sent and dialog.id in panel.content.dialogs
+    pump_until(
+        view.dispatcher, lambda: dialog.id not in panel.content.dialogs, "the dialog to collapse"
+    )
+    (outcome,) = page_tree(panel).find_all("atomic-dialog-outcome")
     assert outcome.text == dialog.outcome == "Pick → closed: the agent exited"
     assert thread_guard.take() == []
     view.close()

@@ -16,8 +16,9 @@ import atomic_jupyter as aj
 from atomic_jupyter.session.session import AgentSession
 from atomic_jupyter.ui.dialog_controls import RULE_TEXT
 from atomic_jupyter.ui.session_view import SessionView
-from tests.harness.output_page import page_html, press
+from tests.harness.output_page import page_html, page_tree, press
 from tests.harness.support import STANDIN_AGENT, wait_until
+from tests.harness.thread_guard import pump_until
 
 STANDIN = [sys.executable, str(STANDIN_AGENT)]
 
@@ -27,6 +28,20 @@ def session() -> Iterator[AgentSession]:
     s = aj.start(command=STANDIN, name=f"rules-{time.monotonic_ns()}", display=False)
     yield s
     s.stop()
+
+
+def in_panel(view: SessionView, dialog: object) -> object:
+    """The panel's widget once it shows ``dialog`` (a dialog of no prompt on the page)."""
+    panel = view.panel
+    pump_until(
+        view.dispatcher, lambda: dialog.id in panel.content.dialogs, "the dialog in the panel"
+    )
+    return panel
+
+
+def rule_lines(view: SessionView) -> list[str]:
+    view.refresh("policies")
+    return [e.text for e in page_tree(view.panel).find_all("atomic-rule-text")]
 
 
 def receipts(session: AgentSession) -> list[str]:
@@ -39,7 +54,7 @@ def test_a_rule_made_from_a_dialog_answers_the_next_ones_without_a_click(
     view = SessionView(session)
     session.prompt("/scenario dialogs 1", display=False)
     (first,) = wait_until(lambda: session.pending_dialogs, "the first dialog")
-    widget = view.dialog_widget(first)  # the dialog as the panel shows it
+    widget = in_panel(view, first)  # the dialog as the panel shows it
     described = widget.content.dialogs[first.id]
     # The box is offered, in words of ours (no agent text: the title is not in it).
     assert described["rule"] == RULE_TEXT and "Soak 1" not in described["rule"]
@@ -59,14 +74,14 @@ def test_a_rule_made_from_a_dialog_answers_the_next_ones_without_a_click(
 
     policy_b = session.answer_with("B", method="select", title="^Soak 3$")
     assert not policy_b.rule
-    view.refresh("policies")
-    rows = [r for r in view.rules.children if "atomic-rule" in r._dom_classes]
-    assert len(rows) == 2
-    remove = rows[0].children[0]
-    remove.click()
+    assert rule_lines(view) == [policy.describe(), policy_b.describe()]
+    assert page_html(view.panel).count('data-action="remove-rule"') == 2
+    remove = {"type": "remove-rule", "rule": str(id(policy))}  # the first line's Remove
+    press(view.panel, remove)
     assert session.policies == [policy_b]
-    view.refresh("policies")
-    assert len([r for r in view.rules.children if "atomic-rule" in r._dom_classes]) == 1
+    assert rule_lines(view) == [policy_b.describe()]
+    press(view.panel, remove)  # a late second click on that line removes nothing else
+    assert session.policies == [policy_b]
     view.close()
 
 
@@ -96,7 +111,7 @@ def test_cancel_with_the_box_ticked_makes_no_rule(session: AgentSession) -> None
     view = SessionView(session)
     session.prompt("/scenario dialogs 1", display=False)
     (dialog,) = wait_until(lambda: session.pending_dialogs, "the dialog")
-    widget = view.dialog_widget(dialog)
+    widget = in_panel(view, dialog)
     assert widget.content.dialogs[dialog.id]["rule"] == RULE_TEXT
     press(widget, {"type": "dialog", "id": dialog.id, "action": "cancel", "rule": True})
     assert dialog.state == "cancelled" and session.policies == []
@@ -108,7 +123,7 @@ def test_an_answer_with_the_box_left_unticked_makes_no_rule(session: AgentSessio
     view = SessionView(session)
     session.prompt("/scenario dialogs 1", display=False)
     (dialog,) = wait_until(lambda: session.pending_dialogs, "the dialog")
-    widget = view.dialog_widget(dialog)
+    widget = in_panel(view, dialog)
     press(
         widget, {"type": "dialog", "id": dialog.id, "action": "choose", "index": 0, "rule": False}
     )

@@ -244,8 +244,8 @@ def test_agent_text_is_shown_as_text(
     view = view_of(session)
     roots = [session.panel, view.run_area(run)]
     session.client.receive_data(data())
-    roots += [view.dialog_widget(dialog) for dialog in session.dialogs]
     view.render_run(run)
+    view.pump()  # the dialogs of no prompt, in the panel
     widgets = [x for root in roots if root is not None for x in walk(root)]
     for widget in widgets:
         markup = markup_of(widget)
@@ -276,7 +276,7 @@ def test_a_custom_entry_of_no_run_is_shown_in_the_panel_and_its_record() -> None
     session.client.receive_data(line({"type": "entry_appended", "entry": {"type": "usage"}}))
     assert session.extension_ui.entries == [("status-card", {"message": "<i>ok</i>"})]
     view.pump()
-    shown = view.entries.value
-    assert shown.count('class="atomic-entry"') == 1 and "<i>ok</i>" in visible(view.entries)
+    shown = page_html(view.panel)
+    assert shown.count('class="atomic-entry"') == 1 and "<i>ok</i>" in visible(view.panel)
     record = panel_record(session)
     assert "[entry status-card]" in record.plain and "&lt;i&gt;ok&lt;/i&gt;" in record.html

@@ -32,7 +32,6 @@ from atomic_jupyter.ui.run_output import DialogBlocks, OnRule, RunBlocks
 from atomic_jupyter.ui.text import escape, pre_html
 
 if TYPE_CHECKING:
-    from atomic_jupyter.session.policies import Policy
     from atomic_jupyter.session.session import AgentSession
 
 __all__ = ["EDITOR_ID", "NOTIFICATIONS_SHOWN", "PANEL_ENTRIES", "PanelOutput"]
@@ -90,7 +89,6 @@ class PanelOutput:
         #: The runs and dialogs the panel shows, newest first: (what, its blocks).
         self.entries: list[tuple[PromptRun | Dialog, RunBlocks | DialogBlocks]] = []
         self._count = 0
-        self._rules: list[Policy] = []  # as last drawn: a Remove names one of these
         self._editor_rev = 0
         self._typed = ""  # the editor's text as the page last sent it
         self._earlier: tuple[Any, ...] = ()
@@ -213,15 +211,15 @@ class PanelOutput:
 
     def _rules_section(self) -> str:
         """One line per answer policy, each with a button that removes it."""
-        self._rules = list(self.session.policies)
-        if not self._rules:
+        policies = list(self.session.policies)
+        if not policies:
             return ""
         rows = [f'<div style="{_MUTED}">Answered without asking:</div>']
-        for index, policy in enumerate(self._rules):
+        for policy in policies:
             rows.append(
                 '<div class="atomic-rule">'
                 '<button type="button" class="atomic-rule-remove jupyter-button widget-button" '
-                f'data-action="remove-rule" data-rule="{index}" '
+                f'data-action="remove-rule" data-rule="{id(policy)}" '
                 'title="Stop answering these dialogs this way">Remove</button> '
                 f'<span class="atomic-rule-text">{escape(policy.describe())}</span></div>'
             )
@@ -247,13 +245,13 @@ class PanelOutput:
             for _what, blocks in list(self.entries):
                 blocks.act(message)
 
-    def _remove_rule(self, index: Any) -> None:
-        try:
-            policy = self._rules[int(index)]
-        except (TypeError, ValueError, IndexError):
-            return
-        if policy in self.session.policies:  # a second click: it is gone already
-            self.session.remove_policy(policy)
+    def _remove_rule(self, which: Any) -> None:
+        """Remove the rule of the line clicked (a late second click finds it gone: nothing
+        else is removed)."""
+        for policy in self.session.policies:
+            if str(id(policy)) == str(which):
+                self.session.remove_policy(policy)
+                return
 
     def close(self) -> None:
         """Empty and close the widget, and let the runs and dialogs it shows go."""

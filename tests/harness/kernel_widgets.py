@@ -250,6 +250,17 @@ class PagePanel:
         return element_text(self.html, cls)
 
     @property
+    def status(self) -> dict[str, str]:
+        """The extensions' status entries as the panel shows them: each entry's text, by its
+        key (the entry's ``title``, what a person sees on hovering it)."""
+        found = {}
+        for entry in elements(self.html, "atomic-status-entry"):
+            key = re.search(r'\btitle="([^"]*)"', entry.split(">", 1)[0])
+            assert key is not None, f"a status entry with no title: {entry}"
+            found[html_lib.unescape(key.group(1))] = visible_text(entry)
+        return found
+
+    @property
     def editor(self) -> dict[str, Any]:
         """The editor's description (``value``, ``rev``, ``disabled``, ...)."""
         return dict(self.kernel.tracker.pages[self.comm_id].content.dialogs["panel-editor"])
@@ -263,8 +274,9 @@ class PagePanel:
         return self.kernel.send_custom(self.comm_id, {"type": "send", "value": text})
 
     def remove_rule(self, index: int) -> str:
-        """Click the Remove button of the rule on line ``index``."""
-        message = {"type": "remove-rule", "rule": str(index)}
+        """Click the Remove button of the rule on line ``index`` (as last drawn)."""
+        buttons = re.findall(r'data-action="remove-rule" data-rule="([^"]*)"', self.html)
+        message = {"type": "remove-rule", "rule": html_lib.unescape(buttons[index])}
         return self.kernel.send_custom(self.comm_id, message)
 
 
