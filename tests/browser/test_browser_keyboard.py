@@ -30,6 +30,7 @@ CELLS = [
     ("keys", "%%atomic_agent\n/ui-select"),
     ("escape", "%%atomic_agent\n/ui-input"),
     ("confirm_keys", "%%atomic_agent\n/ui-confirm"),
+    ("flood", "%%atomic_agent\n/ui-flood 40000"),
 ]
 
 
@@ -125,3 +126,31 @@ def test_escape_cancels_a_dialog_and_is_no_notebook_shortcut(nb: NotebookPage) -
         "Your name → cancelled (clicked)"
     )
     assert nb.notebook.locator(".jp-Cell").count() == cells
+
+
+def test_typing_in_the_panel_editor_while_the_panel_keeps_changing_keeps_every_character(
+    nb: NotebookPage,
+) -> None:
+    """The panel is one output: its status line changes thousands of times while a person
+    types in its editor, and neither the text nor the cursor is lost."""
+    panel = nb.output("start").locator(".atomic-panel")
+    editor = panel.locator(".atomic-editor textarea")
+    status = panel.locator(".atomic-status-entry", has_text="update")
+    nb.run("flood")
+    expect(status).to_be_visible()
+    editor.click()
+    seen = set()
+    typed = "a prompt typed during a flood, naïve 日本語"
+    for piece in (typed[:15], typed[15:30], typed[30:]):
+        editor.press_sequentially(piece, delay=20)
+        seen.add(status.inner_text())
+    editor.press("Home")  # the cursor to the start of the line, and type there
+    editor.press_sequentially(">> ", delay=20)
+    seen.add(status.inner_text())
+    expect(editor).to_have_value(">> " + typed)
+    assert len(seen) >= 2, f"the panel did not change while typing: {seen}"
+    assert editor.evaluate("(e) => document.activeElement === e")
+    assert editor.evaluate("(e) => [e.selectionStart, e.selectionEnd]") == [3, 3]
+    flood_done = nb.output("start").locator(".atomic-notification").filter(has_text="flood done")
+    expect(flood_done).to_have_count(1, timeout=60_000)
+    expect(editor).to_have_value(">> " + typed)  # the flood's end left it alone too
