@@ -49,21 +49,27 @@ CURRENT_LINE = AGENT_LINE == "current"
 QUEUED = {"disposition": "queued"} if CURRENT_LINE else None
 
 
+def pinned_folder() -> Path:
+    """The npm package folder of the pinned agent under test (the nearest folder above its
+    command that holds a ``package.json``)."""
+    start = PINNED_AGENT.resolve().parent
+    for folder in (start, *start.parents):
+        if (folder / "package.json").exists():
+            return folder
+    raise FileNotFoundError(
+        f"no package.json above {PINNED_AGENT}: is the pinned agent installed? (make agent)"
+    )
+
+
 def pinned_package() -> dict:
     """The ``package.json`` of the pinned agent under test."""
-    folder = PINNED_AGENT.resolve().parent
-    while not (folder / "package.json").exists():
-        folder = folder.parent
-    return json.loads((folder / "package.json").read_text())
+    return json.loads((pinned_folder() / "package.json").read_text())
 
 
 def agent_example(name: str) -> Path:
     """An example extension shipped inside the pinned agent under test
     (``examples/extensions/NAME``): the other end of the protocol, written by its authors."""
-    folder = PINNED_AGENT.resolve().parent
-    while not (folder / "package.json").exists():
-        folder = folder.parent
-    return folder / "examples" / "extensions" / name
+    return pinned_folder() / "examples" / "extensions" / name
 
 
 def provider_error(status: int, message: str) -> str:
