@@ -249,40 +249,18 @@ class RunBlocks:
         self._answers.clear()
 
 
-class RunOutput:
-    """The one widget of a run (:class:`RunBlocks` in an output of its own).
+class _OwnOutput:
+    """Blocks (a run's, a dialog's) in a widget of their own: rendered under a lock (the one
+    render made off the kernel's thread never overlaps another), emptied and closed once."""
 
-    Parameters
-    ----------
-    run:
-        The run to show.
-    on_stop:
-        Called when Stop is clicked (aborts the agent's run).
-    on_rule:
-        Called with a dialog answered with "answer this way from now on" checked.
-    schedule:
-        Asks for a render on the kernel's thread (a dialog of the run changed).
-    """
+    blocks: RunBlocks | DialogBlocks
 
-    def __init__(
-        self,
-        run: PromptRun,
-        on_stop: Callable[[], None],
-        on_rule: OnRule | None = None,
-        schedule: Callable[[], None] | None = None,
-    ) -> None:
-        self.run = run
-        self.widget = OutputWidget(f"atomic-run atomic-transcript {NO_TYPESETTING}", ROOT_STYLE)
-        self.blocks = RunBlocks(run, on_stop, on_rule, schedule or self.render)
+    def __init__(self, root_class: str, root_style: str = "") -> None:
+        self.widget = OutputWidget(root_class, root_style)
         self.closed = False
         self._lock = threading.RLock()
         self.widget.on_action.add(self.blocks.act)
         self.render()
-
-    @property
-    def renders(self) -> int:
-        """How many times the run was rendered."""
-        return self.blocks.renders
 
     @property
     def content(self) -> Content:
@@ -290,7 +268,7 @@ class RunOutput:
         return self.widget.content
 
     def render(self) -> None:
-        """Bring the widget in line with the transcript (sends what changed)."""
+        """Bring the widget in line with what it shows (sends what changed)."""
         with self._lock:
             if not self.closed:
                 self._render()
@@ -308,6 +286,40 @@ class RunOutput:
             self.closed = True
             self.blocks.close()
             self.widget.finish()
+
+
+class RunOutput(_OwnOutput):
+    """The one widget of a run (:class:`RunBlocks` in an output of its own).
+
+    Parameters
+    ----------
+    run:
+        The run to show.
+    on_stop:
+        Called when Stop is clicked (aborts the agent's run).
+    on_rule:
+        Called with a dialog answered with "answer this way from now on" checked.
+    schedule:
+        Asks for a render on the kernel's thread (a dialog of the run changed).
+    """
+
+    blocks: RunBlocks
+
+    def __init__(
+        self,
+        run: PromptRun,
+        on_stop: Callable[[], None],
+        on_rule: OnRule | None = None,
+        schedule: Callable[[], None] | None = None,
+    ) -> None:
+        self.run = run
+        self.blocks = RunBlocks(run, on_stop, on_rule, schedule or self.render)
+        super().__init__(f"atomic-run atomic-transcript {NO_TYPESETTING}", ROOT_STYLE)
+
+    @property
+    def renders(self) -> int:
+        """How many times the run was rendered."""
+        return self.blocks.renders
 
 
 class DialogBlocks:
@@ -342,7 +354,7 @@ class DialogBlocks:
         self._dialogs.close()
 
 
-class DialogOutput:
+class DialogOutput(_OwnOutput):
     """The one widget of a dialog shown on its own (:class:`DialogBlocks` in an output of its
     own)."""
 
@@ -350,34 +362,8 @@ class DialogOutput:
         self, dialog: Dialog, on_rule: OnRule | None, schedule: Callable[[], None] | None = None
     ) -> None:
         self.dialog = dialog
-        self.widget = OutputWidget(f"atomic-dialog-output {NO_TYPESETTING}")
         self.blocks = DialogBlocks(dialog, on_rule, schedule or self.render)
-        self.closed = False
-        self._lock = threading.RLock()
-        self.widget.on_action.add(self.blocks.act)
-        self.render()
-
-    @property
-    def content(self) -> Content:
-        """What the page was last sent."""
-        return self.widget.content
-
-    def render(self) -> None:
-        """Bring the widget in line with the dialog."""
-        with self._lock:
-            if not self.closed:
-                content = Content()
-                self.blocks.fill(content)
-                self.widget.show(content)
-
-    def close(self) -> None:
-        """Empty and close the widget."""
-        with self._lock:
-            if self.closed:
-                return
-            self.closed = True
-            self.blocks.close()
-            self.widget.finish()
+        super().__init__(f"atomic-dialog-output {NO_TYPESETTING}")
 
 
 def _dialog_states(block: Block) -> tuple[tuple[str, str, str], ...]:
