@@ -144,3 +144,30 @@ def test_a_launch_that_cannot_spawn_leaves_the_client_without_a_process() -> Non
     with pytest.raises(AgentStartError, match="not found"):
         client.launch(["/nonexistent/agent-xyz"], cwd=None, env={}, on_exit=lambda code: None)
     assert client.process is None
+
+
+def test_a_dialog_is_announced_once_by_the_run_it_belongs_to() -> None:
+    """A run's dialog is announced by its run (``RunTracker.changed`` with "now"), not by the
+    registry too; a dialog of no run is announced by the registry."""
+    import json
+
+    from atomic_jupyter.session.runs import PromptRun
+
+    session = AgentSession("announced", LaunchSpec(command=["true"]))
+    session.state = "starting"  # never started: bytes go straight to the client
+    added: list[str] = []
+    runs: list[tuple[str, str]] = []
+    session.dialog_registry.added.add(lambda d: added.append(d.title))
+    session.tracker.changed.add(lambda run, how: runs.append((run.message, how)))
+
+    def dialog(title: str) -> bytes:
+        request = {"type": "extension_ui_request", "id": title, "method": "confirm"}
+        return json.dumps({**request, "title": title}).encode() + b"\n"
+
+    session.client.receive_data(dialog("of no run"))
+    run = PromptRun("r1", "a prompt")
+    session.tracker.sent(run)
+    session.client.receive_data(dialog("of the run"))
+    assert added == ["of no run"]
+    assert runs.count(("a prompt", "now")) == 1
+    assert [d.title for d in run.transcript.pending_dialogs()] == ["of the run"]

@@ -1,8 +1,9 @@
 """The dialogs of one session, and the ticker that expires timed ones. No widgets.
 
 :class:`DialogRegistry` keeps every dialog (the newest thousand, and all pending ones),
-announces each new dialog (:attr:`~DialogRegistry.added`; each dialog announces its own
-changes on ``Dialog.changed``), and, while a dialog with a timeout is pending, runs a
+announces each new dialog of no run (:attr:`~DialogRegistry.added`: a run's dialog is
+announced once, by its run, on ``RunTracker.changed``; each dialog announces its own changes
+on ``Dialog.changed``), and, while a dialog with a timeout is pending, runs a
 ticker thread that expires it on time and announces a countdown tick once a second
 (:attr:`~DialogRegistry.ticked`). The ticker ends by itself when no timed dialog is pending.
 """
@@ -39,7 +40,7 @@ class DialogRegistry:
         self._dialogs: list[Dialog] = []
         self._ticker: threading.Thread | None = None
         self._wake = threading.Event()
-        #: Called with each new dialog, after it is listed.
+        #: Called with each new dialog of no run, after it is listed (a run announces its own).
         self.added: Listeners[DialogListener] = Listeners()
         #: Called about once a second with each pending dialog that has a timeout.
         self.ticked: Listeners[DialogListener] = Listeners()
@@ -55,13 +56,15 @@ class DialogRegistry:
             return [d for d in self._dialogs if d.pending]
 
     def add(self, dialog: Dialog) -> None:
-        """List a new dialog, follow its changes, and announce it."""
+        """List a new dialog, follow its changes, and announce it when it belongs to no run
+        (a run announces its dialogs itself)."""
         with self._lock:
             self._dialogs.append(dialog)
             if len(self._dialogs) > DIALOGS_KEPT:
                 keep = [d for d in self._dialogs[:-DIALOGS_KEPT] if d.pending]
                 self._dialogs = keep + self._dialogs[-DIALOGS_KEPT:]
-        self.added.emit(dialog)
+        if dialog.host is None:
+            self.added.emit(dialog)
         if dialog.deadline is not None and dialog.pending:
             self._ensure_ticker()
 

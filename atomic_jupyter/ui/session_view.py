@@ -68,7 +68,7 @@ class SessionView:
         self._held_runs: set[int] = set()
         self.panel_output = PanelOutput(
             session,
-            schedule=lambda: self.dispatcher.call(self.render_panel, key="panel-now"),
+            schedule=self._panel_dialog_changed,
             on_send=self._send,
             on_stop=self._on_stop,
             on_rule=self._make_rule,
@@ -81,7 +81,6 @@ class SessionView:
             session.tracker.changed.add(self._run_changed),
             session.policy_changes.add(lambda: self._part_changed("policies")),
         ]
-        self._dialog_subscriptions: dict[str, Subscription] = {}
         # The dialogs that were pending before the panel existed (those of no prompt).
         for dialog in session.pending_dialogs:
             if dialog.host is None:
@@ -104,9 +103,9 @@ class SessionView:
         if self.closed:
             return
         self.closed = True
-        for subscription in [*self._subscriptions, *self._dialog_subscriptions.values()]:
+        for subscription in self._subscriptions:
             subscription.remove()
-        self._subscriptions, self._dialog_subscriptions = [], {}
+        self._subscriptions = []
         with self._build_lock:
             runs, self.run_outputs = list(self.run_outputs.values()), {}
         for run_output in runs:
@@ -152,20 +151,13 @@ class SessionView:
             self.dispatcher.call(self.render_panel, key="panel-now")
 
     def _dialog_added(self, dialog: Dialog) -> None:
-        # Its settling changes what is shown; followed until it is settled.
-        def settled(d: Dialog) -> None:
-            self.shown_changed.emit()
-            if not d.pending:
-                gone = self._dialog_subscriptions.pop(d.id, None)
-                if gone is not None:
-                    gone.remove()
-
-        self._dialog_subscriptions[dialog.id] = dialog.observe(settled)
+        """A dialog of no run: the panel shows it."""
         self.shown_changed.emit()
-        host = dialog.host
-        if host is None or not host.shown:
-            # No prompt, or its area is not on the page (prompt(display=False)): the panel.
-            self.dispatcher.call(partial(self.add_dialog, dialog))
+        self.dispatcher.call(partial(self.add_dialog, dialog))
+
+    def _dialog_changed(self) -> None:
+        """A dialog an output drew changed (on any thread): the record copies follow."""
+        self.shown_changed.emit()
 
     def _dialog_ticked(self, _dialog: Dialog) -> None:
         self.shown_changed.emit()  # the page counts down by itself
@@ -177,6 +169,11 @@ class SessionView:
             return
         with self._build_lock:  # a build in progress finishes first (it may have missed this)
             built = id(run) in self.run_outputs
+        if how == "now" and not built and not run.shown:
+            # A dialog of a run whose output is not on the page (prompt(display=False)): the
+            # run announced it, the panel shows it.
+            for dialog in run.transcript.pending_dialogs():
+                self.dispatcher.call(partial(self.add_dialog, dialog))
         render: Callable[[], None]
         key: Hashable
         if run in self.panel_output.runs:
@@ -238,10 +235,18 @@ class SessionView:
                     run,
                     on_stop=lambda: self._on_stop(run),
                     on_rule=self._make_rule,
-                    schedule=lambda: self.dispatcher.call(partial(self.render_run, run), key=key),
+                    schedule=partial(self._run_dialog_changed, run, key),
                 )
                 self.run_outputs[id(run)] = output
             return output.widget
+
+    def _run_dialog_changed(self, run: PromptRun, key: Hashable) -> None:
+        self._dialog_changed()
+        self.dispatcher.call(partial(self.render_run, run), key=key)
+
+    def _panel_dialog_changed(self) -> None:
+        self._dialog_changed()
+        self.dispatcher.call(self.render_panel, key="panel-now")
 
     def hold_run(self, run: PromptRun) -> None:
         """Keep a run's output live once it is over: it is shown inside another live output
