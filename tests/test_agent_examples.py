@@ -11,19 +11,21 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
+from tests.harness.kernel_client import BrowserLikeKernel
 from tests.harness.kernel_widgets import (
     WIDGET_VIEW,
+    PagePanel,
     dialog_in,
     displayed,
+    elements,
     last_run_report,
     notes,
     outcome_of,
+    panels,
     run_state,
     texts_of,
 )
 from tests.harness.support import CURRENT_LINE, EXTENSIONS, agent_example
-from tests.harness.widget_text import has_class, text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 
@@ -46,8 +48,9 @@ def kernel_setup(scripted_model) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def panel(kernel: BrowserLikeKernel) -> WidgetRef:
-    return kernel.find("VBox", _dom_classes=has_class("atomic-panel"))
+def panel(kernel: BrowserLikeKernel) -> PagePanel:
+    (found,) = panels(kernel)
+    return found
 
 
 def area_of(result) -> str:
@@ -55,7 +58,7 @@ def area_of(result) -> str:
     return area_id
 
 
-def wait_note(kernel: BrowserLikeKernel, panel: WidgetRef, wanted: str, timeout: float = 30):
+def wait_note(kernel: BrowserLikeKernel, panel: PagePanel, wanted: str, timeout: float = 30):
     kernel.wait_for(
         lambda: any(wanted in n for n in notes(kernel, panel)),
         timeout=timeout,
@@ -84,18 +87,11 @@ def python(kernel: BrowserLikeKernel, code: str) -> str:
 
 
 def test_rpc_demo_sets_title_widget_and_status_at_start(kernel, panel) -> None:
-    kernel.wait_for(
-        lambda: kernel.widgets(
-            "HTML", within=panel.comm_id, value=lambda v: "pi RPC Demo" in (v or "")
-        ),
-        what="the demo's title",
-    )
+    kernel.wait_for(lambda: "pi RPC Demo" in panel.text("atomic-title"), what="the demo's title")
     kernel.wait_for(
         lambda: any(
-            "--- RPC Extension UI Demo ---\nLoaded and ready." in text(w)
-            for w in kernel.widgets(
-                "HTML", within=panel.comm_id, _dom_classes=has_class("atomic-widget-block")
-            )
+            "--- RPC Extension UI Demo ---\nLoaded and ready." in t
+            for t in panel.texts("atomic-widget-block")
         ),
         what="the demo's widget lines",
     )
@@ -127,10 +123,7 @@ def test_a_command_whose_extension_asks_first_does_not_block_the_kernel(kernel, 
     )
     wait_done(kernel, area)
     kernel.wait_for(
-        lambda: kernel.widgets(
-            "HTML", within=panel.comm_id, value=lambda v: "(new session)" in (v or "")
-        ),
-        what="the title of the new session",
+        lambda: "(new session)" in panel.text("atomic-title"), what="the title of the new session"
     )
 
 
@@ -216,9 +209,8 @@ def test_timed_sent_with_shift_enter_is_kept_in_the_panels_record_until_it_times
     """``/timed`` (a confirm with a 5 s timeout), typed into the panel's editor and sent with
     Shift+Enter: the panel's record copy, kept current with no call from here, shows its
     dialog waiting, then how it ended."""
-    editor = kernel.find("Any", within=panel.comm_id, _dom_classes=has_class("atomic-editor"))
-    kernel.set_value(editor.comm_id, value="/timed")
-    kernel.send_custom(editor.comm_id, {"type": "submit"})  # what Shift+Enter sends
+    panel.type("/timed")
+    panel.send("/timed")  # what Shift+Enter sends
     kernel.wait_for(
         lambda: (
             "Timed Confirmation" in panel_copy(kernel)
@@ -265,21 +257,13 @@ def test_a_dialog_its_extension_gave_up_on_is_closed_and_stops_no_wait(kernel, p
 def test_themed_status_is_shown_styled_not_as_escape_codes(kernel, panel) -> None:
     area = area_of(kernel.execute("%%atomic_agent --wait\nhello from the status test"))
     wait_done(kernel, area)
-    entry = kernel.wait_for(
+    value = kernel.wait_for(
         lambda: next(
-            (
-                w
-                for w in kernel.widgets(
-                    "HTML", within=panel.comm_id, _dom_classes=has_class("atomic-status-entry")
-                )
-                if "complete" in text(w)
-            ),
-            None,
+            (e for e in elements(panel.html, "atomic-status-entry") if "complete" in e), None
         ),
         what="the status-line example's status",
     )
-    assert re.search(r"✓ Turn \d+ complete", text(entry))
-    value = entry.state["value"]
+    assert re.search(r"✓ Turn \d+ complete", html.unescape(re.sub(r"<[^>]*>", "", value)))
     assert "\x1b" not in value and "[38;" not in value and "[39m" not in value
     assert "color:" in value  # styled, as the agent's theme coloured it
 

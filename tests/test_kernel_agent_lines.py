@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel
-from tests.harness.kernel_widgets import WIDGET_VIEW, displayed
+from tests.harness.kernel_widgets import WIDGET_VIEW, PagePanel, displayed, elements, panels
 from tests.harness.support import CURRENT_LINE, pinned_package
-from tests.harness.widget_text import has_class, text, visible_text
+from tests.harness.widget_text import visible_text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 
@@ -30,8 +30,9 @@ def kernel_setup(scripted_model) -> list[str]:
 
 def test_the_panel_says_which_agent_runs_on_which_node(kernel: BrowserLikeKernel) -> None:
     package = pinned_package()
-    about = kernel.find("HTML", _dom_classes=has_class("atomic-about"))
-    shown = text(about)
+    (panel,) = panels(kernel)
+    kernel.wait_for(lambda: elements(panel.html, "atomic-about"), what="the agent's line")
+    shown = panel.text("atomic-about")
     assert shown.startswith(f"{package['name']} {package['version']} on Node.js v"), shown
     assert "project trust" not in shown
 
@@ -84,8 +85,11 @@ def test_trust_project_is_shown_in_the_panel(kernel: BrowserLikeKernel, tmp_path
         return
     started = kernel.execute(f"%atomic_agent start --name trusted --cwd {tmp_path} --trust-project")
     (panel_id,) = started.widget_ids
-    about = kernel.find("HTML", within=panel_id, _dom_classes=has_class("atomic-about"))
-    assert text(about).endswith("· project trust on (its .pi extensions and settings)")
+    panel = PagePanel(kernel, panel_id)
+    kernel.wait_for(lambda: elements(panel.html, "atomic-about"), what="the agent's line")
+    assert panel.text("atomic-about").endswith(
+        "· project trust on (its .pi extensions and settings)"
+    )
     status = kernel.execute("%atomic_agent status --name trusted").stdout
     assert "project trust" in status
     kernel.execute("%atomic_agent stop --name trusted")

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from atomic_jupyter.session.citations import CITED_HEADING
-from tests.harness.kernel_widgets import element_text, elements, page_of
-from tests.harness.widget_text import has_class, text, visible_text
+from tests.harness.kernel_widgets import element_text, elements, page_of, panels
+from tests.harness.widget_text import visible_text
 
 # The text our citations build; the agent only forwards the user message, which
 # test_conversation checks word for word on both lines.
@@ -128,11 +128,10 @@ def test_fix_sends_the_last_error_and_the_transcript_keeps_both_prompts(kernel, 
 def test_the_panel_editor_and_the_python_api_cite_too(kernel, scripted_model):
     server, _home, _args = scripted_model
     kernel.execute("total = sum(range(10))")
-    panel = kernel.find("VBox", _dom_classes=has_class("atomic-panel"))
-    editor = kernel.find("Any", within=panel.comm_id, _dom_classes=has_class("atomic-editor"))
+    (panel,) = panels(kernel)
     before = server.request_count
-    kernel.set_value(editor.comm_id, value="is $`total` right?")
-    kernel.click(kernel.find("Button", within=panel.comm_id, description="Send").comm_id)
+    panel.type("is $`total` right?")
+    panel.send("is $`total` right?")
     kernel.wait_for(
         lambda: server.request_count > before and "`total`:" in sent(scripted_model),
         timeout=30,
@@ -146,13 +145,14 @@ def test_the_panel_editor_and_the_python_api_cite_too(kernel, scripted_model):
     )
     assert "`total * 2`:" in sent(scripted_model) and "90" in sent(scripted_model)
     # a failing citation in the editor keeps the text and says why, in the panel
-    kernel.set_value(editor.comm_id, value="what about $`missing_name`?")
-    kernel.click(kernel.find("Button", within=panel.comm_id, description="Send").comm_id)
+    rev = panel.editor["rev"]
+    panel.type("what about $`missing_name`?")
+    panel.send("what about $`missing_name`?")
     kernel.wait_for(
-        lambda: any(
-            "missing_name" in text(ref) for ref in kernel.widgets("HTML", within=panel.comm_id)
-        ),
+        lambda: any("missing_name" in t for t in panel.texts("atomic-diagnostics")),
         timeout=15,
         what="the panel to say the citation failed",
     )
-    assert editor.state["value"] == "what about $`missing_name`?"  # nothing lost
+    # Nothing lost: the editor keeps the text (the page is not told to replace it).
+    assert panel.editor["value"] == "what about $`missing_name`?"
+    assert panel.editor["rev"] == rev

@@ -18,6 +18,7 @@ import pytest
 
 from atomic_jupyter.protocol.session_file import read_session
 from tests.harness.kernel_client import BrowserLikeKernel
+from tests.harness.kernel_widgets import PagePanel, elements
 from tests.harness.plugin import agent_kernel_env
 from tests.harness.support import PINNED_AGENT, agent_example
 from tests.harness.widget_text import has_class, text, visible_text
@@ -93,8 +94,11 @@ def test_a_new_kernel_continues_the_conversation_and_shows_the_earlier_turns(
     with open_kernel(tmp_path, notebook, "second") as second:
         started = second.execute(start_line(scripted_model, "--resume"))
         (panel_id,) = started.widget_ids
-        view = second.find("HTML", within=panel_id, _dom_classes=has_class("atomic-earlier-view"))
-        shown = view["value"]
+        panel = PagePanel(second, panel_id)
+        second.wait_for(
+            lambda: elements(panel.html, "atomic-earlier-view"), what="the earlier turns"
+        )
+        (shown,) = elements(panel.html, "atomic-earlier-view")
         said = visible_text(shown)
         assert "continued: " in said and " messages since " in said
         assert '<details class="atomic-earlier">' in shown  # folded

@@ -12,6 +12,7 @@ import pytest
 from atomic_jupyter.transport.agent_install import find_installed, install_folder, pin_of
 from atomic_jupyter.transport.agent_install.homes import AgentHome
 from tests.harness.kernel_client import BrowserLikeKernel
+from tests.harness.kernel_widgets import panels
 from tests.harness.support import path_without_node
 from tests.harness.widget_text import has_class
 
@@ -112,5 +113,6 @@ def test_start_without_an_agent_says_what_to_run_and_its_button_installs_and_sta
     status = kernel.execute("%atomic_agent status --full").stdout
     home = tmp_path / "data" / "atomic-jupyter" / "agents"
     assert str(install_folder(home, PIN)) in status
-    assert kernel.widgets("VBox", _dom_classes=has_class("atomic-panel"))
+    (panel,) = panels(kernel)  # the session started: its panel is shown
+    assert panel.text("atomic-state") in ("idle", "working…")
     assert os.path.isdir(install_folder(home, PIN))

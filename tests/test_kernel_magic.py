@@ -2,9 +2,9 @@
 
 Each test runs ``%atomic_agent`` cells in a kernel started through ``jupyter_client`` and
 answers dialogs by sending the messages the page sends (a click on a dialog's control: a
-custom message to the run's output; a value update to the panel's widgets).
+custom message to the run's output or to the panel's).
 What the extension received comes back as a ``notify`` ("got <method>: <JSON>"), which the
-tests read from the panel's notification widgets, as a person would.
+tests read from the panel's notification lines as the page draws them, as a person would.
 """
 
 from __future__ import annotations
@@ -14,12 +14,14 @@ import re
 
 import pytest
 
-from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
+from tests.harness.kernel_client import BrowserLikeKernel
 from tests.harness.kernel_widgets import (
     WIDGET_VIEW,
     PageDialog,
+    PagePanel,
     dialog_in,
     displayed,
+    elements,
     notes,
     outcome_of,
     page_of,
@@ -27,19 +29,19 @@ from tests.harness.kernel_widgets import (
 from tests.harness.output_page import controls_html
 from tests.harness.plugin import agent_kernel_env
 from tests.harness.support import alive, gone
-from tests.harness.widget_text import has_class, shows, text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 
 
 @pytest.fixture(scope="module")
-def panel(kernel: BrowserLikeKernel, ui_extension: str) -> WidgetRef:
-    """The panel of a session started with the UI test extension."""
+def panel(kernel: BrowserLikeKernel, ui_extension: str) -> PagePanel:
+    """The panel of a session started with the UI test extension, as the page draws it."""
     result = kernel.execute(f"%atomic_agent start -e {ui_extension}")
     (panel_id,) = result.widget_ids
-    ref = kernel.widget(panel_id)
-    assert "atomic-panel" in ref.state["_dom_classes"]
-    return ref
+    assert "atomic-panel" in kernel.widget(panel_id).state["root_class"].split()
+    page = PagePanel(kernel, panel_id)
+    kernel.wait_for(lambda: elements(page.html, "atomic-title"), what="the panel's first line")
+    return page
 
 
 def prompt(kernel: BrowserLikeKernel, text: str) -> str:
@@ -49,7 +51,7 @@ def prompt(kernel: BrowserLikeKernel, text: str) -> str:
     return area_id
 
 
-def wait_note(kernel: BrowserLikeKernel, panel: WidgetRef, text: str, timeout: float = 15) -> None:
+def wait_note(kernel: BrowserLikeKernel, panel: PagePanel, text: str, timeout: float = 15) -> None:
     """Wait until the newest notification contains ``text``."""
     kernel.wait_for(
         lambda: (lambda n: bool(n) and text in n[-1])(notes(kernel, panel)),
@@ -67,19 +69,10 @@ def controls_of(kernel: BrowserLikeKernel, dialog: PageDialog) -> str:
 
 
 def test_start_shows_panel_with_title_and_status_from_the_extension(kernel, panel) -> None:
-    kernel.wait_for(
-        lambda: kernel.widgets("HTML", within=panel.comm_id, value=shows("UI test extension")),
-        what="the title",
-    )
-    status = kernel.find(
-        "HTML",
-        within=panel.comm_id,
-        _dom_classes=has_class("atomic-status-entry"),
-        tooltip="ui-test",
-    )
-    assert text(status) == "ready"
-    state = kernel.find("HTML", within=panel.comm_id, _dom_classes=has_class("atomic-state"))
-    assert text(state) == "idle"
+    kernel.wait_for(lambda: panel.text("atomic-title") == "UI test extension", what="the title")
+    kernel.wait_for(lambda: "ui-test" in panel.status, what="the extension's status")
+    assert panel.status["ui-test"] == "ready"
+    assert panel.text("atomic-state") == "idle"
 
 
 @pytest.mark.one_line  # no agent
@@ -240,13 +233,8 @@ def test_unicode_survives_both_ways(kernel, panel) -> None:
     assert 'class="atomic-option">line\u2029sep<' in controls_of(kernel, dialog)
     dialog.choose(2)
     wait_note(kernel, panel, 'got select: "line\u2029sep"')
-    status = kernel.find(
-        "HTML",
-        within=panel.comm_id,
-        _dom_classes=has_class("atomic-status-entry"),
-        tooltip="unicode",
-    )
-    assert text(status) == "naïve 日本語 🚀 a\u2028b\u2029c"
+    kernel.wait_for(lambda: "unicode" in panel.status, what="the unicode status entry")
+    assert panel.status["unicode"] == "naïve 日本語 🚀 a\u2028b\u2029c"
 
 
 def test_html_from_the_agent_is_only_ever_text(kernel, panel) -> None:
@@ -270,10 +258,14 @@ def test_html_from_the_agent_is_only_ever_text(kernel, panel) -> None:
     assert described["confirm"]["message"].startswith("<img src=x onerror=")
     assert described["input"]["placeholder"].startswith("<img src=x onerror=")
     assert described["editor"]["prefill"].startswith("<img src=x onerror=")
-    # No HTML widget anywhere holds the payload unescaped.
-    html_values = [w.state.get("value", "") for w in kernel.widgets("HTML")]
-    assert any("&lt;script&gt;" in v for v in html_values)
-    assert not any("<script" in v or "<img" in v or "<b>" in v for v in html_values)
+    # The panel shows the title, status, widget lines and notification as text.
+    assert panel.text("atomic-title").startswith("<img src=x onerror=")
+    assert panel.status["html"].startswith("<img src=x onerror=")
+    assert "<script>window.__pwned='widget-line-2'" in panel.text("atomic-widgets-above")
+    assert any(n.startswith("[warning] <img src=x") for n in notes(kernel, panel))
+    assert panel.editor["value"].startswith("<img src=x onerror=")  # drawn as the text's value
+    assert "&lt;script&gt;" in panel.html
+    assert not any(bad in panel.html for bad in ("<script", "<img", "<b>"))
     # Nor any HTML our outputs were sent (blocks, answers' chunks and tails: the page
     # inserts these as HTML), though the settled dialogs' cards show the payloads as text.
     sent = [
@@ -302,34 +294,25 @@ def test_fire_and_forget_methods_update_the_panel_and_send_prefills_the_editor(
     kernel, panel
 ) -> None:
     prompt(kernel, "/ui-fire")
+    kernel.wait_for(lambda: panel.text("atomic-title") == "Fired title", what="the new title")
     kernel.wait_for(
-        lambda: kernel.widgets("HTML", within=panel.comm_id, value=shows("Fired title")),
-        what="the new title",
-    )
-    editor = kernel.find("Any", within=panel.comm_id, _dom_classes=has_class("atomic-editor"))
-    kernel.wait_for(
-        lambda: editor.state["value"] == "prefilled by the extension", what="set_editor_text"
-    )
-    above = kernel.find(
-        "VBox", within=panel.comm_id, _dom_classes=has_class("atomic-widgets-above")
-    )
-    below = kernel.find(
-        "VBox", within=panel.comm_id, _dom_classes=has_class("atomic-widgets-below")
+        lambda: panel.editor["value"] == "prefilled by the extension", what="set_editor_text"
     )
     kernel.wait_for(
-        lambda: kernel.widgets("HTML", within=below.comm_id), what="the widget below the editor"
+        lambda: elements(panel.html, "atomic-widgets-below"), what="the widget below the editor"
     )
-    above_text = [
-        html.unescape(w.state["value"]) for w in kernel.widgets("HTML", within=above.comm_id)
+    above = panel.text("atomic-widgets-above")
+    assert "top line 1\ntop line 2" in above
+    assert "to be cleared" not in above and "bottom line" not in above
+    assert panel.text("atomic-widgets-below") == "bottom line"
+    # Above the editor, then the editor, then below it.
+    page = panel.html
+    at = [
+        page.index(f'class="{c}')
+        for c in ("atomic-widgets-above", "atomic-editor", "atomic-widgets-below")
     ]
-    assert any("top line 1\ntop line 2" in t for t in above_text)
-    assert not any("to be cleared" in t for t in above_text)
-    assert [
-        w.state["tooltip"]
-        for w in kernel.widgets(
-            "HTML", within=panel.comm_id, _dom_classes=has_class("atomic-status-entry")
-        )
-    ].count("two") == 0
+    assert at == sorted(at)
+    assert panel.status.get("one") == "status one" and "two" not in panel.status
     wait_note(kernel, panel, "[info] a default note")
     assert notes(kernel, panel)[-4:] == [
         "[info] an info note",
@@ -337,37 +320,60 @@ def test_fire_and_forget_methods_update_the_panel_and_send_prefills_the_editor(
         "[error] an error note",
         "[info] a default note",
     ]
+    # Each line coloured by its type.
+    assert [e.split('"')[1] for e in elements(panel.html, "atomic-notification")][-3:] == [
+        "atomic-notification atomic-notify-warning",
+        "atomic-notification atomic-notify-error",
+        "atomic-notification atomic-notify-info",
+    ]
     # Type a command into the editor and press Send: its dialog appears in the panel.
-    kernel.set_value(editor.comm_id, value="/ui-select")
-    kernel.click(kernel.find("Button", within=panel.comm_id, description="Send").comm_id)
+    rev = panel.editor["rev"]
+    panel.type("/ui-select")
+    panel.send("/ui-select")
     dialog = dialog_in(kernel, panel.comm_id, "select")
-    kernel.wait_for(lambda: editor.state["value"] == "", what="the editor to clear after Send")
+    kernel.wait_for(lambda: panel.editor["value"] == "", what="the editor to clear after Send")
+    assert panel.editor["rev"] > rev  # the page replaces what it shows with the empty text
     dialog.choose(dialog.description["options"].index("Alpha"))
     wait_note(kernel, panel, 'got select: "Alpha"')
 
 
+def panel_runs(kernel: BrowserLikeKernel, panel: PagePanel) -> set[str]:
+    """The runs and dialogs the panel shows itself (each drawn by blocks keyed ``runs/eN:``)."""
+    order = kernel.tracker.pages[panel.comm_id].content.order
+    return {key.split(":", 1)[0] for key in order if key.startswith("runs/e")}
+
+
 def test_shift_enter_in_the_panel_editor_sends_what_was_typed(kernel, panel) -> None:
-    """The editor's front end sends ``{"type": "submit"}`` on Shift+Enter or Ctrl+Enter,
-    after the typed value; the kernel sends that text as the Send button does."""
-    editor = kernel.find("Any", within=panel.comm_id, _dom_classes=has_class("atomic-editor"))
-    assert "Shift+Enter" in editor.state["placeholder"]
-    area = kernel.find("VBox", within=panel.comm_id, _dom_classes=has_class("atomic-panel-dialogs"))
-    before = len(area.children)
-    kernel.set_value(editor.comm_id, value="/ui-confirm")
-    kernel.send_custom(editor.comm_id, {"type": "other"})  # not a submit: nothing is sent
-    kernel.send_custom(editor.comm_id, {"type": "submit"})
+    """The page sends ``{"type": "editor"}`` as a person types and ``{"type": "send"}`` with
+    the text on Shift+Enter (or Send); the kernel sends that text, and nothing else does."""
+    assert "Shift+Enter" in panel.editor["placeholder"]
+    assert not panel.editor["disabled"]
+    assert 'class="atomic-send">Send<' in panel.html
+    before = panel_runs(kernel, panel)
+    rev = panel.editor["rev"]
+    typed = panel.type("/ui-confirm")
+    kernel.wait_idle(typed)
+    other = kernel.send_custom(panel.comm_id, {"type": "other"})  # not a send: nothing is sent
+    kernel.wait_idle(other)
+    # Typing is kept by the session, not sent back as a new text for the page to show.
+    kept = kernel.execute("import atomic_jupyter as aj\nprint(repr(aj.session().editor_text))")
+    assert kept.stdout.strip() == "'/ui-confirm'"
+    assert panel.editor["rev"] == rev and panel_runs(kernel, panel) == before
+    panel.send("/ui-confirm")
     dialog = dialog_in(kernel, panel.comm_id, "confirm")
-    kernel.wait_for(lambda: editor.state["value"] == "", what="the editor to clear after sending")
+    kernel.wait_for(lambda: panel.editor["value"] == "", what="the editor to clear after sending")
     dialog.confirm(True)
     wait_note(kernel, panel, "got confirm: true")
-    # One run was sent from the panel: the message that is not a submit sent nothing.
-    assert len(area.children) == before + 1
+    # One run was sent from the panel: typing and the message that is not a send sent nothing.
+    assert len(panel_runs(kernel, panel) - before) == 1
 
 
 def test_garbage_lines_are_counted_and_the_stream_goes_on(kernel, panel) -> None:
     dialog = dialog_in(kernel, prompt(kernel, "/ui-garbage"), "confirm")
-    diag = kernel.find("HTML", within=panel.comm_id, _dom_classes=has_class("atomic-diagnostics"))
-    kernel.wait_for(lambda: text(diag).startswith("3 message(s)"), what="three ignored lines")
+    kernel.wait_for(
+        lambda: any(t.startswith("3 message(s)") for t in panel.texts("atomic-diagnostics")),
+        what="three ignored lines",
+    )
     dialog.confirm(True)
     wait_note(kernel, panel, "got confirm: true")
 
@@ -378,24 +384,17 @@ def test_status_flood_keeps_the_kernel_responsive_and_is_coalesced(kernel, panel
     # A cell runs while the flood is being applied.
     assert kernel.execute("21 * 2").result == "42"
     wait_note(kernel, panel, f"flood done: {n}", timeout=60)
-    flood = kernel.wait_for(
-        lambda: next(
-            iter(
-                kernel.widgets(
-                    "HTML", within=panel.comm_id, tooltip="flood", value=shows(f"update {n} of {n}")
-                )
-            ),
-            None,
-        ),
+    kernel.wait_for(
+        lambda: panel.status.get("flood") == f"update {n} of {n}",
         what="the last status update",
     )
     updates = [
-        m
-        for m in kernel.iter_messages("comm_msg")
-        if m["content"]["comm_id"] == flood.comm_id
-        and "value" in m["content"]["data"].get("state", {})
+        content
+        for comm_id, content, _ in kernel.tracker.custom_messages
+        if comm_id == panel.comm_id and "flood" in content.get("blocks", {}).get("status", "")
     ]
-    assert len(updates) < n / 10, f"{len(updates)} comm updates for {n} status changes"
+    assert updates, "the status was never sent"
+    assert len(updates) < n / 10, f"{len(updates)} panel updates for {n} status changes"
 
 
 @pytest.mark.one_line  # only whether the session is alive
@@ -445,14 +444,21 @@ def test_crash_mid_dialog_closes_the_dialog_and_says_to_restart(kernel, ui_exten
     )
     assert "Doomed dialog" in record["text/plain"]
     assert "closed" in record["text/plain"].split("Doomed dialog", 1)[1]
-    state = kernel.find("HTML", within=panel_id, _dom_classes=has_class("atomic-state"))
-    kernel.wait_for(lambda: text(state) == "exited with code 3", what="the exit code")
-    exit_info = kernel.find("HTML", within=panel_id, _dom_classes=has_class("atomic-exit"))
-    assert "exiting on purpose" in text(exit_info)
+    panel = PagePanel(kernel, panel_id)
+    kernel.wait_for(
+        lambda: (
+            elements(panel.html, "atomic-state")
+            and panel.text("atomic-state") == "exited with code 3"
+        ),
+        what="the exit code",
+    )
+    assert "exiting on purpose" in panel.text("atomic-exit")
+    assert panel.editor["disabled"]  # nothing to send to
     failed = kernel.execute("%%atomic_agent --name crashy\n/ui-select", check=False)
     assert failed.status == "error" and "restart" in failed.evalue
     kernel.execute("%atomic_agent restart --name crashy")
-    kernel.wait_for(lambda: text(state) == "idle", what="the restarted agent")
+    kernel.wait_for(lambda: panel.text("atomic-state") == "idle", what="the restarted agent")
+    assert not elements(panel.html, "atomic-exit") and not panel.editor["disabled"]
     kernel.execute("%atomic_agent stop --name crashy")
 
 

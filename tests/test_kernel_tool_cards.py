@@ -14,9 +14,9 @@ import pytest
 
 from atomic_jupyter.ui.dialog_controls import RULE_TEXT
 from tests.harness.kernel_client import BrowserLikeKernel
-from tests.harness.kernel_widgets import dialog_in, elements, outcome_of, page_of, texts_of
+from tests.harness.kernel_widgets import dialog_in, elements, outcome_of, page_of, panels, texts_of
 from tests.harness.support import EXTENSIONS
-from tests.harness.widget_text import has_class, text, visible_text
+from tests.harness.widget_text import visible_text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 
@@ -122,7 +122,7 @@ def test_a_read_of_a_png_shows_the_image_from_its_data(kernel) -> None:
 
 
 def test_a_guarded_commands_dialog_sits_in_its_card_and_a_rule_decides_the_next(kernel) -> None:
-    panel = kernel.find("VBox", _dom_classes=has_class("atomic-panel"))
+    (panel,) = panels(kernel)
     output = run(kernel, "run something dangerous", flags="")
     dialog = dialog_in(kernel, output, "confirm")
     card = card_in(kernel, output)
@@ -139,15 +139,7 @@ def test_a_guarded_commands_dialog_sits_in_its_card_and_a_rule_decides_the_next(
         lambda: texts_of(kernel, output, "atomic-dialog-outcome") == [made],
         what="the settled line to say a rule was made",
     )
-    listed = kernel.wait_for(
-        lambda: [
-            text(w)
-            for w in kernel.widgets(
-                "HTML", within=panel.comm_id, _dom_classes=has_class("atomic-rule-text")
-            )
-        ],
-        what="the rule in the panel",
-    )
+    listed = kernel.wait_for(lambda: panel.texts("atomic-rule-text"), what="the rule in the panel")
     assert listed == ["confirm “Run a dangerous command?” → Yes (rule)"]
 
     waited = kernel.execute("%atomic_agent wait --timeout 60")  # the first run ends first
@@ -168,18 +160,15 @@ def test_a_guarded_commands_dialog_sits_in_its_card_and_a_rule_decides_the_next(
         ).stdout
     )
 
-    remove = kernel.find(
-        "Button", within=panel.comm_id, _dom_classes=has_class("atomic-rule-remove")
-    )
-    kernel.click(remove.comm_id)
-    kernel.wait_for(
-        lambda: (
-            not kernel.widgets(
-                "HTML", within=panel.comm_id, _dom_classes=has_class("atomic-rule-text")
-            )
-        ),
-        what="the rule to be removed",
-    )
+    (remove,) = elements(panel.html, "atomic-rule-remove")
+    assert 'data-action="remove-rule"' in remove and ">Remove<" in remove
+    (rule,) = re.findall(r'data-rule="([^"]*)"', remove)
+    clicked = panel.remove_rule(0)
+    kernel.wait_for(lambda: not elements(panel.html, "atomic-rule"), what="the rule to be removed")
+    kernel.wait_idle(clicked)
+    # A second click, as the page may send before it redraws: nothing more happens.
+    late = kernel.send_custom(panel.comm_id, {"type": "remove-rule", "rule": rule})
+    kernel.wait_idle(late)
     assert (
         kernel.execute("import atomic_jupyter as aj\nprint(aj.session().policies)").stdout == "[]\n"
     )

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.kernel_widgets import dialog_in, elements, page_of
+from tests.harness.kernel_widgets import dialog_in, elements, page_of, panels
 from tests.harness.support import EXTENSIONS
-from tests.harness.widget_text import has_class, text, visible_text
+from tests.harness.widget_text import visible_text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 
@@ -150,19 +150,14 @@ def test_an_unexposed_function_cannot_be_called(kernel, scripted_model):
 
 
 def test_the_panel_lists_what_the_agent_can_call(kernel):
-    panel = kernel.find("VBox", _dom_classes=has_class("atomic-panel"))
+    (panel,) = panels(kernel)
     kernel.wait_for(
-        lambda: any(
-            "kernel tools:" in text(ref) for ref in kernel.widgets("HTML", within=panel.comm_id)
-        ),
+        lambda: "atomic-kernel-tools" in panel.status,
         timeout=15,
         what="the panel's list of kernel tools",
     )
-    (entry,) = [
-        text(ref)
-        for ref in kernel.widgets("HTML", within=panel.comm_id)
-        if "kernel tools:" in text(ref)
-    ]
+    entry = panel.status["atomic-kernel-tools"]
+    assert entry.startswith("kernel tools: ")
     assert "area" in entry and "delete_things" in entry
     listed = kernel.execute("print(sorted(aj.session().kernel_tools))").stdout.strip()
     assert "'area'" in listed

@@ -1,5 +1,6 @@
 """Widgets live only as long as what they show: through a real kernel and the real agent on
-the demo model, a live run is one output widget (its answer, tool cards and dialogs are HTML
+the demo model, a session's panel is one output widget (its editor, rules and the runs it
+shows are HTML and messages), a live run is one output widget more (its answer, tool cards and dialogs are HTML
 and messages, not widgets), a finished run's widget is closed once its output is replaced by
 its record, and stopping a session closes all of its widgets, in the kernel and in the page."""
 
@@ -57,14 +58,39 @@ def ours(kernel: BrowserLikeKernel) -> list[str]:
     ]
 
 
+def model_names(kernel: BrowserLikeKernel, comm_ids: set[str]) -> list[str]:
+    """The model names of ``comm_ids`` in the page, sorted."""
+    return sorted(kernel.models[c]["_model_name"] for c in comm_ids)
+
+
+def test_a_started_sessions_panel_is_one_output_widget(kernel: BrowserLikeKernel) -> None:
+    """Measured: 3 models (the panel's output, the holder that carries the page side of every
+    output, and the one Layout they share), in the kernel and in the page; at most 5 allowed.
+    Stopping the session closes them all."""
+    before_kernel, before_page = kernel_models(kernel), set(kernel.models)
+    assert ours(kernel) == []
+    started = kernel.execute("%atomic_agent start --demo --name panel")
+    (panel,) = started.widget_ids
+    new = set(kernel.models) - before_page
+    assert len(new) <= 5, [kernel.tracker.describe(c) for c in new]
+    assert model_names(kernel, new) == ["AnyModel", "AnyModel", "LayoutModel"]
+    assert kernel_models(kernel) - before_kernel == 3
+    assert panel in ours(kernel) and len(ours(kernel)) == 2  # the panel, and the holder
+    kernel.execute("%atomic_agent stop --name panel")
+    assert set(kernel.models) == before_page and kernel_models(kernel) == before_kernel
+    assert ours(kernel) == []
+
+
 def test_a_live_run_with_an_answer_a_tool_card_and_a_dialog_is_one_output_widget(
     kernel: BrowserLikeKernel,
 ) -> None:
-    """Measured: 3 models (the output's, the holder's that carries the page side of every
-    output, and the one Layout they share), in the kernel and in the page."""
+    """Measured: the run adds 1 model (its output's) to the session's panel's 3: the holder
+    that carries the page side of every output and the one Layout are shared. In the kernel
+    and in the page."""
     kernel.execute("%atomic_agent start --demo --name one")
     before_kernel, before_page = kernel_models(kernel), set(kernel.models)
-    assert ours(kernel) == []  # no output of ours is open yet: no holder either
+    panel_models = ours(kernel)
+    assert len(panel_models) == 2  # the panel's output, and the holder
     shown = kernel.execute("%%atomic_agent --name one\nclean up the scratch files")
     (output,) = shown.widget_ids
     dialog = dialog_in(kernel, output, "select")  # the demo's guard asks before the command
@@ -72,28 +98,28 @@ def test_a_live_run_with_an_answer_a_tool_card_and_a_dialog_is_one_output_widget
     assert "I will remove the demo's scratch folder." in answer.html
     (card,) = elements(page_of(kernel, output), "atomic-tool")
     assert f'data-dialog="{dialog.id}"' in card
-    new = [kernel.tracker.describe(c) for c in set(kernel.models) - before_page]
-    assert len(new) <= 3, new
-    assert sorted(kernel.models[c]["_model_name"] for c in set(kernel.models) - before_page) == [
-        "AnyModel",
-        "AnyModel",
-        "LayoutModel",
-    ]
-    assert kernel_models(kernel) - before_kernel <= 3
+    new = set(kernel.models) - before_page
+    assert new == {output}, [kernel.tracker.describe(c) for c in new]
+    assert model_names(kernel, new) == ["AnyModel"]
+    assert kernel_models(kernel) - before_kernel == 1
     dialog.choose(dialog.description["options"].index("Block"))
     assert outcome_of(kernel, dialog).endswith("→ Block (clicked)")
     kernel.execute("%atomic_agent wait --name one --timeout 60")
     kernel.wait_for(lambda: output not in kernel.models, what="the run's output to close")
-    assert ours(kernel) == []  # the last output closed: the holder went with it
+    assert ours(kernel) == panel_models  # the panel and the holder stay while it is open
+    assert kernel_models(kernel) == before_kernel
     kernel.execute("%atomic_agent stop --name one")
+    assert ours(kernel) == []  # the last output closed: the holder went with it
 
 
 def test_stop_closes_every_widget_of_the_session(kernel: BrowserLikeKernel) -> None:
     before_kernel, before_page = kernel_models(kernel), set(kernel.models)
+    assert ours(kernel) == []
     kernel.execute("%atomic_agent start --demo --name brief")
     run(kernel, PROMPTS[1], "brief")
     shown = kernel.execute("%%atomic_agent --name brief\n/demo-confirm")  # a dialog left open
     assert shown.widget_ids
+    assert len(ours(kernel)) == 3  # the panel's output, the run's, the holder
     kernel.execute("%atomic_agent stop --name brief")
     assert kernel_models(kernel) == before_kernel
     left = [kernel.tracker.describe(c) for c in set(kernel.models) - before_page]

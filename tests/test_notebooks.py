@@ -139,6 +139,28 @@ def test_quickstart_run_like_jupyterlab_leaves_almost_no_widget_state_to_save(
     assert size < 10_000, f"{size:,} bytes of widget state"
 
 
+def test_quickstart_executed_by_nbclient_saves_under_10_kb_of_widget_state(
+    executed: nbformat.NotebookNode,
+) -> None:
+    """nbclient saves the last state of every model it ever saw, closed or not: each output
+    of ours is one model (the panel, each run), emptied before it is closed, and the page
+    side of every output travels in one holder, emptied with the last output."""
+    saved = nb_widget_state(executed)
+    size = len(json.dumps(saved))
+    models = models_of(executed)
+    sizes = sorted(
+        ((m.get("_model_name", "?"), len(json.dumps(m))) for m in models.values()),
+        key=lambda named: -named[1],
+    )
+    assert models, "no widget state was saved: nothing to measure"
+    assert size < 10_000, f"{size:,} bytes of widget state; models by size: {sizes}"
+
+
+def nb_widget_state(nb: nbformat.NotebookNode) -> dict:
+    """The widget state nbclient saved in the notebook's metadata."""
+    return nb.metadata.widgets[WIDGET_STATE]
+
+
 # --------------------------------------------------------------------------- the record
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"

@@ -76,7 +76,7 @@ def test_a_rule_made_from_a_dialog_answers_the_next_ones_without_a_click(
     assert not policy_b.rule
     assert rule_lines(view) == [policy.describe(), policy_b.describe()]
     assert page_html(view.panel).count('data-action="remove-rule"') == 2
-    remove = {"type": "remove-rule", "rule": str(id(policy))}  # the first line's Remove
+    remove = {"type": "remove-rule", "rule": str(policy.key)}  # the first line's Remove
     press(view.panel, remove)
     assert session.policies == [policy_b]
     assert rule_lines(view) == [policy_b.describe()]

@@ -236,7 +236,8 @@ class NotebookPresentation:
     def display_panel(self) -> None:
         """Display the panel in the current cell (with its record; the record alone once the
         session is stopped)."""
-        shown = LiveDisplay(self.panel, partial(panel_record, self._session, self.view.panel_runs))
+        view = self.view  # the runs the panel shows when the record is made, not now
+        shown = LiveDisplay(self.panel, lambda: panel_record(self._session, view.panel_runs))
         self._panels.append(shown)
         shown.show()
 

@@ -10,10 +10,11 @@ dialog's answer, for dialogs of the same method and title.
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from atomic_jupyter.errors import AtomicAgentError
@@ -44,6 +45,9 @@ class Decision:
     value: str | bool | None = None
 
 
+_KEYS = itertools.count(1)
+
+
 @dataclass(frozen=True)
 class Policy:
     """Answer dialogs of ``method`` whose title matches ``title`` with ``answer``.
@@ -65,6 +69,8 @@ class Policy:
     title: str | None = None
     #: Made from a dialog ("answer this way from now on"): its answers say "(rule)".
     rule: bool = False
+    #: A number no other policy of this process has (what a Remove button names).
+    key: int = field(default_factory=lambda: next(_KEYS), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.method is not None and self.method not in DIALOG_METHODS:

@@ -219,7 +219,7 @@ class PanelOutput:
             rows.append(
                 '<div class="atomic-rule">'
                 '<button type="button" class="atomic-rule-remove jupyter-button widget-button" '
-                f'data-action="remove-rule" data-rule="{id(policy)}" '
+                f'data-action="remove-rule" data-rule="{policy.key}" '
                 'title="Stop answering these dialogs this way">Remove</button> '
                 f'<span class="atomic-rule-text">{escape(policy.describe())}</span></div>'
             )
@@ -249,7 +249,7 @@ class PanelOutput:
         """Remove the rule of the line clicked (a late second click finds it gone: nothing
         else is removed)."""
         for policy in self.session.policies:
-            if str(id(policy)) == str(which):
+            if str(policy.key) == str(which):
                 self.session.remove_policy(policy)
                 return
 

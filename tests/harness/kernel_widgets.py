@@ -19,6 +19,7 @@ __all__ = [
     "PageAnswer",
     "PageDialog",
     "PagePanel",
+    "panels",
     "answer_html",
     "answers",
     "dialog_in",
@@ -278,6 +279,19 @@ class PagePanel:
         buttons = re.findall(r'data-action="remove-rule" data-rule="([^"]*)"', self.html)
         message = {"type": "remove-rule", "rule": html_lib.unescape(buttons[index])}
         return self.kernel.send_custom(self.comm_id, message)
+
+
+def panels(kernel: BrowserLikeKernel) -> list[PagePanel]:
+    """The sessions' panels open in the page (in the order their models were opened), each
+    once the page has drawn it."""
+    found = [
+        PagePanel(kernel, comm_id)
+        for comm_id, state in kernel.models.items()
+        if "atomic-panel" in str(state.get("root_class", "")).split()
+    ]
+    for panel in found:
+        kernel.wait_for(lambda p=panel: p.html, what="the panel to be drawn")
+    return found
 
 
 def last_run_report(kernel: BrowserLikeKernel) -> str:
