@@ -480,10 +480,35 @@ function render({ model, el }) {
 
   store.views.add(draw);
   draw({ all: true });
+  const stopWatching = watchKernel(model, el);
   return () => {
     store.views.delete(draw);
+    stopWatching();
     for (const controls of dialogEls.values()) controls.stop();
   };
+}
+
+function watchKernel(model, el) {
+  // A kernel shut down leaves widget views as they were (a restart marks them disconnected):
+  // where the page's widget manager tells its kernel (JupyterLab, Notebook 7), a view whose
+  // kernel is gone marks itself disconnected too, so the output's record copy shows instead
+  // of controls that can no longer answer. Elsewhere this does nothing.
+  let manager = null;
+  try {
+    manager = model.widget_manager;
+  } catch (error) {
+    return () => {};
+  }
+  if (!manager || !manager.kernel) return () => {};
+  const first = manager.kernel;
+  const look = () => {
+    const kernel = manager.kernel;
+    if (kernel === first && !kernel.isDisposed && kernel.status !== "dead") return;
+    el.classList.add("jupyter-widgets-disconnected");  // for good: the model went with it
+    clearInterval(timer);
+  };
+  const timer = setInterval(look, 1000);
+  return () => clearInterval(timer);
 }
 
 function fixLinks(element) {

@@ -1,4 +1,5 @@
-"""After Kernel → Restart, every output of ours shows its record, never a broken widget.
+"""After Kernel → Restart or Shut Down, every output of ours shows its record, never a broken
+widget or controls that can no longer answer.
 
 A restart disconnects every widget view on the page: ipywidgets marks each
 ``jupyter-widgets-disconnected`` and draws it as a broken-link icon. Outputs that were final
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from tests.harness.support import agent_example
+from tests.harness.support import EXTENSIONS, agent_example
 
 from .browser_harness import NotebookPage
 from .test_browser_resume import SAVE
@@ -61,3 +62,32 @@ def test_after_a_restart_the_listing_and_the_panel_show_their_records(nb: Notebo
     expect(nb.output("start")).to_contain_text("Above editor widget")
     expect(nb.output("start")).to_contain_text("Below editor widget")
     assert nb.page_errors == [], nb.page_errors
+
+
+SHUTDOWN_CELLS = [
+    (
+        "start",
+        f"%load_ext atomic_jupyter\n%atomic_agent start -e {EXTENSIONS / 'ui_everything.ts'}",
+    ),
+    ("ask", "%%atomic_agent\n/ui-confirm"),
+]
+
+
+def test_after_a_shutdown_the_panel_and_a_waiting_dialog_show_their_records(
+    open_notebook: Any,
+) -> None:
+    """Kernel → Shut Down leaves widget views as they were (ipywidgets marks them
+    disconnected only on a restart): our outputs see their kernel gone and show their
+    records, not a panel that looks live or a dialog whose buttons can no longer answer."""
+    nb = open_notebook("shutdown.ipynb", SHUTDOWN_CELLS)
+    nb.run("start")
+    nb.run("ask")
+    ask = nb.output("ask")
+    expect(ask.get_by_role("button", name="Yes")).to_be_visible()
+    nb.page.evaluate("() => window.jupyterapp.commands.execute('kernelmenu:shutdown')")
+    for cell in ("start", "ask"):
+        expect(nb.output(cell).locator(".atomic-output:visible")).to_have_count(0)
+        expect(nb.output(cell).locator(".atomic-record-copy")).to_be_visible()
+    expect(ask.get_by_role("button")).to_have_count(0)
+    expect(ask).to_contain_text("waiting for an answer")
+    expect(nb.output("start")).to_contain_text("UI test extension")
