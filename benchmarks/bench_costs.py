@@ -4,14 +4,18 @@
    (a) frontend click on a dialog's option → the response line read by the stand-in, against
    a bare ``ipywidgets.Button`` made in a cell of the same kernel whose handler writes a line
    of the same size into a pipe, read by a small reader process that stamps its arrival;
-   (b) the stand-in writes a ``select`` request → the frontend has the dialog and its option
-   buttons, against a cell that builds the same widgets by hand and displays them.
+   (b) the stand-in writes a ``select`` request → the frontend has the dialog's controls (the
+   dialog's description in the page's store of the run's output, from which the output's
+   module draws its buttons), against a cell that builds by hand the ipywidgets the dialog
+   was made of before issue 32 and displays them. A click on an option is the custom message
+   the page sends (``{"type": "dialog", "id": ..., "action": "choose", "index": ...}``).
    The three variants take turns in batches.
 7. **One streaming update of a long answer** (8 KB, 64 KB, 512 KB of varied Markdown): the
    stand-in writes all of the answer but its last 8 KB at once, then paces the rest (about
    200 characters every 40 ms, ``paced PATH N_FAST GAP_MS PID``); for the paced part only,
-   the kernel's time per ``TranscriptView.render`` (wrapped in the kernel) and the bytes of
-   the comm messages for widgets of that run's transcript, per render. Then, with a paced
+   the kernel's time per ``RunOutput.render`` (wrapped in the kernel: the run's blocks
+   filled, the patch made and sent) and the bytes of the comm messages of that run's output
+   widget, per render. Then, with a paced
    tail long enough for several refreshes (``copy_tail_chars``), what keeping the run's
    record copy current costs over the paced part (issue 14): the kernel's time in
    ``NotebookPresentation.refresh_records`` (wrapped too) as a share of the paced part, and
@@ -38,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
+from tests.harness.kernel_widgets import PageDialog, answers
 from tests.harness.widget_text import has_class, visible_text
 
 from .bench_decode import chunks_of, new_session
@@ -85,9 +90,10 @@ _bench_button.on_click(_bench_on_click)
 display(_bench_button)
 """
 
-#: The same widgets as a 3-option select dialog (ui/dialog_view.py), built by hand in a cell:
-#: a bold title line, an HBox of the option buttons, Cancel with the (empty) countdown line,
-#: the "from now on" checkbox and the hidden error line, in a bordered VBox.
+#: The widgets a 3-option select dialog was made of before issue 32 (ui/dialog_view.py, since
+#: removed), built by hand in a cell: a bold title line, an HBox of the option buttons, Cancel
+#: with the (empty) countdown line, the "from now on" checkbox and the hidden error line, in a
+#: bordered VBox. The baseline of the dialog figure.
 HAND_DIALOG_CELL = """
 _b_title = _bw.HTML("<b>{title}</b>")
 _b_options = _bw.HBox(
@@ -171,19 +177,19 @@ class DialogRig:
         for i in range(n):
             marker = f"Benchmark dialog {i}:"
 
-            def shown(marker: str = marker) -> WidgetRef | None:
-                found = dialog_button(k, transcript, marker)
-                if found is None:
-                    return None
-                box, button = found
-                self.widgets["project"] = len(model_ids(k, box.comm_id))
-                return button
+            def shown(marker: str = marker) -> tuple[PageDialog, int] | None:
+                return dialog_button(k, transcript, marker)
 
-            button = k.wait_for(shown, timeout=60, what=f"dialog {i}")
+            found = k.wait_for(shown, timeout=60, what=f"dialog {i}")
             t_seen = time.monotonic()
+            assert found is not None  # wait_for returns a truthy value
+            dialog, index = found
+            # The dialog is drawn by the run's output: the models of the output's tree (its
+            # own, the shared layout), none of them the dialog's own.
+            self.widgets["project"] = len(model_ids(k, transcript.comm_id))
             self._quiet()
             t_click = time.monotonic()
-            k.click(button.comm_id)
+            dialog.choose(index)
             times.append((t_seen, t_click))
         r.wait_done(transcript)
         records = sorted((x for x in r.records() if x["kind"] == "dialog"), key=lambda x: x["i"])
@@ -304,26 +310,29 @@ def clicks_and_dialogs(cfg: Config, results: Results, workdir: Path) -> None:
     p, h = render["project"], render["by hand"]
     results.add(
         CLICKS,
-        "agent writes select → frontend has the dialog's buttons",
+        "agent writes select → frontend has the dialog's controls",
         f"{fmt_s(median(p))} (max {fmt_s(max(p))})",
         f"a cell builds the same widgets: {fmt_s(median(h))} (max {fmt_s(max(h))})",
         f"{median(p) / median(h):.2f}×",
         f"{len(p)} and {len(h)} dialogs, {GAP_MS} ms apart; baseline from execute_request; "
-        f"{widgets['project']} and {widgets['by hand']} models (layouts and styles included)",
+        f"the run's output, the dialog in it: {widgets['project']} models (its own and the "
+        f"shared layout); the hand-built dialog: {widgets['by hand']} models (layouts and "
+        "styles included)",
     )
 
 
 # --------------------------------------------------------------------------- 7. updates
 
-#: Wraps ``TranscriptView.render`` in the kernel: each call appends (start on
-#: CLOCK_MONOTONIC, thread CPU seconds, wall seconds, id of the view). Only relies on
-#: ``TranscriptView.render(self)`` existing; running the cell again keeps one wrapper.
+#: Wraps ``RunOutput.render`` in the kernel (the run's blocks filled, the patch made and
+#: sent): each call appends (start on CLOCK_MONOTONIC, thread CPU seconds, wall seconds, id of
+#: the output). Only relies on ``RunOutput.render(self)`` existing; running the cell again
+#: keeps one wrapper.
 RENDER_PROBE_CELL = """
 import functools as _bft, time as _btime
-from atomic_jupyter.ui import transcript_view as _btv
+from atomic_jupyter.ui import run_output as _btv
 _bench_renders = []
-if not getattr(_btv.TranscriptView.render, "_bench_probe", False):
-    _bench_original_render = _btv.TranscriptView.render
+if not getattr(_btv.RunOutput.render, "_bench_probe", False):
+    _bench_original_render = _btv.RunOutput.render
 
     @_bft.wraps(_bench_original_render)
     def _bench_render(self, *args, **kwargs):
@@ -336,7 +345,7 @@ if not getattr(_btv.TranscriptView.render, "_bench_probe", False):
             )
 
     _bench_render._bench_probe = True
-    _btv.TranscriptView.render = _bench_render
+    _btv.RunOutput.render = _bench_render
 
 from atomic_jupyter.notebook import presentation as _bpr
 _bench_copies = []
@@ -361,31 +370,11 @@ def _normalise(text: str) -> str:
 
 
 def shown_answer(k: BrowserLikeKernel, transcript: WidgetRef) -> str:
-    """The answer's visible text as the frontend has it, whitespace-normalised: the text of
-    every HTML widget of the (last) assistant block's ``atomic-assistant-text`` widgets, in
-    order: one HTML widget today, or a box of HTML widgets (one per finished chunk and a tail)
-    whose container carries the class."""
-    blocks = k.widgets(
-        None, within=transcript.comm_id, last_shown=True, _dom_classes=has_class("atomic-assistant")
-    )
-    assert blocks, "no assistant block in the transcript"
-    taken: set[str] = set()
-    parts: list[str] = []
-    for ref in k.widgets(
-        None,
-        within=blocks[-1].comm_id,
-        last_shown=True,
-        _dom_classes=has_class("atomic-assistant-text"),
-    ):
-        if ref.comm_id in taken:
-            continue
-        for part in [ref, *k.descendants(ref.comm_id, last_shown=True)]:
-            if part.comm_id in taken:
-                continue
-            taken.add(part.comm_id)
-            if part.state.get("_model_name") == "HTMLModel":
-                parts.append(visible_text(part.state.get("value", "")))
-    return _normalise(" ".join(parts))
+    """The (last) answer's visible text as the page draws it in the run's output (its chunks
+    and its tail), whitespace-normalised."""
+    found = answers(k, transcript.comm_id)
+    assert found, "no answer in the run's output"
+    return _normalise(visible_text(found[-1].html))
 
 
 def _message_bytes(msg: dict[str, Any]) -> int:
@@ -448,10 +437,11 @@ def paced_run(r: Rig, path: Path, n_fast: int, gap_ms: int, answer: str) -> dict
         and str((m["content"].get("transient") or {}).get("display_id", "")).endswith("-record")
         and _wall(m) >= record["wall_paced"]
     ]
-    # The frontend shows the whole answer, as a whole-document rendering of it reads.
-    from atomic_jupyter.ui.markdown import render_markdown
+    # The frontend shows the whole answer, as the record's form of a whole-document rendering
+    # of it reads (the output sends the record's form: no line breaks between tags).
+    from atomic_jupyter.ui.markdown import record_markup, render_markdown
 
-    expected = _normalise(visible_text(render_markdown(answer)))
+    expected = _normalise(visible_text(record_markup(render_markdown(answer))))
     got = shown_answer(k, transcript)
     ids = model_ids(k, transcript.comm_id)
     if got != expected:

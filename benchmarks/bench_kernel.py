@@ -28,7 +28,15 @@ from pathlib import Path
 from typing import Any
 
 from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
-from tests.harness.widget_text import has_class, text
+from tests.harness.kernel_widgets import (
+    WIDGET_VIEW,
+    PageDialog,
+    displayed,
+    elements,
+    outputs_within,
+    run_state,
+)
+from tests.harness.widget_text import visible_text
 
 from .common import (
     STANDIN,
@@ -50,17 +58,18 @@ GAP_MS = 200
 
 def dialog_button(
     k: BrowserLikeKernel, transcript: WidgetRef, marker: str, label: str = "Alpha"
-) -> tuple[WidgetRef, WidgetRef] | None:
-    """The dialog in ``transcript`` whose text holds ``marker``, and its button ``label``,
-    once the frontend has both; None until then."""
-    for box in k.widgets(
-        "VBox", within=transcript.comm_id, _dom_classes=has_class("atomic-dialog")
-    ):
-        if k.widgets(
-            "HTML", within=box.comm_id, value=lambda v: isinstance(v, str) and marker in v
-        ):
-            found = k.widgets("Button", within=box.comm_id, description=label)
-            return (box, found[0]) if found else None
+) -> tuple[PageDialog, int] | None:
+    """The dialog in the run's output ``transcript`` whose title holds ``marker``, and the
+    index of its option ``label``, once the page has the dialog's description (what its
+    module draws the controls from); None until then. Clicking the option is
+    ``dialog.choose(index)``: the custom message the page sends."""
+    for output in outputs_within(k, transcript.comm_id):
+        for dialog_id, described in k.tracker.pages[output].content.dialogs.items():
+            if described.get("method") == "select" and marker in str(described.get("title")):
+                options = list(described.get("options") or [])
+                if label not in options:
+                    return None
+                return PageDialog(k, output, dialog_id, described), options.index(label)
     return None
 
 
@@ -95,6 +104,10 @@ class Rig:
         self.workdir = workdir
         self.report = report
         self.command = command
+        #: The panel's output widget of each session started here ("" for the default one).
+        self.panels: dict[str, str] = {}
+        #: Each prompt's cell output (the run's output widget's display), by its comm id.
+        self._areas: dict[str, dict[str, Any]] = {}
         self.pid = int(kernel.execute("import os; os.getpid()").result or "0")
         self._report_seen = 0
         # When the session's reader thread handled the first and the last event of a run.
@@ -122,9 +135,10 @@ class Rig:
 
     def start_session(self, name: str) -> None:
         """Start another session of the stand-in in the same kernel, named ``name``."""
-        self.k.execute(
+        started = self.k.execute(
             f"%atomic_agent start --name {name} --command {shlex.quote(self.command)}", timeout=60
         )
+        (self.panels[name],) = started.widget_ids
 
     def prompt(self, text_: str, name: str | None = None) -> WidgetRef:
         """Run a ``%%atomic_agent`` cell (in session ``name``, else the default one); return
@@ -132,19 +146,31 @@ class Rig:
         option = f" --name {name}" if name else ""
         result = self.k.execute(f"%%atomic_agent{option}\n{text_}", timeout=120)
         (tid,) = result.widget_ids
+        (self._areas[tid],) = [o for o in result.outputs if WIDGET_VIEW in o.get("data", {})]
         return self.k.widget(tid)
 
-    def state_of(self, transcript: WidgetRef) -> WidgetRef:
-        return self.k.find(
-            "HTML",
-            within=transcript.comm_id,
-            last_shown=True,
-            _dom_classes=has_class("atomic-run-state"),
-        )
+    def state_of(self, transcript: WidgetRef) -> str:
+        """What the run's header says (``sent``, ``working…``, ``done``), as the page last
+        drew it: the run's output, or the record that replaced it in the cell. (A run that
+        ends before its cell has shown its output is shown by its record at once: its output
+        is closed without a final render.)"""
+        area = self._areas.get(transcript.comm_id)
+        if area is not None:
+            shown = displayed(self.k, area)
+            if WIDGET_VIEW not in shown:
+                found = elements(shown.get("text/html", ""), "atomic-run-state")
+                return visible_text(found[0]).strip() if found else ""
+        if transcript.comm_id not in self.k.tracker.pages:
+            return ""
+        try:
+            return run_state(self.k, transcript.comm_id)
+        except AssertionError:  # nothing drawn yet
+            return ""
 
     def wait_done(self, transcript: WidgetRef, timeout: float = 300) -> float:
-        state = self.state_of(transcript)
-        self.k.wait_for(lambda: text(state) == "done", timeout=timeout, what="the run to end")
+        self.k.wait_for(
+            lambda: self.state_of(transcript) == "done", timeout=timeout, what="the run to end"
+        )
         return time.monotonic()
 
     def one_plus_one(self) -> float:
@@ -166,8 +192,12 @@ def rig(workdir: Path, name: str) -> Iterator[Rig]:
     env = {"PI_CODING_AGENT_DIR": str(agent_home), "PYTHONUNBUFFERED": "1"}
     with BrowserLikeKernel(cwd, env=env) as kernel:
         kernel.execute("%load_ext atomic_jupyter")
-        kernel.execute(f"%atomic_agent start --command {shlex.quote(command)}", timeout=60)
-        yield Rig(kernel, workdir, report, command)
+        started = kernel.execute(
+            f"%atomic_agent start --command {shlex.quote(command)}", timeout=60
+        )
+        r = Rig(kernel, workdir, report, command)
+        (r.panels[""],) = started.widget_ids
+        yield r
 
 
 def bare_production(path: Path, report: Path) -> float:
@@ -221,11 +251,11 @@ def node_production(path: Path) -> float | None:
         return None
 
 
-def _classes(k: BrowserLikeKernel, msg: dict[str, Any]) -> list[str]:
-    """The CSS classes of the widget a comm message is for."""
-    cid = msg["content"]["comm_id"]
-    state = k.tracker.models.get(cid) or k.tracker.closed.get(cid) or {}
-    return list(state.get("_dom_classes") or [])
+def _patch(msg: dict[str, Any]) -> dict[str, Any]:
+    """The patch (or snapshot) an output's custom message carries; empty for other messages."""
+    data = msg["content"].get("data") or {}
+    content = data.get("content") if data.get("method") == "custom" else None
+    return content if isinstance(content, dict) else {}
 
 
 def _comm_msgs(k: BrowserLikeKernel, start: int) -> list[dict[str, Any]]:
@@ -273,6 +303,8 @@ def end_to_end(cfg: Config, results: Results, workdir: Path, stream: Stream) -> 
         cpu_s: list[float] = []
         main_s: list[float] = []
         comm_counts: list[int] = []
+        run_msgs: list[int] = []
+        panel_msgs: list[int] = []
         text_updates: list[int] = []
         status_updates: list[int] = []
         comm_bytes: list[int] = []
@@ -297,26 +329,25 @@ def end_to_end(cfg: Config, results: Results, workdir: Path, stream: Stream) -> 
             comms = _comm_msgs(k, n0)
             comm_counts.append(len(comms))
             comm_bytes.append(sum(len(json.dumps(m["content"])) for m in comms))
-            # The answer's widgets: one HTML widget with the class, or a box with the class
-            # holding one HTML widget per finished chunk and one for the tail (issue 15).
-            texts = set()
-            for w in k.widgets(
-                None,
-                within=transcript.comm_id,
-                last_shown=True,
-                _dom_classes=has_class("atomic-assistant-text"),
-            ):
-                texts.add(w.comm_id)
-                texts.update(d.comm_id for d in k.descendants(w.comm_id))
+            # The run's output is one widget: its patches that carry the answer (its chunks
+            # or its tail); the status bar is a block of the panel's output (issue 32).
+            output, panel = transcript.comm_id, r.panels[""]
             text_updates.append(
                 sum(
                     1
                     for m in comms
-                    if m["content"]["comm_id"] in texts
-                    and {"value", "children"} & set(m["content"]["data"].get("state", {}))
+                    if m["content"]["comm_id"] == output and {"chunks", "tails"} & set(_patch(m))
                 )
             )
-            status_updates.append(sum(1 for m in comms if "atomic-status-entry" in _classes(k, m)))
+            status_updates.append(
+                sum(
+                    1
+                    for m in comms
+                    if m["content"]["comm_id"] == panel and "status" in _patch(m).get("blocks", {})
+                )
+            )
+            run_msgs.append(sum(1 for m in comms if m["content"]["comm_id"] == output))
+            panel_msgs.append(sum(1 for m in comms if m["content"]["comm_id"] == panel))
 
             cur["bare"].append(bare_production(current_path, bare_report))
             cpu0, main0 = cpu_seconds(r.pid), cpu_seconds(r.pid, r.pid)
@@ -334,9 +365,8 @@ def end_to_end(cfg: Config, results: Results, workdir: Path, stream: Stream) -> 
         for _ in range(cfg.latency_reps):
             idle += [r.one_plus_one() for _ in range(per_rep)]
             transcript = r.prompt(f"replay {path}")
-            state = r.state_of(transcript)
             cells: list[tuple[float, float]] = []
-            while text(state) != "done":
+            while r.state_of(transcript) != "done":
                 start = time.monotonic()
                 r.one_plus_one()
                 cells.append((start, time.monotonic()))
@@ -360,6 +390,8 @@ def end_to_end(cfg: Config, results: Results, workdir: Path, stream: Stream) -> 
         "kernel_main_thread_cpu_s": main_s,
         "comm_msgs": comm_counts,
         "text_value_updates": text_updates,
+        "run_output_msgs": run_msgs,
+        "panel_output_msgs": panel_msgs,
         "status_entry_updates": status_updates,
         "comm_msg_json_bytes": comm_bytes,
         "idle_1p1_s": idle,
@@ -402,8 +434,9 @@ def end_to_end(cfg: Config, results: Results, workdir: Path, stream: Stream) -> 
     results.add(
         "2 end to end",
         "comm messages that reached the frontend per run",
-        f"{med_comms:.0f} comm_msg: {median(status_updates):.0f} status bar, "
-        f"{median(text_updates):.0f} answer text",
+        f"{med_comms:.0f} comm_msg: {median(run_msgs):.0f} to the run's output "
+        f"({median(text_updates):.0f} with answer text), {median(panel_msgs):.0f} to the "
+        f"panel's ({median(status_updates):.0f} status bar)",
         f"{fmt_count(events)} agent events ({stream.counts['extension_ui_request']} setStatus, "
         f"{stream.counts['message_update']} message_update)",
         f"1 per {events / max(med_comms, 1):.0f} events",
@@ -455,14 +488,15 @@ def dialogs(cfg: Config, results: Results, workdir: Path) -> None:
             for i in range(count):
                 marker = f"Benchmark dialog {i}:"
 
-                def shown(marker: str = marker) -> WidgetRef | None:
-                    found = dialog_button(k, transcript, marker)
-                    return found[1] if found else None
+                def shown(marker: str = marker) -> tuple[PageDialog, int] | None:
+                    return dialog_button(k, transcript, marker)
 
-                button = k.wait_for(shown, timeout=60, what=f"dialog {i}")
+                found = k.wait_for(shown, timeout=60, what=f"dialog {i}")
                 t_seen = time.monotonic()
+                assert found is not None  # wait_for returns a truthy value
+                dialog, index = found
                 t_click = time.monotonic()
-                k.click(button.comm_id)
+                dialog.choose(index)
                 clicks.append((t_seen, t_click))
             r.wait_done(transcript)
             return clicks
@@ -517,7 +551,7 @@ def dialogs(cfg: Config, results: Results, workdir: Path) -> None:
     for label, (to_frontend, _) in runs.items():
         results.add(
             "3 dialog round trip",
-            f"agent writes select → frontend has the widget ({label})",
+            f"agent writes select → frontend has the dialog's controls ({label})",
             f"{fmt_s(median(to_frontend))} (max {fmt_s(max(to_frontend))})",
             f"pipe echo of the same {len(request)} B: {fmt_s(median(echo_req))}",
             f"{median(to_frontend) / median(echo_req):.0f}×",
@@ -531,7 +565,8 @@ def dialogs(cfg: Config, results: Results, workdir: Path) -> None:
         f"{fmt_s(median(to_agent))} (max {fmt_s(max(to_agent))})",
         f"pipe echo of the same {len(response)} B: {fmt_s(median(echo_resp))}",
         f"{median(to_agent) / median(echo_resp):.0f}×",
-        f"{len(to_agent)} clicks: comm_msg {{event: click}} on the shell channel",
+        f"{len(to_agent)} clicks: the page's custom message "
+        "{type: dialog, action: choose} on the shell channel",
     )
 
 
