@@ -417,8 +417,9 @@ function render({ model, el }) {
       if (!wanted.has(where)) wanted.set(where, []);
       wanted.get(where).push(blockEls.get(key));
     }
+    const kept = new Set(store.order);
     for (const [key, element] of blockEls) {
-      if (!store.order.includes(key)) {
+      if (!kept.has(key)) {
         element.remove();
         blockEls.delete(key);
       }
@@ -458,7 +459,8 @@ function render({ model, el }) {
       const controls = dialogEls.get(id);
       if (data && controls) controls.update(data);
     }
-    for (const key of changed.blocks) if (store.order.includes(key)) drawBlock(key);
+    const shown = new Set(store.order);
+    for (const key of changed.blocks) if (shown.has(key)) drawBlock(key);
     if (changed.order || changed.blocks.size) drawOrder();  // a list's holder drawn again
     for (const key of changed.answers) if (answerEls.has(key)) drawAnswer(key);
     forgetDialogs();

@@ -90,7 +90,6 @@ class PanelOutput:
         self.entries: list[tuple[PromptRun | Dialog, RunBlocks | DialogBlocks]] = []
         self._count = 0
         self._editor_rev = 0
-        self._typed = ""  # the editor's text as the page last sent it
         self._earlier: tuple[Any, ...] = ()
         self._earlier_html = ""
         self.closed = False
@@ -232,7 +231,6 @@ class PanelOutput:
         if kind == "editor":
             value = message.get("value")
             if isinstance(value, str):
-                self._typed = value
                 self.session.set_editor_text(value)
         elif kind == "send":
             value = message.get("value")

@@ -109,10 +109,6 @@ NO_TYPESETTING = "tex2jax_ignore mathjax_ignore"
 
 def root_html(kind: str, parts: Iterable[str]) -> str:
     """A record's root element around ``parts`` (``kind``: its ``atomic-record-`` class)."""
-    return _root(kind, parts)
-
-
-def _root(kind: str, parts: Iterable[str]) -> str:
     return (
         f'<div class="atomic-record atomic-record-{kind} {NO_TYPESETTING}" '
         f'style="{ROOT_STYLE}">' + "".join(parts) + "</div>"
@@ -247,14 +243,14 @@ def part_plain(part: Part) -> str:
 def _parts_record(kind: str, parts: Sequence[Part]) -> Record:
     html = "".join(part_html(p) for p in parts)
     plain = "\n".join(said for said in (part_plain(p) for p in parts) if said)
-    return Record(_root(kind, [html]), plain)
+    return Record(root_html(kind, [html]), plain)
 
 
 def text_record(text: str, kind: str = "text") -> Record:
     """A record of plain text (a command's result, a notice); nothing for no text."""
     if not text:
         return Record("", "")
-    return Record(_root(kind, [_text_html(Text("atomic-record-line", text))]), strip_ansi(text))
+    return Record(root_html(kind, [_text_html(Text("atomic-record-line", text))]), strip_ansi(text))
 
 
 # --------------------------------------------------------------------------- the copy
@@ -376,7 +372,7 @@ def dialog_notice(dialog: Dialog) -> Record:
         return Record("", "")
     record = dialog_record(dialog)
     said = f"The {dialog.method} dialog {dialog.title!r} was settled: {dialog.outcome}"
-    return Record(_root("notice", [record.html]), strip_ansi(said))
+    return Record(root_html("notice", [record.html]), strip_ansi(said))
 
 
 # --------------------------------------------------------------------------- earlier turns
