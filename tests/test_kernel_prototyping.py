@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from atomic_jupyter.notebook.presentation import REMOVED_VIEW
 from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
 from tests.harness.kernel_widgets import dialog_in, outcome_of, outputs_within, run_state
 from tests.harness.support import wait_until
@@ -120,7 +121,7 @@ def test_a_prototypes_output_becomes_its_record_when_the_session_stops(
     assert copy["data"]["text/plain"].startswith("extension recorded v1 loaded: /gate")
     kernel.execute("%atomic_agent stop")
     try:
-        assert displayed(kernel, copy) == {}
+        assert displayed(kernel, copy) == REMOVED_VIEW
         final = displayed(kernel, output)
         assert WIDGET_VIEW not in final
         assert final["text/plain"] == "extension recorded v1 loaded: /gate\ncommands: /gate"

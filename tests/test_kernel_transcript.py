@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from atomic_jupyter.notebook.presentation import REMOVED_VIEW
 from tests.harness.kernel_client import BrowserLikeKernel
 from tests.harness.kernel_widgets import (
     WIDGET_VIEW,
@@ -241,7 +242,7 @@ def test_wait_stops_early_for_a_dialog_then_finishes_after_the_click(
         what="the run's output to become its record",
     )
     record = visible_text(final["text/html"])
-    assert displayed(kernel, copy) == {}  # the copy is emptied: one record per output
+    assert displayed(kernel, copy) == REMOVED_VIEW  # the copy is removed: one record per output
     assert "> run the dangerous command" in record
     assert "dangerous-but-fine" in record and "Run a dangerous command? → Yes (clicked)" in record
     assert record.count("Yes (clicked)") == 1, record  # in the card, and nowhere else

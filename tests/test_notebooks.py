@@ -21,6 +21,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from atomic_jupyter.notebook.presentation import REMOVED_VIEW
 from tests.harness.support import ROOT
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
@@ -227,7 +228,14 @@ def test_every_agent_output_is_saved_with_its_record(saved: Path) -> None:
     # No widget repr, no stale "needs your answer", no local paths in what was saved.
     text = saved.read_text(encoding="utf-8")
     assert "VBox(children" not in text and "HTML(value" not in text
-    assert "atomic-record-copy" not in text  # every copy emptied: one record per output
+    assert "atomic-record-copy" not in text  # every copy removed: one record per output
+    # No empty output: each shows something, or is the removed view of a closed widget (which
+    # JupyterLab hides), never an empty bundle.
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            data = output.get("data")
+            if data is not None and data != REMOVED_VIEW:
+                assert any(str(value).strip() for value in data.values()), (cell.source, output)
     nbformat.validate(nb)
     assert "needs your answer" not in text
     assert str(ROOT) not in text
@@ -236,11 +244,14 @@ def test_every_agent_output_is_saved_with_its_record(saved: Path) -> None:
 def nbconvert(path: Path, to: str) -> str:
     """``jupyter nbconvert --to TO`` of ``path``: the text it wrote."""
     out = path.with_suffix(".html" if to == "html" else ".md")
-    subprocess.run(
+    done = subprocess.run(
         [sys.executable, "-m", "nbconvert", "--to", to, str(path), "--output", out.name],
         check=True,
         capture_output=True,
+        text=True,
     )
+    # Every output can be shown (an empty one makes nbconvert warn of "dict_keys([])").
+    assert "is not able to be represented" not in done.stderr, done.stderr
     return out.read_text(encoding="utf-8")
 
 
@@ -321,8 +332,8 @@ def test_a_notebook_saved_while_a_run_waits_holds_the_record_so_far(saved_mid_ru
     nb = nbformat.read(saved_mid_run, as_version=4)
     nbformat.validate(nb)
     hello, waiting = nb.cells[1].outputs, nb.cells[2].outputs
-    # The finished run: its record alone, and its copy emptied.
-    assert [o["data"] for o in hello if "text/html" not in o["data"]] == [{}]
+    # The finished run: its record alone, and its copy a removed view.
+    assert [o["data"] for o in hello if "text/html" not in o["data"]] == [REMOVED_VIEW]
     (final,) = [o for o in hello if "text/html" in o["data"]]
     assert "Hello from the offline demo model" in visible(final["data"]["text/html"])
     assert WIDGET_VIEW not in final["data"]

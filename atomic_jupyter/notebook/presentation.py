@@ -9,8 +9,9 @@ nbconvert, nbviewer, GitHub). The copy is kept current while the widget is live 
 and hidden on the page meanwhile; the widget's own output cannot be: updating it re-creates
 the widget's view in JupyterLab, which would take the focus from a dialog's text box as it
 is typed in. Once the output is final (a run over with no dialog left open, the panel of a
-stopped session), the widget's output is updated to the record alone and the copy is
-emptied, so the saved notebook holds one record per output.
+stopped session), the widget's output is updated to the record alone and the copy becomes a
+removed widget view (:data:`REMOVED_VIEW`), so the saved notebook holds one record per
+output and no empty output.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from atomic_jupyter.session.session import AgentSession
 
 __all__ = [
+    "REMOVED_VIEW",
     "LiveDisplay",
     "NotebookPresentation",
     "display",
@@ -69,6 +71,20 @@ def display(obj: Any) -> None:
 
 #: What the live widget's output says in a viewer that shows no widget (its record follows).
 LIVE_PLAIN = "(the live view; its record, as it was when the notebook was saved, follows)"
+
+#: What an output that shows nothing any more becomes (a record copy once its output is the
+#: record, a final record with nothing in it): the form ipywidgets gives the output of a
+#: closed widget, which JupyterLab and Notebook 7 hide, with an empty text for viewers that
+#: show no widget, so that no output is an empty bundle (nbconvert warns of one: "mimetype(s)
+#: dict_keys([]) is not able to be represented").
+REMOVED_VIEW: dict[str, Any] = {
+    "application/vnd.jupyter.widget-view+json": {
+        "version_major": 2,
+        "version_minor": 0,
+        "model_id": "",
+    },
+    "text/plain": "",
+}
 
 #: Seconds between two refreshes of the record copies, at least; at most this share of the
 #: kernel's time goes to them, and at most this many bytes a second on average (the interval
@@ -153,20 +169,22 @@ class LiveDisplay:
         return sum(len(value) for value in copy.values())
 
     def finish(self, again: bool = False) -> None:
-        """Replace the widget by its record where it is shown, and empty the copy (once;
-        ``again``: send it again, for a client that may have missed it, such as nbclient,
-        which reads only the outputs of the cell it runs)."""
+        """Replace the widget by its record where it is shown (by :data:`REMOVED_VIEW` when
+        the record is empty), and the copy by :data:`REMOVED_VIEW` (once; ``again``: send it
+        again, for a client that may have missed it, such as nbclient, which reads only the
+        outputs of the cell it runs)."""
         if (self._final is not None and not again) or not in_ipython():
             return
         if self._final is None:  # made once: sent again as it was
             assert self.record is not None
-            self._final = self.record().bundle()
+            record = self.record()
+            self._final = record.bundle() if record.html or record.plain else REMOVED_VIEW
             # What made the output is let go: its widgets are closed by their owner.
             self.widget = self.record = None
         from IPython.display import update_display
 
         if self._copy is not None:  # first, so the page never shows the record twice
-            update_display({}, raw=True, display_id=self.copy_id)
+            update_display(REMOVED_VIEW, raw=True, display_id=self.copy_id)
         update_display(self._final, raw=True, display_id=self.display_id)
 
 

@@ -107,6 +107,8 @@ def test_the_reopened_quickstart_shows_the_conversation_not_broken_widgets(
     # Nothing on the page is a widget that lost its model, and nothing ran.
     expect(nb.notebook).not_to_contain_text("Error displaying widget")
     expect(nb.notebook.locator(".jupyter-widgets")).to_have_count(0)
+    # The removed views that took the copies' places are hidden, with no kernel too.
+    expect(nb.notebook).not_to_contain_text("Loading widget")
     pwned = nb.pwned()
     assert pwned["value"] is None and pwned["hits"] == [], pwned
     assert nb.js_dialogs == [] and nb.page_errors == [], (nb.js_dialogs, nb.page_errors)
