@@ -250,7 +250,7 @@ def test_checks_that_cannot_run_are_reported_as_not_run(
     """An agent started through a wrapper script: its npm package (and so its types) cannot be
     found from the command, so the cell says the checks did not run, instead of passing."""
     from atomic_jupyter.transport.agent_package import prepare_agent
-    from atomic_jupyter.ui.prototype_view import PrototypeView
+    from atomic_jupyter.ui.prototype_view import not_run_line
 
     real = prepare_agent(agent_command, dict(os.environ))
     wrapper = tmp_path / "agent-wrapper"
@@ -267,7 +267,7 @@ def test_checks_that_cannot_run_are_reported_as_not_run(
         assert result.ok
         assert [n.split(":")[0] for n in result.not_run] == ["type check", "test load"]
         assert "npm package was not found" in result.not_run[0]
-        shown = PrototypeView._not_run(result.not_run[0]).value  # the cell's line for it
+        shown = not_run_line(0, result.not_run[0]).html  # the cell's line for it
         assert "not run: type check: the agent&#x27;s npm package was not found" in shown
     finally:
         stop_quietly(session)

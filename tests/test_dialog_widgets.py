@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
-import ipywidgets as w
 import pytest
 
 from atomic_jupyter.errors import AgentNotRunningError, DialogNotPendingError
@@ -21,8 +20,9 @@ from atomic_jupyter.session import dialogs as dialogs_module
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.ui.dialog_controls import MAX_OPTION_BUTTONS
+from atomic_jupyter.ui.lines_output import text_line
 from atomic_jupyter.ui.run_output import DialogOutput, RunOutput
-from atomic_jupyter.ui.text import TextLine, escape, pre_block, pre_html
+from atomic_jupyter.ui.text import button_html, escape, pre_html
 from tests.harness.output_page import controls_html, page_html, press
 
 # --------------------------------------------------------------------------- requests (protocol doc)
@@ -901,13 +901,12 @@ def test_escape_does_not_double_decode_entities():
     assert escape("&lt;script&gt;") == "&amp;lt;script&amp;gt;"
 
 
-def test_pre_block_escapes_every_line():
+def test_pre_html_escapes_every_line():
     lines = ["<script>alert(1)</script>", "a & b", '"double"', "'single'"]
-    block = pre_block(lines)
-    assert isinstance(block, w.HTML)
-    assert block.value.startswith("<pre ")
-    assert block.value.endswith("</pre>")
-    body = re.sub(r"^<pre[^>]*>|</pre>$", "", block.value)
+    block = pre_html(lines)
+    assert block.startswith("<pre ")
+    assert block.endswith("</pre>")
+    body = re.sub(r"^<pre[^>]*>|</pre>$", "", block)
     assert (
         body
         == "&lt;script&gt;alert(1)&lt;/script&gt;\na &amp; b\n&quot;double&quot;\n&#x27;single&#x27;"
@@ -915,20 +914,27 @@ def test_pre_block_escapes_every_line():
     assert html.unescape(body) == "\n".join(lines)
 
 
-def test_pre_block_colour_is_in_the_style_and_text_is_still_escaped():
-    block = pre_block(["<b>x</b>"], color="red")
-    assert "color:red" in block.value
-    assert "&lt;b&gt;x&lt;/b&gt;" in block.value
-    assert "<b>" not in block.value
-    assert pre_html(["<b>x</b>"], "red") == block.value
+def test_pre_html_colour_is_in_the_style_and_text_is_still_escaped():
+    block = pre_html(["<b>x</b>"], "red")
+    assert "color:red" in block
+    assert "&lt;b&gt;x&lt;/b&gt;" in block
+    assert "<b>" not in block
 
 
-def test_text_line_keeps_the_raw_string_and_shows_it_escaped():
-    label = TextLine(EVIL_TITLE, bold=True)
-    assert isinstance(label, w.HTML) and not isinstance(label, w.Label)  # no LaTeX typesetting
-    assert label.text == EVIL_TITLE
-    assert escape(EVIL_TITLE) in label.value
-    assert "<script" not in label.value.lower() and "<img" not in label.value.lower()
-    label.text = "$x^2$ costs $5"
-    assert "$x^2$ costs $5" in label.value
-    assert "font-weight:bold" in label.value
+def test_a_text_line_keeps_the_raw_string_and_shows_it_escaped():
+    line = text_line("title", "atomic-title", EVIL_TITLE, "bold", live=button_html("Go", "go", "x"))
+    assert line.plain == EVIL_TITLE
+    for shown in (line.html, line.live or ""):
+        assert escape(EVIL_TITLE) in shown
+        assert "<script" not in shown.lower() and "<img" not in shown.lower()
+    assert "<strong>" in line.html
+    assert line.live is not None and line.live.index("<button") < line.live.index(line.html)
+    assert "$x^2$ costs $5" in text_line("t", "c", "$x^2$ costs $5").html  # no maths
+
+
+def test_a_button_escapes_its_label_title_and_data():
+    button = button_html('<b>"x"</b>', "run", "atomic-x", title="<i>", name='a" onclick="x')
+    assert button.startswith('<button type="button" class="jupyter-button widget-button atomic-x"')
+    assert 'data-action="run"' in button and 'data-name="a&quot; onclick=&quot;x"' in button
+    assert 'title="&lt;i&gt;"' in button and ">&lt;b&gt;&quot;x&quot;&lt;/b&gt;</button>" in button
+    assert "onclick=" not in button.replace('data-name="a&quot; onclick=&quot;x"', "")

@@ -28,6 +28,7 @@ from atomic_jupyter.transport.launch import LaunchSpec
 from atomic_jupyter.ui import dispatch
 from atomic_jupyter.ui.dispatch import OffThreadWidgetWork, UiDispatcher, thread_safe_update
 from atomic_jupyter.ui.live_output import LiveOutput
+from atomic_jupyter.ui.output_widget import Content
 from tests.harness import thread_guard
 from tests.harness.output_page import page_tree
 from tests.harness.thread_guard import pump_until
@@ -360,25 +361,27 @@ def test_the_guard_records_widget_work_off_the_main_thread() -> None:
 
 def test_the_guard_allows_a_live_outputs_thread_safe_appends_and_nothing_else() -> None:
     live = LiveOutput()  # built on the main thread, as the magic does
-    for piece in ("one\n", "two\n"):
+    for piece in ("one\n", "<two>\n"):
         on_thread(partial(live.append, piece))
-    assert live.widget.outputs[0]["text"] == "one\ntwo\n"
+    (shown,) = page_tree(live.widget).find_all("atomic-live-text")
+    assert shown.text == "one\n<two>\n"  # as text, never as HTML
     assert thread_guard.take() == []
-    # The same trait change without the marker is caught, and the marker ends with its block.
-    on_thread(lambda: setattr(live.widget, "outputs", ()), name="unmarked")
+    # The same update without the marker is caught, and the marker ends with its block.
+    on_thread(lambda: live.widget.show(Content(["x"], {"x": "x"})), name="unmarked")
 
     def marked_then_not() -> None:
         with thread_safe_update():
-            live.widget.outputs = ({"output_type": "stream", "name": "stdout", "text": "ok"},)
-        live.widget.outputs = ()
+            live.widget.show(Content(["y"], {"y": "y"}))
+        live.widget.show(Content(["z"], {"z": "z"}))
 
     on_thread(marked_then_not, name="after-block")
     found = thread_guard.take()
     assert [f.split(" at ")[0] for f in found] == [
-        "changed Output on thread 'unmarked'",
-        "changed Output on thread 'after-block'",
+        "sent OutputWidget on thread 'unmarked'",
+        "sent OutputWidget on thread 'after-block'",
     ]
     live.close()
+    assert live.widget.comm is None  # emptied and closed
 
 
 def test_a_view_renders_from_another_thread_only_while_busy_and_inside_the_marker() -> None:

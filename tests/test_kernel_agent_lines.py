@@ -41,22 +41,22 @@ def test_bash_streams_live_then_leaves_plain_text(kernel: BrowserLikeKernel) -> 
     result = kernel.execute("%atomic_agent bash echo one; sleep 0.5; echo two; exit 3")
     assert result.stdout == ""
     (live_id,) = result.widget_ids  # the live view, closed once the answer came
-    live = kernel.widget(live_id)
-    assert not live.is_open
+    assert live_id not in kernel.models
     # In its place, the result as plain text (and as escaped HTML): no widget view is left.
     (output,) = [o for o in result.outputs if o["output_type"] == "display_data"]
     final = displayed(kernel, output)
     assert WIDGET_VIEW not in final
     assert final["text/plain"] == "one\ntwo\n(exit code 3)"
     assert "one\ntwo\n(exit code 3)" in visible_text(final["text/html"])
-    streamed = [
-        m["content"]["data"]["state"]["outputs"]
+    streamed = [  # the text the live view was sent, at each update
+        html
         for m in kernel.iter_messages("comm_msg")
-        if m["content"]["comm_id"] == live_id and "outputs" in m["content"]["data"].get("state", {})
+        if m["content"]["comm_id"] == live_id
+        for html in (m["content"]["data"].get("content") or {}).get("blocks", {}).values()
     ]
-    if CURRENT_LINE:  # the pieces came while the cell still ran, as plain stream text
-        assert streamed and streamed[-1][0]["text"] == "one\ntwo\n"
-        assert all(o["output_type"] == "stream" for each in streamed for o in each)
+    if CURRENT_LINE:  # the pieces came while the cell still ran, as escaped text
+        assert streamed and visible_text(streamed[-1]) == "one\ntwo\n"
+        assert all('class="atomic-live-text"' in html for html in streamed)
     else:
         assert streamed == []
 

@@ -18,10 +18,19 @@ import pytest
 
 from atomic_jupyter.protocol.session_file import read_session
 from tests.harness.kernel_client import BrowserLikeKernel
-from tests.harness.kernel_widgets import PagePanel, elements
+from tests.harness.kernel_widgets import (
+    WIDGET_VIEW,
+    PagePanel,
+    displayed,
+    elements,
+    is_record_copy,
+    outputs_of,
+    panels,
+    record_copy,
+)
 from tests.harness.plugin import agent_kernel_env
 from tests.harness.support import PINNED_AGENT, agent_example
-from tests.harness.widget_text import has_class, text, visible_text
+from tests.harness.widget_text import visible_text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 
@@ -114,7 +123,8 @@ def test_a_new_kernel_continues_the_conversation_and_shows_the_earlier_turns(
         assert state["thinkingLevel"] == "low"
         assert state.get("sessionName") == "budget analysis"
         listing = second.execute("%atomic_agent conversations")
-        rows = " ".join(text(ref) for ref in second.widgets("HTML", within=listing.widget_ids[0]))
+        (view,) = outputs_of(second, "conversations")
+        rows = " ".join(view.texts("atomic-conversation"))
         assert "named 'budget analysis'" in rows and "[redacted]" in rows and SECRET not in rows
         assert all(SECRET not in d.get("text/plain", "") for d in listing.displays)
         # The record kept with the notebook holds them too.
@@ -154,24 +164,62 @@ def test_conversations_lists_them_and_resume_continues_the_one_clicked(
         older, newer = sorted(saved_files(notebook), key=lambda p: p.stat().st_mtime)
         listing = kernel.execute("%atomic_agent conversations")
         (view_id,) = listing.widget_ids
-        rows = [
-            text(ref)
-            for ref in kernel.widgets(
-                "HTML", within=view_id, _dom_classes=has_class("atomic-conversation")
-            )
-        ]
+        (view,) = outputs_of(kernel, "conversations")
+        assert view.comm_id == view_id
+        rows = view.texts("atomic-conversation")
         assert len(rows) == 2
         assert repr(THIRD) in rows[0] and repr(FIRST) in rows[1]  # newest first
         assert all("2 messages" in row and "session 'default'" in row for row in rows)
-        buttons = kernel.widgets("Button", within=view_id, _dom_classes=has_class("atomic-resume"))
-        kernel.click(buttons[1].comm_id)  # the older one
+
+        def labels() -> list[str]:
+            return [button.text for button in view.buttons("atomic-resume")]
+
+        assert labels() == ["Resume", "Resume"]
+        view.press("atomic-resume", 1)  # the older one
+        kernel.wait_for(lambda: labels() == ["Resume", "Resumed"], timeout=60, what="the resume")
+        assert view.text("atomic-conversations-said").startswith("Session 'default' ")
+        # The record copy beside it says so too (a notebook saved now keeps it).
+        copy = record_copy(listing.outputs)
         kernel.wait_for(
-            lambda: buttons[1]["description"] == "Resumed", timeout=60, what="the resume"
+            lambda: "Session &#x27;default&#x27; " in displayed(kernel, copy)["text/html"],
+            what="the record copy to say what the Resume did",
         )
         resumed = kernel.execute("print(aj.session().addon('conversations').path)").stdout.strip()
         assert resumed == str(older)
         ask(kernel, f"{SECOND}")
         assert SECOND in older.read_text() and SECOND not in newer.read_text()
+
+
+def test_resume_in_a_new_kernel_shows_the_sessions_panel_in_the_listings_place(
+    tmp_path: Path, notebook: dict[str, str], scripted_model
+) -> None:
+    """A click has no cell to display in: the panel of the session a Resume starts takes the
+    listing's place (its live view and its record copy), and the listing is closed."""
+    with open_kernel(tmp_path, notebook, "before") as kernel:
+        kernel.execute(start_line(scripted_model))
+        ask(kernel, f"{FIRST}")
+    (saved,) = saved_files(notebook)
+    with open_kernel(tmp_path, notebook, "after") as kernel:
+        listing = kernel.execute("%atomic_agent conversations")
+        (view,) = outputs_of(kernel, "conversations")
+        shown, copy = listing.outputs
+        assert displayed(kernel, shown)[WIDGET_VIEW]["model_id"] == view.comm_id
+        view.press("atomic-resume")
+        (panel,) = kernel.wait_for(lambda: panels(kernel), timeout=60, what="the session's panel")
+        kernel.wait_for(lambda: view.comm_id not in kernel.models, what="the listing to close")
+        # Where the listing was: the panel, and the panel's record copy.
+        assert displayed(kernel, shown)[WIDGET_VIEW]["model_id"] == panel.comm_id
+        kernel.wait_for(
+            lambda: "agent session &#x27;default&#x27;" in displayed(kernel, copy)["text/html"],
+            what="the panel's record copy in the listing's place",
+        )
+        assert is_record_copy({"data": displayed(kernel, copy)})
+        kernel.wait_for(
+            lambda: "continued" in " ".join(panel.texts("atomic-earlier-view")),
+            what="the panel to say what it continued",
+        )
+        resumed = kernel.execute("print(aj.session().addon('conversations').path)").stdout
+        assert resumed.strip() == str(saved)
 
 
 def test_no_save_leaves_no_file(tmp_path: Path, notebook: dict[str, str], scripted_model) -> None:
@@ -224,9 +272,10 @@ def test_a_conversation_that_cannot_be_read_is_reported_and_left_alone(
         assert "cannot be continued" in failed.evalue and "left as it is" in failed.evalue
         assert saved.read_bytes() == damaged
         listing = kernel.execute("%atomic_agent sessions")
-        shown = " ".join(text(ref) for ref in kernel.widgets("HTML", within=listing.widget_ids[0]))
-        assert "cannot be continued" in shown
-        assert kernel.widgets("Button", within=listing.widget_ids[0]) == []  # nothing to resume
+        (view,) = outputs_of(kernel, "conversations")
+        assert view.comm_id == listing.widget_ids[0]
+        assert "cannot be continued" in " ".join(view.texts("atomic-conversation"))
+        assert view.buttons("atomic-resume") == []  # nothing to resume
 
 
 GREETER = (

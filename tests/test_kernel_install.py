@@ -5,6 +5,7 @@ the real registry (npm's cache makes it quick), the real agent afterwards on the
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -12,9 +13,8 @@ import pytest
 from atomic_jupyter.transport.agent_install import find_installed, install_folder, pin_of
 from atomic_jupyter.transport.agent_install.homes import AgentHome
 from tests.harness.kernel_client import BrowserLikeKernel
-from tests.harness.kernel_widgets import panels
+from tests.harness.kernel_widgets import WIDGET_VIEW, displayed, outputs_of, panels
 from tests.harness.support import path_without_node
-from tests.harness.widget_text import has_class
 
 # It installs and starts the current line whatever the line under test.
 pytestmark = [pytest.mark.kernel, pytest.mark.agent, pytest.mark.one_line, pytest.mark.timeout(400)]
@@ -43,14 +43,19 @@ def record_text(result) -> str:
     return "\n".join(d.get("text/plain", "") for d in updates)
 
 
-def bar_values(kernel: BrowserLikeKernel, bar_id: str) -> list[float]:
-    """Every value the page was sent for the progress bar, in order."""
+def bar_values(kernel: BrowserLikeKernel, output_id: str) -> list[float]:
+    """Every value the page was sent for the progress bar of an output, in order."""
     values = []
     for message in kernel.iter_messages("comm_msg"):
         content = message["content"]
-        state = content.get("data", {}).get("state", {})
-        if content.get("comm_id") == bar_id and "value" in state:
-            values.append(state["value"])
+        if content.get("comm_id") != output_id:
+            continue
+        sent = content.get("data", {}).get("content", {})  # a custom message: a patch
+        for html in (sent.get("blocks") or {}).values():
+            values += [
+                float(v)
+                for v in re.findall(r'class="atomic-install-bar"[^>]*value="([^"]+)"', html)
+            ]
     return values
 
 
@@ -58,13 +63,12 @@ def test_install_shows_progress_then_where_and_a_second_run_does_nothing(user_ke
     kernel = user_kernel
     home = tmp_path / "data" / "atomic-jupyter" / "agents"
     result = kernel.execute("%atomic_agent install", timeout=300)
-    (bar,) = kernel.widgets("FloatProgress", last_shown=True)
-    values = bar_values(kernel, bar.comm_id)
+    (output,) = result.widget_ids
+    values = bar_values(kernel, output)
     moving = [v for v in values if 0 < v < 1]
     assert len(set(moving)) >= 5, values  # it moved, step by step, while npm downloaded
     assert values == sorted(values) and values[-1] == 1.0
-    assert bar["bar_style"] == "success"
-    assert not bar.is_open  # the cell keeps its text, not the widget
+    assert output not in kernel.models  # the cell keeps its text, not the widget
     text = record_text(result)
     folder = install_folder(home, PIN)
     assert f"Installed {PIN.describe()}" in text and str(folder) in text
@@ -73,7 +77,7 @@ def test_install_shows_progress_then_where_and_a_second_run_does_nothing(user_ke
     again = kernel.execute("%atomic_agent install")
     text = record_text(again)
     assert "is already installed; nothing to do" in text
-    assert len(kernel.widgets("FloatProgress", last_shown=True)) == 2
+    assert len(again.widget_ids) == 1 and not outputs_of(kernel, "install")
 
     doctor = kernel.execute("%atomic_agent doctor").stdout
     assert "the pinned agent in the user data folder" in doctor and str(folder) in doctor
@@ -94,25 +98,20 @@ def test_start_without_an_agent_says_what_to_run_and_its_button_installs_and_sta
     message = failed.plain_traceback
     assert "AgentNotInstalledError" in message
     assert "%atomic_agent install" in message and "atomic-jupyter install-agent" in message
-    offer = kernel.find("Button", description=f"Install {PIN.package} {PIN.version} and start")
-    kernel.click(offer.comm_id)
-    kernel.wait_for(
-        lambda: (
-            kernel.widget(offer.comm_id)["description"]
-            in ("Installed and started", "Install failed")
-        ),
-        timeout=300,
-        what="the install and start to finish",
-    )
-    assert kernel.widget(offer.comm_id)["description"] == "Installed and started"
-    (box,) = kernel.widgets("VBox", _dom_classes=has_class("atomic-install-offer"))
-    (output,) = kernel.widgets("Output", within=box.comm_id)
-    shown = "".join(o.get("text", "") for o in output["outputs"])
-    assert f"Installed {PIN.describe()}" in shown  # the progress made way for the result
-    assert not kernel.widgets("FloatProgress")  # closed
+    (offer,) = outputs_of(kernel, "install-offer")
+    label = f"Install {PIN.package} {PIN.version} and start"
+    assert [b.text for b in offer.buttons("atomic-install-offer-button")] == [label]
+    offer.press("atomic-install-offer-button")
+    # The install shows its progress below the button, then the session's panel takes the
+    # offer's place (a click has no cell of its own to display in).
+    (panel,) = kernel.wait_for(lambda: panels(kernel), timeout=300, what="the install and start")
+    values = bar_values(kernel, offer.comm_id)
+    assert len({v for v in values if 0 < v < 1}) >= 5 and values[-1] == 1.0, values
+    kernel.wait_for(lambda: offer.comm_id not in kernel.models, what="the offer to close")
+    (shown,) = [o for o in failed.outputs if WIDGET_VIEW in o.get("data", {})]
+    assert displayed(kernel, shown)[WIDGET_VIEW]["model_id"] == panel.comm_id
     status = kernel.execute("%atomic_agent status --full").stdout
     home = tmp_path / "data" / "atomic-jupyter" / "agents"
     assert str(install_folder(home, PIN)) in status
-    (panel,) = panels(kernel)  # the session started: its panel is shown
     assert panel.text("atomic-state") in ("idle", "working…")
     assert os.path.isdir(install_folder(home, PIN))

@@ -4,16 +4,16 @@ and what a click does (continue that conversation in its session)."""
 from __future__ import annotations
 
 import os
+from functools import partial
 from typing import Any
 
 from atomic_jupyter.addons.conversations.runtime import store_for
 from atomic_jupyter.errors import SessionNotFoundError
 from atomic_jupyter.notebook import api, registry
 from atomic_jupyter.notebook.config import AtomicAgent
-from atomic_jupyter.notebook.presentation import LiveDisplay, in_ipython, view_of
+from atomic_jupyter.notebook.presentation import LiveDisplay, in_ipython, in_place_of, view_of
 from atomic_jupyter.transport.conversations import Conversation, describe_time
 from atomic_jupyter.transport.secrets import Redactor
-from atomic_jupyter.ui.record import text_record
 
 __all__ = ["conversation_line", "resume_conversation", "show_conversations"]
 
@@ -61,7 +61,8 @@ def resume_conversation(conversation: Conversation, config: AtomicAgent) -> str:
 
 def show_conversations(config: AtomicAgent, name: str | None = None) -> None:
     """Display the listing: one line per conversation with a Resume button (a text in a
-    viewer without widgets)."""
+    viewer without widgets). A Resume that starts the conversation's session shows the
+    session's panel in the listing's place (a click has no cell to display in)."""
     store = store_for(config)
     found = store.conversations(name)
     if not found:
@@ -75,9 +76,14 @@ def show_conversations(config: AtomicAgent, name: str | None = None) -> None:
         return
     from atomic_jupyter.ui.conversations_view import ConversationsView
 
+    def resume(conversation: Conversation) -> str:
+        return in_place_of(shown, view.close, lambda: resume_conversation(conversation, config))
+
     rows = [
-        (line, None if c.saved.problem else (lambda c=c: resume_conversation(c, config)))
+        (line, None if c.saved.problem else partial(resume, c))
         for line, c in zip(lines, found, strict=True)
     ]
     view = ConversationsView(heading, rows)
-    LiveDisplay(view.widget, lambda: text_record(plain, "conversations")).show()
+    shown = LiveDisplay(view.widget, view.record)
+    view.rendered.add(shown.refresh)  # the record copy follows what the listing says
+    shown.show()

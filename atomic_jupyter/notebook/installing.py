@@ -7,10 +7,10 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atomic_jupyter.errors import AgentInstallError, AgentNotInstalledError
-from atomic_jupyter.notebook.presentation import in_ipython
+from atomic_jupyter.notebook.presentation import LiveDisplay, in_ipython, in_place_of
 from atomic_jupyter.transport.agent_install import (
     InstallResult,
     ProgressPrinter,
@@ -19,17 +19,18 @@ from atomic_jupyter.transport.agent_install import (
     pin_of,
 )
 
+if TYPE_CHECKING:
+    from atomic_jupyter.ui.install_view import InstallProgress, InstallView
+
 __all__ = ["install", "offer_install"]
 
 
-def _display(obj: Any, **kwargs: Any) -> Any:
-    from IPython.display import display
-
-    return display(obj, **kwargs)
-
-
 def install(
-    line: str = "current", *, force: bool = False, home: str | None = None, in_place: bool = True
+    line: str = "current",
+    *,
+    force: bool = False,
+    home: str | None = None,
+    progress: InstallProgress | None = None,
 ) -> InstallResult:
     """Install the pinned agent of ``line`` (nothing to do when it is there), with a progress
     bar in the cell under IPython; the cell keeps what was installed where, as text.
@@ -43,9 +44,9 @@ def install(
     home:
         The agent home (``AtomicAgent.agent_home``); None: ``$ATOMIC_JUPYTER_AGENT_HOME``,
         else the user data folder.
-    in_place:
-        Replace the progress with the result by its display id (a cell); False inside an
-        ``Output`` widget, which takes no display updates.
+    progress:
+        Where to show the progress (the offer's, below its button); None: an output of its
+        own in the current cell, replaced by the result once it is over.
 
     Raises
     ------
@@ -57,34 +58,31 @@ def install(
         result = install_agent(line, home, force=force, on_progress=printer)
         print(result.describe())
         return result
+    if progress is not None:
+        return _install_showing(line, home, force, progress)
     from atomic_jupyter.ui.install_view import InstallView
 
     view = InstallView(pin_of(line).describe())
-    handle = _display(view.widget, display_id=True) if in_place else _display(view.widget)
+    shown = LiveDisplay(view.widget, view.record, copy=False)  # over before the cell ends
+    shown.show()
     try:
-        result = install_agent(line, home, force=force, on_progress=view.update)
+        return _install_showing(line, home, force, view)
+    finally:
+        shown.finish()
+        view.close()
+
+
+def _install_showing(
+    line: str, home: str | None, force: bool, progress: InstallProgress | InstallView
+) -> InstallResult:
+    try:
+        result = install_agent(line, home, force=force, on_progress=progress.update)
     except BaseException as exc:  # an interrupt too: the bar must not stay "Installing"
         failed = "The install did not finish; nothing was installed."
-        view.finish(False, str(exc) if isinstance(exc, AgentInstallError) else failed)
-        _replace(handle, failed)
-        view.close()
+        progress.finish(False, str(exc) if isinstance(exc, AgentInstallError) else failed)
         raise
-    view.finish(True, result.describe())
-    _replace(handle, result.describe())
-    view.close()
+    progress.finish(True, result.describe())
     return result
-
-
-def _replace(handle: Any, text: str) -> None:
-    """Put ``text`` where the progress was: by its display id in a cell, or (in an Output
-    widget, which ignores display updates) by clearing the output and printing."""
-    if handle is not None:
-        handle.update({"text/plain": text}, raw=True)
-        return
-    from IPython.display import clear_output
-
-    clear_output()
-    print(text)
 
 
 def _in_kernel() -> bool:
@@ -116,10 +114,13 @@ def offer_install(
 
     pin = pin_of(error.line)
 
-    def install_then_start() -> None:
-        install(error.line, home=home, in_place=False)
-        start()
+    def install_then_start(progress: InstallProgress) -> None:
+        install(error.line, home=home, progress=progress)
+        in_place_of(shown, offer.close, start)  # the session's panel takes the offer's place
 
-    offer = InstallOffer(f"Install {pin.package} {pin.version} and start", install_then_start)
-    _display(offer.widget)
+    offer = InstallOffer(
+        f"Install {pin.package} {pin.version} and start", pin.describe(), install_then_start
+    )
+    shown = LiveDisplay(offer.widget, offer.record)
+    shown.show()
     return True

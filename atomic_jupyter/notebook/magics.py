@@ -495,7 +495,7 @@ class AtomicExtensionMagics(Magics):
                 raise MagicUsageError("usage: %%atomic_extension NAME [--name SESSION]")
             result = session.define_extension(args.words[0], cell)
             prototype = PrototypeView(view_of(session), result)
-            presentation_of(session).display_live(prototype.root, prototype.record)
+            presentation_of(session).display_live(prototype)
             return None
         action, *rest = args.words or ["list"]
         if action == "list":

@@ -21,10 +21,10 @@ import time
 import uuid
 import weakref
 from collections.abc import Callable
+from contextvars import ContextVar
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from atomic_jupyter.ui.closing import close_widget
 from atomic_jupyter.ui.dispatch import UiDispatcher
 from atomic_jupyter.ui.panel_parts import panel_record
 from atomic_jupyter.ui.record import (
@@ -48,6 +48,7 @@ __all__ = [
     "NotebookPresentation",
     "display",
     "in_ipython",
+    "in_place_of",
     "presentation_of",
     "show_panel",
     "view_of",
@@ -97,6 +98,29 @@ RECORD_BYTES_PER_S = 64 * 1024
 BUSY_AFTER = 0.5
 
 
+#: The output whose place the next live output displayed takes (see :func:`in_place_of`).
+_PLACE: ContextVar[LiveDisplay | None] = ContextVar("atomic_place", default=None)
+_T = TypeVar("_T")
+
+
+def in_place_of(shown: LiveDisplay, close: Callable[[], None], action: Callable[[], _T]) -> _T:
+    """Run ``action`` (a button's, on the kernel's thread) so that the first live output it
+    displays (a session's panel) takes the place of ``shown`` on the page, which then
+    ``close`` ends.
+
+    A click's handler runs outside any cell: what it displays has no cell to go to, so the
+    panel of a session it starts is shown where the button was, by the display ids of
+    ``shown`` (its live view and its record copy).
+    """
+    token = _PLACE.set(shown)
+    try:
+        return action()
+    finally:
+        _PLACE.reset(token)
+        if shown.given_away:
+            close()
+
+
 class LiveDisplay:
     """One output: a live widget with a copy of its record beside it, kept current
     (:meth:`refresh`); then (:meth:`finish`) the record alone.
@@ -122,7 +146,9 @@ class LiveDisplay:
         self.display_id = f"atomic-{key}"
         self.copy_id = f"atomic-{key}-record"
         self._copy: dict[str, str] | None = None  # the copy's bundle last sent (None: no copy)
-        self._final: dict[str, str] | None = None  # the record it was replaced by
+        self._final: dict[str, Any] | None = None  # the record it was replaced by
+        #: Whether another output took this one's place (:func:`in_place_of`).
+        self.given_away = False
 
     @property
     def final(self) -> bool:
@@ -148,11 +174,28 @@ class LiveDisplay:
             data.update(self.record().bundle())
             ipython_display(data, raw=True, display_id=self.display_id)
             return
+        place = _PLACE.get()
+        taking = place is not None and place.live and place is not self
+        if taking:
+            assert place is not None
+            self.display_id, self.copy_id = place.display_id, place.copy_id
+            place._give_away()
+            # A widget view replaced by another widget view keeps its renderer in JupyterLab,
+            # which hides itself when the old widget closes: a bundle of another type first
+            # makes the page build a new one.
+            ipython_display({"text/plain": ""}, raw=True, display_id=self.display_id, update=True)
         self.widget.add_class(live_class(self.key))
         data["text/plain"] = LIVE_PLAIN
-        ipython_display(data, raw=True, display_id=self.display_id)
+        ipython_display(data, raw=True, display_id=self.display_id, update=taking)
         self._copy = live_copy(self.record(), self.key)
-        ipython_display(self._copy, raw=True, display_id=self.copy_id)
+        ipython_display(self._copy, raw=True, display_id=self.copy_id, update=taking)
+
+    def _give_away(self) -> None:
+        """Another output takes this one's place: nothing here updates it any more."""
+        self.given_away = True
+        self._copy = None
+        self._final = {}
+        self.widget = self.record = None
 
     def refresh(self) -> int:
         """Bring the record copy up to date (sent only when it changed); return the
@@ -173,7 +216,7 @@ class LiveDisplay:
         the record is empty), and the copy by :data:`REMOVED_VIEW` (once; ``again``: send it
         again, for a client that may have missed it, such as nbclient, which reads only the
         outputs of the cell it runs)."""
-        if (self._final is not None and not again) or not in_ipython():
+        if (self._final is not None and not again) or self.given_away or not in_ipython():
             return
         if self._final is None:  # made once: sent again as it was
             assert self.record is not None
@@ -205,6 +248,7 @@ class NotebookPresentation:
         self._panels: list[LiveDisplay] = []
         self._notices: list[LiveDisplay] = []
         self._others: list[LiveDisplay] = []
+        self._other_outputs: list[Any] = []  # what the others show (closed at stop)
         self._awaited: dict[int, list[Subscription]] = {}  # runs over but for open dialogs
         self._subscriptions: list[Subscription] = []
         self._record_interval = RECORD_INTERVAL
@@ -277,11 +321,14 @@ class NotebookPresentation:
 
         subscription = dialog.observe(settled)
 
-    def display_live(self, widget: Any, record: Callable[[], Record]) -> LiveDisplay:
-        """Display any other live output of the session (a prototype's result) with its
-        record; it is replaced by its record when the session stops."""
-        shown = LiveDisplay(widget, record)
+    def display_live(self, output: Any) -> LiveDisplay:
+        """Display any other live output of the session (a prototype's result: a
+        :class:`~atomic_jupyter.ui.lines_output.LinesOutput`) with its record; it is replaced
+        by its record and closed when the session stops."""
+        shown = LiveDisplay(output.widget, output.record)
         self._others.append(shown)
+        self._other_outputs.append(output)
+        output.rendered.add(self._records_changed)  # its record copy follows it
         shown.show()
         return shown
 
@@ -289,12 +336,11 @@ class NotebookPresentation:
         """Replace every live output of the session by its record (the session stopped) and
         close every widget; ``again``: the records already sent are sent again, from the
         cell that runs now."""
-        others = [shown.widget for shown in self._others]
         for shown in [*self._runs.values(), *self._panels, *self._notices, *self._others]:
             shown.finish(again=again)
-        for widget in others:  # replaced by their records: nothing shows them any more
-            if widget is not None:
-                close_widget(widget)
+        others, self._other_outputs = self._other_outputs, []
+        for output in others:  # replaced by their records: nothing shows them any more
+            output.close()
         self.close()
 
     def _stopped(self) -> None:

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import ipywidgets as w
-
-from atomic_jupyter.ui.text import TextLine
+from atomic_jupyter.ui.lines_output import Line, LinesOutput, error_text, text_line
+from atomic_jupyter.ui.text import button_html
 
 __all__ = ["ConversationsView"]
 
 
-class ConversationsView:
+class ConversationsView(LinesOutput):
     """A heading, then one row per conversation: a Resume button (none for a conversation
-    that cannot be continued) and its line. A click runs the row's action on the kernel's
-    thread with the view's output area current; what it returns (a sentence) or raises is
-    shown there.
+    that cannot be continued) and its line; below them, what the last Resume did. A click
+    runs the row's action on the kernel's thread; what it returns (a sentence) or raises is
+    shown below the rows. One resume at a time: the buttons wait while one runs.
 
     Parameters
     ----------
@@ -27,41 +26,68 @@ class ConversationsView:
     """
 
     def __init__(self, heading: str, rows: Sequence[tuple[str, Callable[[], str] | None]]) -> None:
-        self.buttons: list[w.Button] = []
-        children: list[w.Widget] = [TextLine(heading, bold=True)]
-        for line, action in rows:
-            label = TextLine(line)
-            label.add_class("atomic-conversation")
-            if action is None:
-                children.append(w.HBox([label]))
-                continue
-            button = w.Button(description="Resume", tooltip="Continue this conversation")
-            button.layout.width = "auto"
-            button.add_class("atomic-resume")
-            button.on_click(lambda _b, a=action, b=button: self._clicked(a, b))
-            self.buttons.append(button)
-            children.append(w.HBox([button, label], layout=w.Layout(align_items="center")))
-        self.output = w.Output()
-        children.append(self.output)
-        self.widget = w.VBox(children)
-        self.widget.add_class("atomic-conversations")
+        super().__init__("conversations")
+        self.heading = heading
+        self.rows = list(rows)
+        self.resuming: int | None = None  # the row whose resume runs
+        self.resumed: int | None = None  # the row resumed last
+        self.said = ""
+        self.error = ""
+        self.render()
 
-    def _clicked(self, action: Callable[[], str], button: Any) -> None:
-        if any(b.disabled for b in self.buttons):
-            return  # a resume is already on its way
-        for each in self.buttons:
-            each.disabled = True
-        button.description = "Resuming…"
-        with self.output:
-            try:
-                said = action()
-            except BaseException as exc:  # shown below the rows, like a cell's error
-                button.description = "Resume"
-                text = getattr(exc, "_render_traceback_", None)
-                print("\n".join(text()) if text else f"{type(exc).__name__}: {exc}")
-                return
-            finally:
-                for each in self.buttons:
-                    each.disabled = False
-            print(said)
-        button.description = "Resumed"
+    def lines(self) -> list[Line]:
+        """The heading, a line per conversation, and what the last Resume did."""
+        lines = [text_line("heading", "atomic-conversations-heading", self.heading, "bold")]
+        for index, (line, action) in enumerate(self.rows):
+            button = None
+            if action is not None:
+                label = (
+                    "Resuming…"
+                    if index == self.resuming
+                    else "Resumed"
+                    if index == self.resumed
+                    else "Resume"
+                )
+                button = button_html(
+                    label,
+                    "resume",
+                    "atomic-resume",
+                    title="Continue this conversation",
+                    disabled=self.resuming is not None,
+                    row=str(index),
+                )
+            lines.append(text_line(f"row{index}", "atomic-conversation", line, live=button))
+        if self.said:
+            lines.append(text_line("said", "atomic-conversations-said", self.said))
+        if self.error:
+            lines.append(text_line("error", "atomic-conversations-error", self.error, "error"))
+        return lines
+
+    def act(self, message: Mapping[str, Any]) -> None:
+        """A click on a row's Resume (one while another runs, or of no row, does nothing)."""
+        if message.get("type") != "resume" or self.resuming is not None:
+            return
+        index = _index(message.get("row"), len(self.rows))
+        action = self.rows[index][1] if index is not None else None
+        if index is None or action is None:
+            return
+        self.resuming, self.error = index, ""
+        self.render()
+        try:
+            said = action()
+        except BaseException as exc:  # shown below the rows, like a cell's error
+            self.error = error_text(exc)
+            self.resuming = None
+            self.render()
+            return
+        self.resuming, self.resumed, self.said = None, index, said
+        self.render()
+
+
+def _index(value: Any, count: int) -> int | None:
+    """The row a message names, if it is one."""
+    try:
+        index = int(value)
+    except (TypeError, ValueError):
+        return None
+    return index if 0 <= index < count else None

@@ -491,26 +491,38 @@ function render({ model, el }) {
 }
 
 function watchKernel(model, el) {
-  // A kernel shut down leaves widget views as they were (a restart marks them disconnected):
-  // where the page's widget manager tells its kernel (JupyterLab, Notebook 7), a view whose
-  // kernel is gone marks itself disconnected too, so the output's record copy shows instead
-  // of controls that can no longer answer. Elsewhere this does nothing.
+  // A restart or a shut-down kernel leaves our views as they were: ipywidgets marks its own
+  // views "jupyter-widgets-disconnected" when the kernel restarts, not an anywidget's (its
+  // model's comm_live_update reaches no view class). So each view marks itself: when its
+  // model's comm goes (ipywidgets' comm_live_update, sent only as a kernel restarts), and,
+  // where the page's widget manager tells its kernel (JupyterLab, Notebook 7), when that
+  // kernel is gone. The output's record copy then shows instead of controls that can no
+  // longer answer. Marked for good: the model went with the kernel.
+  let timer = null;
+  const mark = () => {
+    el.classList.add("jupyter-widgets-disconnected");
+    if (timer !== null) clearInterval(timer);
+  };
+  model.on("comm_live_update", mark);
+  const stop = () => {
+    model.off("comm_live_update", mark);
+    if (timer !== null) clearInterval(timer);
+  };
   let manager = null;
   try {
     manager = model.widget_manager;
   } catch (error) {
-    return () => {};
+    return stop;
   }
-  if (!manager || !manager.kernel) return () => {};
+  if (!manager || !manager.kernel) return stop;
   const first = manager.kernel;
   const look = () => {
     const kernel = manager.kernel;
     if (kernel === first && !kernel.isDisposed && kernel.status !== "dead") return;
-    el.classList.add("jupyter-widgets-disconnected");  // for good: the model went with it
-    clearInterval(timer);
+    mark();
   };
-  const timer = setInterval(look, 1000);
-  return () => clearInterval(timer);
+  timer = setInterval(look, 1000);
+  return stop;
 }
 
 function fixLinks(element) {

@@ -28,7 +28,8 @@ from atomic_jupyter.ui.panel_parts import (
     widget_block_html,
 )
 from atomic_jupyter.ui.record import NO_TYPESETTING, ROOT_STYLE, earlier_record
-from atomic_jupyter.ui.run_output import DialogBlocks, OnRule, RunBlocks
+from atomic_jupyter.ui.run_list import RunList
+from atomic_jupyter.ui.run_output import OnRule
 from atomic_jupyter.ui.text import escape, pre_html
 
 if TYPE_CHECKING:
@@ -51,7 +52,6 @@ _STATE_TEXT = {
     "working": "working…",
     "stopped": "stopped",
 }
-_LIST = "max-height:32em;overflow:auto;display:flex;flex-direction:column-reverse"
 _MUTED = "opacity:.7"
 
 
@@ -81,14 +81,10 @@ class PanelOutput:
         on_rule: OnRule,
     ) -> None:
         self.session = session
-        self._schedule = schedule
         self._on_send = on_send
-        self._on_stop = on_stop
-        self._on_rule = on_rule
         self.widget = OutputWidget(f"atomic-panel {NO_TYPESETTING}", ROOT_STYLE)
-        #: The runs and dialogs the panel shows, newest first: (what, its blocks).
-        self.entries: list[tuple[PromptRun | Dialog, RunBlocks | DialogBlocks]] = []
-        self._count = 0
+        #: The runs and dialogs the panel shows.
+        self.shown = RunList("runs", schedule, on_stop, on_rule, PANEL_ENTRIES)
         self._editor_rev = 0
         self._earlier: tuple[Any, ...] = ()
         self._earlier_html = ""
@@ -102,28 +98,13 @@ class PanelOutput:
         """Show a run sent from the editor, or a dialog of no prompt, at the top of the list;
         past :data:`PANEL_ENTRIES`, the oldest settled ones are let go."""
         with self._lock:
-            if self.closed or any(what is shown for what, _ in self.entries):
-                return
-            self._count += 1
-            prefix = f"runs/e{self._count}:"
-            blocks: RunBlocks | DialogBlocks
-            if isinstance(shown, PromptRun):
-                run = shown
-                blocks = RunBlocks(
-                    run, lambda: self._on_stop(run), self._on_rule, self._schedule, prefix
-                )
-            else:
-                blocks = DialogBlocks(shown, self._on_rule, self._schedule, prefix)
-            self.entries.insert(0, (shown, blocks))
-            for entry in self.entries[PANEL_ENTRIES:]:
-                if _settled(entry[0]):
-                    self.entries.remove(entry)
-                    entry[1].close()
+            if not self.closed:
+                self.shown.show(shown)
 
     @property
     def runs(self) -> list[PromptRun]:
         """The runs the panel shows, oldest first."""
-        return [what for what, _ in reversed(self.entries) if isinstance(what, PromptRun)]
+        return self.shown.runs
 
     def editor_set(self) -> None:
         """The editor's text was set by the agent (or cleared by a send): the page shows it."""
@@ -170,13 +151,7 @@ class PanelOutput:
         }
         add("below", _widgets("atomic-widgets-below", below))
         add("rules", self._rules_section())
-        if self.entries:
-            add(
-                "runs",
-                f'<div class="atomic-panel-dialogs" style="{_LIST}" data-children="runs"></div>',
-            )
-            for _what, blocks in self.entries:
-                blocks.fill(content)
+        self.shown.fill(content, "atomic-panel-dialogs")
         add("entries", entries_html(s.entries)[0])
         notes = list(s.notifications)[-NOTIFICATIONS_SHOWN:]
         if notes:
@@ -240,8 +215,7 @@ class PanelOutput:
         elif kind == "remove-rule":
             self._remove_rule(message.get("rule"))
         else:
-            for _what, blocks in list(self.entries):
-                blocks.act(message)
+            self.shown.act(message)
 
     def _remove_rule(self, which: Any) -> None:
         """Remove the rule of the line clicked (a late second click finds it gone: nothing
@@ -257,9 +231,7 @@ class PanelOutput:
             if self.closed:
                 return
             self.closed = True
-            entries, self.entries = self.entries, []
-            for _what, blocks in entries:
-                blocks.close()
+            self.shown.close()
             self.widget.finish()
 
 
@@ -268,9 +240,3 @@ def _widgets(cls: str, blocks: list[dict[str, Any]]) -> str:
         return ""
     inner = "".join(widget_block_html(block.get("lines") or []) for block in blocks)
     return f'<div class="{cls}">{inner}</div>'
-
-
-def _settled(shown: PromptRun | Dialog) -> bool:
-    if isinstance(shown, PromptRun):
-        return shown.finished and not shown.transcript.pending_dialogs()
-    return not shown.pending

@@ -1,30 +1,41 @@
-"""The output of a ``%%atomic_extension`` cell: what loaded, its errors, its commands."""
+"""The output of a ``%%atomic_extension`` cell: what loaded, its errors, its commands, and the
+runs of the commands clicked there."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-import ipywidgets as w
-
-from atomic_jupyter.ui.ansi import strip_ansi
-from atomic_jupyter.ui.record import Record, text_record
-from atomic_jupyter.ui.text import TextLine
+from atomic_jupyter.ui.lines_output import Line, LinesOutput, text_line
+from atomic_jupyter.ui.output_widget import Content
+from atomic_jupyter.ui.record import run_record, text_html
+from atomic_jupyter.ui.run_list import RunList
+from atomic_jupyter.ui.run_parts import Text
+from atomic_jupyter.ui.text import button_html
 
 if TYPE_CHECKING:
     from atomic_jupyter.addons.prototype.manager import Problem, PrototypeResult
+    from atomic_jupyter.session.runs import PromptRun
     from atomic_jupyter.ui.session_view import SessionView
 
-__all__ = ["PrototypeView"]
+__all__ = ["PROTOTYPE_RUNS", "PrototypeView", "not_run_line"]
 
-_ERROR = "var(--jp-error-color1,#c62828)"
-_OK = "var(--jp-success-color1,#2e7d32)"
-_WARNING = "var(--jp-warn-color1,#b26a00)"
+#: The runs of its commands a prototype's output shows, at most (the oldest settled go first).
+PROTOTYPE_RUNS = 20
 
 
-class PrototypeView:
+def not_run_line(index: int, text: str) -> Line:
+    """The line that says a check did not run (``text``: which, and why)."""
+    return text_line(
+        f"not-run{index}", "atomic-prototype-check-not-run", f"not run: {text}", "warning"
+    )
+
+
+class PrototypeView(LinesOutput):
     """Shows a prototype's load result, later handler errors, and a button per command.
 
-    A command's button sends ``/command`` to the agent; the run (and its dialogs) appear below.
+    A command's button sends ``/command`` to the agent; the run (and its dialogs) appear in
+    this output, below the buttons, drawn as a run's own output is.
 
     Parameters
     ----------
@@ -35,71 +46,104 @@ class PrototypeView:
     """
 
     def __init__(self, view: SessionView, result: PrototypeResult) -> None:
+        super().__init__("prototype")
         self.view = view
-        session = view.session
         self.name = result.name
         if result.ok:
             commands = " ".join(f"/{c}" for c in result.commands) or "no commands"
-            header = f"extension {result.name} v{result.version} loaded: {commands}"
+            self.header = f"extension {result.name} v{result.version} loaded: {commands}"
         else:
-            header = f"extension {result.name} not loaded" + (
+            self.header = f"extension {result.name} not loaded" + (
                 f" (version {result.version - 1} stays loaded)" if result.version > 1 else ""
             )
-        self.header = TextLine(header, bold=True, color=_OK if result.ok else _ERROR)
-        self.header.add_class("atomic-prototype-header")
-        self.errors = w.VBox([self._problem(p) for p in result.problems])
-        self.errors.add_class("atomic-prototype-errors")
-        buttons = []
+        self.ok = result.ok
+        self.not_run = list(result.not_run)
+        self.problems: list[Problem] = list(result.problems)
         self.commands = list(result.commands) if result.ok else []
-        for command in self.commands:
-            button = w.Button(
-                description=f"/{command}",
-                tooltip=f"Send /{command} to the agent",
-                layout=w.Layout(width="auto"),
-            )
-            button.add_class("atomic-prototype-command")
-            button.on_click(lambda _b, c=command: self._run(c))
-            buttons.append(button)
-        self.not_run = w.VBox([self._not_run(text) for text in result.not_run])
-        self.not_run.add_class("atomic-prototype-not-run")
-        self.runs = w.VBox([])
-        self.root = w.VBox([self.header, self.not_run, self.errors, w.HBox(buttons), self.runs])
-        self.root.add_class("atomic-prototype")
+        #: The runs of its commands, drawn inside it.
+        self.shown = RunList(
+            "runs", self._dialog_changed, view.stop_run, view.make_rule, PROTOTYPE_RUNS
+        )
+        session = view.session
         self.subscription = (
             session.prototypes.on_problem(result.name, self._later_problem) if result.ok else None
         )
+        view.add_host(self)
+        self.render()
 
-    def record(self) -> Record:
-        """The prototype's result as a static record (what it registered, its problems)."""
-        lines = [self.header.text]
-        lines += [line.text for line in self.not_run.children]
-        lines += [line.text for line in self.errors.children]
+    def lines(self) -> list[Line]:
+        """The header, the checks not run, the problems, the command buttons."""
+        tone = "bold" if self.ok else "error"
+        lines = [text_line("header", "atomic-prototype-header", self.header, tone)]
+        lines += [not_run_line(index, text) for index, text in enumerate(self.not_run)]
+        for index, problem in enumerate(self.problems):
+            cls = f"atomic-prototype-error atomic-prototype-{problem.kind}-error"
+            lines.append(text_line(f"problem{index}", cls, str(problem), "error"))
         if self.commands:
-            lines.append("commands: " + " ".join(f"/{c}" for c in self.commands))
-        html = "".join(text_record(line).html for line in lines)
-        return Record(html, "\n".join(strip_ansi(line) for line in lines))
+            said = "commands: " + " ".join(f"/{c}" for c in self.commands)
+            buttons = " ".join(
+                button_html(
+                    f"/{command}",
+                    "command",
+                    "atomic-prototype-command",
+                    title=f"Send /{command} to the agent",
+                    name=command,
+                )
+                for command in self.commands
+            )
+            html = text_html(Text("atomic-prototype-commands", said))
+            drawn = f'<div class="atomic-prototype-commands">{buttons}</div>'
+            lines.append(Line("commands", html, said, drawn))
+        return lines
 
-    @staticmethod
-    def _not_run(text: str) -> TextLine:
-        line = TextLine(f"not run: {text}", color=_WARNING)
-        line.add_class("atomic-prototype-check-not-run")
-        return line
+    @property
+    def runs(self) -> list[PromptRun]:
+        """The runs of its commands it shows, oldest first."""
+        return self.shown.runs
 
-    @staticmethod
-    def _problem(problem: Problem) -> TextLine:
-        line = TextLine(str(problem), color=_ERROR)
-        line.add_class("atomic-prototype-error")
-        line.add_class(f"atomic-prototype-{problem.kind}-error")
-        return line
+    def record_lines(self) -> list[Line]:
+        """Its lines, then the record of each run of its commands."""
+        lines = self.lines()
+        for index, run in enumerate(self.runs):
+            record = run_record(run)
+            lines.append(Line(f"run{index}", record.html, record.plain, ""))
+        return lines
 
-    def _later_problem(self, problem: Problem) -> None:
-        # Reported on the agent's reader thread: show it on the kernel's loop.
-        self.view.dispatcher.call(lambda: self._append(problem))
+    def fill(self, content: Content) -> None:
+        """The runs of the commands clicked, below the buttons."""
+        self.shown.fill(content, "atomic-prototype-runs")
 
-    def _append(self, problem: Problem) -> None:
-        self.errors.children = (*self.errors.children, self._problem(problem))
+    def act(self, message: Mapping[str, Any]) -> None:
+        """A command's button (a name it does not have does nothing), or a click for a run
+        shown here."""
+        if message.get("type") == "command":
+            command = message.get("name")
+            if command in self.commands:
+                self._run(str(command))
+        else:
+            self.shown.act(message)
 
     def _run(self, command: str) -> None:
-        run = self.view.session.prompt(f"/{command}", display=False, shown=True)
-        self.view.hold_run(run)  # shown here, live as long as this view
-        self.runs.children = (*self.runs.children, self.view.run_area(run))
+        run: PromptRun = self.view.session.prompt(f"/{command}", display=False, shown=True)
+        self.shown.show(run)
+        self.render()
+
+    def _dialog_changed(self) -> None:
+        self.view.later(self.render, key=("prototype", id(self)))
+
+    def _later_problem(self, problem: Problem) -> None:
+        # Reported on the agent's reader thread: shown on the kernel's loop.
+        self.view.later(lambda: self._add_problem(problem))
+
+    def _add_problem(self, problem: Problem) -> None:
+        self.problems.append(problem)
+        self.render()
+
+    def close(self) -> None:
+        """Stop following the prototype and its runs; empty and close the widget."""
+        if self.subscription is not None:
+            self.subscription.remove()
+            self.subscription = None
+        self.view.remove_host(self)
+        self.shown.close()
+        super().close()

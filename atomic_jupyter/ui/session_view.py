@@ -65,14 +65,16 @@ class SessionView:
         self.stopped: Listeners[Callable[[], None]] = Listeners()
         self.closed = False
         self.run_outputs: dict[int, RunOutput] = {}
-        self._held_runs: set[int] = set()
         self.panel_output = PanelOutput(
             session,
             schedule=self._panel_dialog_changed,
             on_send=self._send,
-            on_stop=self._on_stop,
-            on_rule=self._make_rule,
+            on_stop=self.stop_run,
+            on_rule=self.make_rule,
         )
+        #: The outputs that draw runs inside them (the panel, prototypes' outputs): each has
+        #: ``runs`` and ``render()``.
+        self._hosts: list[Any] = [self.panel_output]
         self.panel_output.render()
         self._subscriptions: list[Subscription] = [
             session.extension_ui.changed.add(self._part_changed),
@@ -176,8 +178,11 @@ class SessionView:
                 self.dispatcher.call(partial(self.add_dialog, dialog))
         render: Callable[[], None]
         key: Hashable
-        if run in self.panel_output.runs:
+        host = self._host_of(run)
+        if host is self.panel_output:
             render, key = self.render_panel, "panel"
+        elif host is not None:
+            render, key = host.render, ("host", id(host))
         elif built:
             render, key = partial(self.render_run, run), ("transcript", id(run))
         else:
@@ -207,7 +212,9 @@ class SessionView:
         self.panel_output.show(dialog)
         self.render_panel()
 
-    def _make_rule(self, dialog: Dialog) -> None:
+    def make_rule(self, dialog: Dialog) -> None:
+        """Make an answer policy of how ``dialog`` was answered ("from now on" was checked);
+        what stops it is told in the panel."""
         try:
             self.session.make_rule(dialog)
         except (AtomicAgentError, ValueError) as exc:
@@ -233,8 +240,8 @@ class SessionView:
                 key = ("now", ("transcript", id(run)))
                 output = RunOutput(
                     run,
-                    on_stop=lambda: self._on_stop(run),
-                    on_rule=self._make_rule,
+                    on_stop=lambda: self.stop_run(run),
+                    on_rule=self.make_rule,
                     schedule=partial(self._run_dialog_changed, run, key),
                 )
                 self.run_outputs[id(run)] = output
@@ -248,16 +255,26 @@ class SessionView:
         self._dialog_changed()
         self.dispatcher.call(self.render_panel, key="panel-now")
 
-    def hold_run(self, run: PromptRun) -> None:
-        """Keep a run's output live once it is over: it is shown inside another live output
-        (a prototype's), which goes with the session."""
-        self._held_runs.add(id(run))
+    def add_host(self, host: Any) -> None:
+        """Render ``host`` (an output with ``runs`` and ``render()``, such as a prototype's)
+        when a run it shows changes, until :meth:`remove_host`."""
+        with self._build_lock:
+            self._hosts.append(host)
+
+    def remove_host(self, host: Any) -> None:
+        """Stop rendering ``host`` for its runs."""
+        with self._build_lock:
+            if host in self._hosts:
+                self._hosts.remove(host)
+
+    def _host_of(self, run: PromptRun) -> Any:
+        with self._build_lock:
+            hosts = list(self._hosts)
+        return next((host for host in hosts if run in host.runs), None)
 
     def drop_run(self, run: PromptRun) -> None:
         """Empty and close a finished run's widget (its output is its record now) and forget
-        it. A held one (:meth:`hold_run`) stays until the session stops."""
-        if id(run) in self._held_runs:
-            return
+        it."""
         with self._build_lock:
             output = self.run_outputs.pop(id(run), None)
         if output is not None:
@@ -285,14 +302,13 @@ class SessionView:
         with the cell, touches none of these widgets meanwhile.
         """
         with self._build_lock:
-            outputs = list(self.run_outputs.values())
+            outputs = [*self.run_outputs.values(), *(h for h in self._hosts if h.runs)]
         with thread_safe_update():
             for output in outputs:
                 output.render()
-            if self.panel_output.runs:
-                self.render_panel()
 
-    def _on_stop(self, run: PromptRun) -> None:
+    def stop_run(self, run: PromptRun) -> None:
+        """Stop ``run`` (its Stop was clicked); what went wrong is told in its output."""
         try:
             self.session.stop_run(run)  # never blocks the kernel
         except AtomicAgentError as exc:

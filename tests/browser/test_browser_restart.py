@@ -58,6 +58,9 @@ def test_after_a_restart_the_listing_and_the_panel_show_their_records(nb: Notebo
     expect(notebook.get_by_text("Error displaying widget")).to_be_hidden()
     expect(listing).to_contain_text("Saved conversations of this notebook")
     expect(listing.get_by_role("button")).to_have_count(0)
+    # The panel too: its record, not its editor and Send, which could no longer answer.
+    expect(nb.output("start").get_by_role("button")).to_have_count(0)
+    expect(nb.output("start").locator(".atomic-record-copy")).to_be_visible()
     expect(nb.output("start")).to_contain_text("atomic-jupyter demo")
     expect(nb.output("start")).to_contain_text("Above editor widget")
     expect(nb.output("start")).to_contain_text("Below editor widget")

@@ -47,6 +47,7 @@ CELLS = [
         "print(aj.session().addon('conversations').resumed is not None)",
     ),
     ("stop", "%atomic_agent stop"),
+    ("listing", "%atomic_agent conversations"),
 ]
 
 
@@ -97,4 +98,25 @@ def test_a_restarted_kernel_continues_the_conversation_and_shows_the_earlier_tur
     expect(nb.output("resumed")).to_have_text("True")
     nb.run("stop")
     expect(nb.output("stop")).to_contain_text("Stopped agent session 'default'.")
+    assert nb.page_errors == [], nb.page_errors
+
+
+def test_resume_from_the_listing_shows_the_sessions_panel_in_its_place(nb: NotebookPage) -> None:
+    """A click has no cell to display in: the panel of the session a Resume starts (the
+    session was stopped) replaces the listing, its record copy hidden beside it."""
+    nb.run("listing")
+    listing = nb.output("listing")
+    expect(listing).to_contain_text("Saved conversations of this notebook")
+    resume = listing.get_by_role("button", name="Resume").first
+    expect(resume).to_be_visible()
+    resume.click()
+    panel = listing.locator(".atomic-panel")
+    expect(panel.locator(".atomic-state")).to_have_text(re.compile("idle|working"), timeout=60_000)
+    expect(panel.locator(".atomic-continued")).to_contain_text("continued:")
+    expect(listing).not_to_contain_text("Saved conversations of this notebook")
+    expect(listing.locator(".atomic-record-copy")).to_be_hidden()
+    expect(listing.locator(".atomic-output:visible")).to_have_count(1)
+    nb.run("stop")
+    expect(nb.output("stop")).to_contain_text("Stopped agent session 'default'.")
+    expect(listing.locator(".atomic-record-panel .atomic-state")).to_have_text("stopped")
     assert nb.page_errors == [], nb.page_errors

@@ -11,14 +11,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from .kernel_client import BrowserLikeKernel, WidgetRef
-from .output_page import page_html
+from .output_page import Element, page_html, page_tree
 from .widget_text import visible_text
 
 __all__ = [
     "WIDGET_VIEW",
     "PageAnswer",
     "PageDialog",
+    "PageOutput",
     "PagePanel",
+    "outputs_of",
     "panels",
     "answer_html",
     "answers",
@@ -231,24 +233,61 @@ def notes(kernel: BrowserLikeKernel, panel: WidgetRef | str) -> list[str]:
 
 
 @dataclass(frozen=True)
-class PagePanel:
-    """A session's panel as the page draws it, and what a person does there."""
+class PageOutput:
+    """One of our outputs as the page draws it (a listing, an install, a prototype's result,
+    the panel), and its buttons as a person presses them."""
 
     kernel: BrowserLikeKernel
-    comm_id: str  # the panel's output widget
+    comm_id: str  # its output widget
 
     @property
     def html(self) -> str:
-        """The panel as the page draws it now."""
+        """The output as the page draws it now."""
         return page_of(self.kernel, self.comm_id)
 
     def texts(self, cls: str) -> list[str]:
-        """The visible text of each element of class ``cls`` in the panel, in page order."""
+        """The visible text of each element of class ``cls`` in it, in page order."""
         return [visible_text(found) for found in elements(self.html, cls)]
 
     def text(self, cls: str) -> str:
-        """The visible text of the panel's one element of class ``cls``."""
+        """The visible text of its one element of class ``cls``."""
         return element_text(self.html, cls)
+
+    def buttons(self, cls: str) -> list[Element]:
+        """Its buttons of class ``cls``, in page order (``.text``, ``.attrs``)."""
+        return [b for b in page_tree(self.html).find_all(cls) if b.tag == "button"]
+
+    def press(self, cls: str, which: int | str = 0) -> str:
+        """Press a button of class ``cls`` (the ``which``-th, or the one whose text is
+        ``which``): send what the page's module sends (``{"type": data-action, ...its other
+        data-*}``), or fail when it is disabled."""
+        found = self.buttons(cls)
+        if isinstance(which, str):
+            (button,) = [b for b in found if b.text == which]
+        else:
+            button = found[which]
+        assert "disabled" not in button.attrs, f"{button.text!r} is disabled"
+        fields = {k[len("data-") :]: v for k, v in button.attrs.items() if k.startswith("data-")}
+        action = fields.pop("action")
+        return self.kernel.send_custom(self.comm_id, {"type": action, **fields})
+
+
+def outputs_of(kernel: BrowserLikeKernel, kind: str) -> list[PageOutput]:
+    """Our outputs of one kind (``atomic-<kind>`` on their root) open in the page, in the
+    order their models were opened, each once the page has drawn it."""
+    found = [
+        PageOutput(kernel, comm_id)
+        for comm_id, state in kernel.models.items()
+        if f"atomic-{kind}" in str(state.get("root_class", "")).split()
+    ]
+    for output in found:
+        kernel.wait_for(lambda o=output: o.html, what=f"the {kind} output to be drawn")
+    return found
+
+
+@dataclass(frozen=True)
+class PagePanel(PageOutput):
+    """A session's panel as the page draws it, and what a person does there."""
 
     @property
     def status(self) -> dict[str, str]:
@@ -284,14 +323,7 @@ class PagePanel:
 def panels(kernel: BrowserLikeKernel) -> list[PagePanel]:
     """The sessions' panels open in the page (in the order their models were opened), each
     once the page has drawn it."""
-    found = [
-        PagePanel(kernel, comm_id)
-        for comm_id, state in kernel.models.items()
-        if "atomic-panel" in str(state.get("root_class", "")).split()
-    ]
-    for panel in found:
-        kernel.wait_for(lambda p=panel: p.html, what="the panel to be drawn")
-    return found
+    return [PagePanel(kernel, o.comm_id) for o in outputs_of(kernel, "panel")]
 
 
 def last_run_report(kernel: BrowserLikeKernel) -> str:

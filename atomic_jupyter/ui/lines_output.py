@@ -1,0 +1,136 @@
+"""An output of a few lines and buttons, drawn by one
+:class:`~atomic_jupyter.ui.output_widget.OutputWidget`: the saved conversations' listing, an
+install's progress and the offer to install, ``%atomic_agent bash``'s live output, a
+prototype's result.
+
+Each line is made by the record's renderer (:func:`~atomic_jupyter.ui.record.text_html`);
+the live view draws the same lines, with buttons where a person acts, so the live view and
+the record (:meth:`LinesOutput.record`) differ only by the buttons. A click comes back as a
+message on the kernel's thread (:meth:`LinesOutput.act`).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from atomic_jupyter.session.observers import Listeners
+from atomic_jupyter.ui.ansi import strip_ansi
+from atomic_jupyter.ui.output_widget import Content, OutputWidget
+from atomic_jupyter.ui.record import NO_TYPESETTING, ROOT_STYLE, Record, root_html, text_html
+from atomic_jupyter.ui.run_parts import Text
+
+__all__ = ["Line", "LinesOutput", "error_text", "text_line"]
+
+
+@dataclass(frozen=True)
+class Line:
+    """One keyed line of an output.
+
+    Attributes
+    ----------
+    key:
+        Its key among the output's lines.
+    html:
+        Its record's HTML (empty: the line is a control only, not in the record).
+    plain:
+        Its record's plain text.
+    live:
+        What the live view draws instead (with its buttons); None: ``html``.
+    """
+
+    key: str
+    html: str
+    plain: str = ""
+    live: str | None = None
+
+
+_ROW = "display:flex;align-items:baseline;gap:.5em"
+
+
+def text_line(key: str, cls: str, text: str, tone: str = "", live: str | None = None) -> Line:
+    """A line of text (shown exactly as given), in the record's form; ``live``: HTML the live
+    view puts before it, in a row (a button)."""
+    html = text_html(Text(cls, text, tone))
+    row = (
+        None if live is None else f'<div class="atomic-line-row" style="{_ROW}">{live}{html}</div>'
+    )
+    return Line(key, html, strip_ansi(text), row)
+
+
+def error_text(exc: BaseException) -> str:
+    """What a button's action that raised ``exc`` says, as a cell would (IPython's own
+    rendering of its errors, where it has one)."""
+    rendered = getattr(exc, "_render_traceback_", None)
+    return "\n".join(rendered()) if rendered else f"{type(exc).__name__}: {exc}"
+
+
+class LinesOutput:
+    """The base of an output of lines: rendered under a lock (from any thread), its record
+    made from the same lines, emptied and closed once.
+
+    Parameters
+    ----------
+    kind:
+        What the output is: its root's ``atomic-`` class, and its record's
+        ``atomic-record-`` class.
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self.widget = OutputWidget(f"atomic-{kind} {NO_TYPESETTING}", ROOT_STYLE)
+        self.closed = False
+        self._lock = threading.RLock()
+        #: Called after each render (what a copy of the record follows).
+        self.rendered: Listeners[Callable[[], object]] = Listeners()
+        self.widget.on_action.add(self.act)
+
+    def lines(self) -> list[Line]:
+        """The output's lines as they are now (none, unless a kind has some)."""
+        return []
+
+    def record_lines(self) -> list[Line]:
+        """The lines the record is made of (the output's own, unless a kind adds some)."""
+        return self.lines()
+
+    def fill(self, content: Content) -> None:
+        """Add what the output shows besides its lines to ``content`` (nothing, unless a kind
+        shows more: runs drawn inside it)."""
+
+    def act(self, message: Mapping[str, Any]) -> None:
+        """A click from the page, on the kernel's thread (each kind with buttons says)."""
+
+    def render(self) -> None:
+        """Bring the page in line with the lines (sends what changed)."""
+        with self._lock:
+            if self.closed:
+                return
+            content = Content()
+            for line in self.lines():
+                shown = line.html if line.live is None else line.live
+                if shown:
+                    content.order.append(line.key)
+                    content.blocks[line.key] = shown
+            self.fill(content)
+            self.widget.show(content)
+        self.rendered.emit()
+
+    def record(self) -> Record:
+        """The output's record: its lines without their buttons (nothing for no line)."""
+        lines = [line for line in self.record_lines() if line.html]
+        if not lines:
+            return Record("", "")
+        return Record(
+            root_html(self.kind, [line.html for line in lines]),
+            "\n".join(line.plain for line in lines if line.plain),
+        )
+
+    def close(self) -> None:
+        """Empty and close the widget (its output is its record now)."""
+        with self._lock:
+            if self.closed:
+                return
+            self.closed = True
+        self.widget.finish()
