@@ -41,9 +41,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
+from tests.harness.kernel_client import BrowserLikeKernel
 from tests.harness.kernel_widgets import PageDialog, answers
-from tests.harness.widget_text import has_class, visible_text
+from tests.harness.widget_text import visible_text
 
 from .bench_decode import chunks_of, new_session
 from .bench_kernel import Rig, cpu_seconds, dialog_button, package_location, rig
@@ -135,6 +135,13 @@ def model_ids(k: BrowserLikeKernel, root: str) -> set[str]:
     return seen
 
 
+def plain_widgets(k: BrowserLikeKernel, model: str, within: str | None = None) -> list[str]:
+    """The open ipywidgets models named ``model`` (``"ButtonModel"``), at or under ``within``
+    when given: the baselines' hand-built widgets (the harness follows our outputs only)."""
+    scope = model_ids(k, within) if within is not None else set(k.models)
+    return [cid for cid in scope if k.models.get(cid, {}).get("_model_name") == model]
+
+
 class DialogRig:
     """The three variants of figure 6 in one kernel: the project's dialogs, hand-built
     dialogs, and the bare Button writing into a pipe."""
@@ -144,7 +151,7 @@ class DialogRig:
         self.k = r.k
         self.bare_report = workdir / "bare-clicks.jsonl"
         self.bare_report.touch()
-        self.bare_button: WidgetRef | None = None
+        self.bare_button: str | None = None
         self._bare_seen = 0
         self._hand_built = 0
         #: Models in one dialog's tree (layouts and styles included), for each variant.
@@ -158,7 +165,11 @@ class DialogRig:
                 reader=READER, report=str(self.bare_report), size=line_bytes - 1
             )
         )
-        self.bare_button = self.k.find("Button", description="Bare button")
+        (self.bare_button,) = [
+            cid
+            for cid in plain_widgets(self.k, "ButtonModel")
+            if self.k.models[cid].get("description") == "Bare button"
+        ]
 
     def close(self) -> None:
         """End the bare reader (its stdin closed)."""
@@ -186,7 +197,7 @@ class DialogRig:
             dialog, index = found
             # The dialog is drawn by the run's output: the models of the output's tree (its
             # own, the shared layout), none of them the dialog's own.
-            self.widgets["project"] = len(model_ids(k, transcript.comm_id))
+            self.widgets["project"] = len(model_ids(k, transcript))
             self._quiet()
             t_click = time.monotonic()
             dialog.choose(index)
@@ -215,13 +226,19 @@ class DialogRig:
             msg_id = k.submit(HAND_DIALOG_CELL.format(title=title))
 
             def shown(title: str = title) -> bool:
-                for box in k.widgets("VBox", _dom_classes=has_class("bench-hand-dialog")):
-                    if k.widgets(
-                        "HTML",
-                        within=box.comm_id,
-                        value=lambda v, t=title: isinstance(v, str) and t in v,
-                    ) and k.widgets("Button", within=box.comm_id, description="Alpha"):
-                        self.widgets["by hand"] = len(model_ids(k, box.comm_id))
+                for box in plain_widgets(k, "VBoxModel"):
+                    if "bench-hand-dialog" not in k.models[box].get("_dom_classes", ()):
+                        continue
+                    titled = any(
+                        title in str(k.models[cid].get("value"))
+                        for cid in plain_widgets(k, "HTMLModel", within=box)
+                    )
+                    alpha = any(
+                        k.models[cid].get("description") == "Alpha"
+                        for cid in plain_widgets(k, "ButtonModel", within=box)
+                    )
+                    if titled and alpha:
+                        self.widgets["by hand"] = len(model_ids(k, box))
                         return True
                 return False
 
@@ -238,7 +255,7 @@ class DialogRig:
             time.sleep(GAP_MS / 1000)
             self._quiet()
             t_click = time.monotonic()
-            self.k.click(self.bare_button.comm_id)
+            self.k.send_custom(self.bare_button, {"event": "click"})  # as ButtonView does
             deadline = time.monotonic() + 30
             while True:
                 lines = self.bare_report.read_text(encoding="utf-8").splitlines()
@@ -369,10 +386,10 @@ def _normalise(text: str) -> str:
     return " ".join(text.split())
 
 
-def shown_answer(k: BrowserLikeKernel, transcript: WidgetRef) -> str:
+def shown_answer(k: BrowserLikeKernel, transcript: str) -> str:
     """The (last) answer's visible text as the page draws it in the run's output (its chunks
     and its tail), whitespace-normalised."""
-    found = answers(k, transcript.comm_id)
+    found = answers(k, transcript)
     assert found, "no answer in the run's output"
     return _normalise(visible_text(found[-1].html))
 
@@ -443,7 +460,7 @@ def paced_run(r: Rig, path: Path, n_fast: int, gap_ms: int, answer: str) -> dict
 
     expected = _normalise(visible_text(record_markup(render_markdown(answer))))
     got = shown_answer(k, transcript)
-    ids = model_ids(k, transcript.comm_id)
+    ids = model_ids(k, transcript)
     if got != expected:
         at = next(
             (i for i, (a, b) in enumerate(zip(got, expected, strict=False)) if a != b),

@@ -27,12 +27,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tests.harness.kernel_client import BrowserLikeKernel, WidgetRef
+from tests.harness.kernel_client import BrowserLikeKernel
 from tests.harness.kernel_widgets import (
     WIDGET_VIEW,
     PageDialog,
     displayed,
     elements,
+    live_view,
     outputs_within,
     run_state,
 )
@@ -57,13 +58,13 @@ GAP_MS = 200
 
 
 def dialog_button(
-    k: BrowserLikeKernel, transcript: WidgetRef, marker: str, label: str = "Alpha"
+    k: BrowserLikeKernel, transcript: str, marker: str, label: str = "Alpha"
 ) -> tuple[PageDialog, int] | None:
     """The dialog in the run's output ``transcript`` whose title holds ``marker``, and the
     index of its option ``label``, once the page has the dialog's description (what its
     module draws the controls from); None until then. Clicking the option is
     ``dialog.choose(index)``: the custom message the page sends."""
-    for output in outputs_within(k, transcript.comm_id):
+    for output in outputs_within(k, transcript):
         for dialog_id, described in k.tracker.pages[output].content.dialogs.items():
             if described.get("method") == "select" and marker in str(described.get("title")):
                 options = list(described.get("options") or [])
@@ -140,34 +141,34 @@ class Rig:
         )
         (self.panels[name],) = started.widget_ids
 
-    def prompt(self, text_: str, name: str | None = None) -> WidgetRef:
+    def prompt(self, text_: str, name: str | None = None) -> str:
         """Run a ``%%atomic_agent`` cell (in session ``name``, else the default one); return
-        its transcript widget."""
+        its output widget's comm id."""
         option = f" --name {name}" if name else ""
         result = self.k.execute(f"%%atomic_agent{option}\n{text_}", timeout=120)
         (tid,) = result.widget_ids
-        (self._areas[tid],) = [o for o in result.outputs if WIDGET_VIEW in o.get("data", {})]
-        return self.k.widget(tid)
+        self._areas[tid] = live_view(result.outputs)
+        return str(tid)
 
-    def state_of(self, transcript: WidgetRef) -> str:
+    def state_of(self, transcript: str) -> str:
         """What the run's header says (``sent``, ``working…``, ``done``), as the page last
         drew it: the run's output, or the record that replaced it in the cell. (A run that
         ends before its cell has shown its output is shown by its record at once: its output
         is closed without a final render.)"""
-        area = self._areas.get(transcript.comm_id)
+        area = self._areas.get(transcript)
         if area is not None:
             shown = displayed(self.k, area)
             if WIDGET_VIEW not in shown:
                 found = elements(shown.get("text/html", ""), "atomic-run-state")
                 return visible_text(found[0]).strip() if found else ""
-        if transcript.comm_id not in self.k.tracker.pages:
+        if transcript not in self.k.tracker.pages:
             return ""
         try:
-            return run_state(self.k, transcript.comm_id)
+            return run_state(self.k, transcript)
         except AssertionError:  # nothing drawn yet
             return ""
 
-    def wait_done(self, transcript: WidgetRef, timeout: float = 300) -> float:
+    def wait_done(self, transcript: str, timeout: float = 300) -> float:
         self.k.wait_for(
             lambda: self.state_of(transcript) == "done", timeout=timeout, what="the run to end"
         )
@@ -331,7 +332,7 @@ def end_to_end(cfg: Config, results: Results, workdir: Path, stream: Stream) -> 
             comm_bytes.append(sum(len(json.dumps(m["content"])) for m in comms))
             # The run's output is one widget: its patches that carry the answer (its chunks
             # or its tail); the status bar is a block of the panel's output (issue 32).
-            output, panel = transcript.comm_id, r.panels[""]
+            output, panel = transcript, r.panels[""]
             text_updates.append(
                 sum(
                     1
@@ -482,7 +483,7 @@ def dialogs(cfg: Config, results: Results, workdir: Path) -> None:
     with rig(workdir, "dialog") as r:
         k = r.k
 
-        def answer(transcript: WidgetRef, count: int) -> list[tuple[float, float]]:
+        def answer(transcript: str, count: int) -> list[tuple[float, float]]:
             """Click "Alpha" in each dialog as it appears: (seen, clicked) times."""
             clicks = []
             for i in range(count):

@@ -19,6 +19,7 @@ from tests.harness.kernel_widgets import (
     displayed,
     elements,
     last_run_report,
+    live_view,
     notes,
     outcome_of,
     panels,
@@ -290,7 +291,7 @@ def test_entry_renderers_custom_entry_is_a_card_in_its_run_and_its_record(kernel
     example = agent_example("entry-renderer.ts")
     kernel.execute(f"%atomic_agent start --name entries -e {example}")
     cell = kernel.execute("%%atomic_agent --wait --name entries\n/status-card <b>deploy</b> done")
-    (area,) = [o for o in cell.outputs if WIDGET_VIEW in o.get("data", {})]
+    area = live_view(cell.outputs)
     record = kernel.wait_for(
         lambda: (lambda d: d if WIDGET_VIEW not in d else None)(displayed(kernel, area)),
         what="the run's record",

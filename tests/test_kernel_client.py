@@ -1,5 +1,5 @@
-"""Tests of the :mod:`tests.harness.kernel_client` harness against plain ipywidgets (and one
-of our output widgets) in a real kernel."""
+"""Tests of the :mod:`tests.harness.kernel_client` harness against our output widget in a real
+kernel: what the page draws, what a person's click sends, where outputs go."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel, CellError, ExecResult, KernelTimeout
-from tests.harness.kernel_widgets import page_of, texts_of
+from tests.harness.kernel_widgets import displayed, page_of, texts_of
 
 pytestmark = [pytest.mark.kernel, pytest.mark.one_line]  # the harness alone: no agent
 
@@ -22,7 +22,7 @@ def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserLikeKern
     """One kernel for the module, started in a scratch directory."""
     cwd = tmp_path_factory.mktemp("kernel-cwd")
     with BrowserLikeKernel(cwd, env={"HARNESS_MARKER": "from-test"}) as k:
-        k.execute("import ipywidgets as w")
+        k.execute("from atomic_jupyter.ui.output_widget import Content, OutputWidget")
         yield k
 
 
@@ -45,108 +45,64 @@ def test_kernel_runs_in_cwd_with_env(kernel: BrowserLikeKernel) -> None:
     assert executable == sys.executable
 
 
-def test_click_runs_handler_and_updates_label(kernel: BrowserLikeKernel) -> None:
+def test_a_click_reaches_the_widgets_listeners_and_what_they_change_is_drawn(
+    kernel: BrowserLikeKernel,
+) -> None:
     result = run(
         kernel,
         """
-        clicked = 0
-        go = w.Button(description="Go")
-        name = w.Text(description="Name")
-        status = w.Label(value="not clicked")
+        clicks = []
+        out = OutputWidget("atomic-probe")
 
-        def on_go(button):
-            global clicked
-            clicked += 1
-            status.value = f"clicked {clicked}"
+        def clicked(message):
+            clicks.append(dict(message))
+            out.show(Content(["n"], {"n": f'<p class="count">clicked {len(clicks)}</p>'}))
 
-        go.on_click(on_go)
-        box = w.VBox([go, name, status])
-        display(box)
+        out.on_action.add(clicked)
+        out.show(Content(["n"], {"n": '<p class="count">not clicked</p>'}))
+        display(out)
         """,
     )
     assert result.ok and result.stdout == ""
-    (box_id,) = result.widget_ids
-    box = kernel.widget(box_id)
-    assert box.model_name == "VBoxModel"
-    assert [c.model_name for c in kernel.descendants(box_id)] == [
-        "ButtonModel",
-        "TextModel",
-        "LabelModel",
-    ]
-
-    button = kernel.find("Button", description="Go", within=box_id)
-    label = kernel.find("LabelModel", within=box_id)
-    assert label.state["value"] == "not clicked"
-
-    kernel.click(button.comm_id)
-    kernel.wait_for(lambda: label.state["value"] == "clicked 1", what="label after first click")
-
-    msg_id = button.click()
+    (output,) = result.widget_ids
+    assert kernel.models[output]["root_class"] == "atomic-probe"
+    kernel.wait_for(lambda: texts_of(kernel, output, "count") == ["not clicked"], what="drawn")
+    kernel.send_custom(output, {"type": "go", "row": "1"})
+    kernel.wait_for(lambda: texts_of(kernel, output, "count") == ["clicked 1"], what="a click")
+    msg_id = kernel.send_custom(output, {"type": "go"})
     kernel.wait_idle(msg_id)
-    assert label["value"] == "clicked 2"
-
-    assert run(kernel, "print(clicked)").stdout == "2\n"
-
-
-def test_set_value_reaches_kernel_observers(kernel: BrowserLikeKernel) -> None:
-    run(
-        kernel,
-        """
-        seen = []
-        entry = w.Text(description="Entry")
-        entry.observe(lambda change: seen.append(change["new"]), names="value")
-        display(entry)
-        """,
-    )
-    entry = kernel.find("Text", description="Entry")
-
-    kernel.set_value(entry.comm_id, value="hello")
-    # The browser model changes at once; the kernel learns about it later.
-    assert entry.state["value"] == "hello"
-    assert run(kernel, "print(repr(entry.value), seen)").stdout == "'hello' ['hello']\n"
-
-    # Two quick edits: the echo of the first must not roll the model back.
-    kernel.set_value(entry.comm_id, value="a")
-    last = kernel.set_value(entry.comm_id, value="ab")
-    kernel.wait_idle(last)
-    kernel.drain()
-    assert entry.state["value"] == "ab"
-    echoes = [
-        m
-        for m in kernel.iter_messages("comm_msg")
-        if m["content"]["comm_id"] == entry.comm_id
-        and m["content"]["data"]["method"] == "echo_update"
-    ]
-    assert [m["content"]["data"]["state"]["value"] for m in echoes] == ["hello", "a", "ab"]
-    assert run(kernel, "print(entry.value, seen)").stdout == "ab ['hello', 'a', 'ab']\n"
+    assert texts_of(kernel, output, "count") == ["clicked 2"]
+    assert run(kernel, "print(clicks)").stdout == "[{'type': 'go', 'row': '1'}, {'type': 'go'}]\n"
 
 
-def test_background_thread_updates_arrive_while_idle(kernel: BrowserLikeKernel) -> None:
+def test_background_thread_display_updates_arrive_while_idle(kernel: BrowserLikeKernel) -> None:
     # The thread waits for the test to connect, which the test does only after the cell has
     # gone idle: its update is sent while the kernel is idle, by construction, not by timing.
     result = run(
         kernel,
         """
         import socket, threading
-        ticker = w.Label(value="waiting")
         go_ahead = socket.create_server(("127.0.0.1", 0))
         go_ahead.settimeout(30)
 
         def worker():
             with go_ahead, go_ahead.accept()[0]:
-                ticker.value = "from thread"
+                ticker.update("from thread")
                 print("thread done")
 
         threading.Thread(target=worker, daemon=True).start()
-        display(ticker)
+        ticker = display("waiting", display_id=True)
         print(go_ahead.getsockname()[1])
         """,
     )
-    ticker = kernel.find("Label", value="waiting")
+    (shown,) = [o for o in result.outputs if o["output_type"] == "display_data"]
     port = int(result.stdout)
     # The cell has finished (``execute`` returned on its idle status): now let the thread go.
     with socket.create_connection(("127.0.0.1", port), timeout=30):
-        kernel.wait_for(lambda: ticker.state["value"] == "from thread", what="the thread's update")
+        kernel.wait_for(
+            lambda: displayed(kernel, shown)["text/plain"] == "'from thread'",
+            what="the thread's update",
+        )
         (late,) = kernel.wait_for(
             lambda: [s for s in kernel.streams if s.text == "thread done\n"], what="thread print"
         )
@@ -158,11 +114,7 @@ def test_background_thread_updates_arrive_while_idle(kernel: BrowserLikeKernel) 
             and m["header"]["msg_type"] == "status"
         ):
             return f"cell {content['execution_state']}"
-        if (
-            m["header"]["msg_type"] == "comm_msg"
-            and content["comm_id"] == ticker.comm_id
-            and content["data"]["state"].get("value") == "from thread"
-        ):
+        if m["header"]["msg_type"] == "update_display_data":
             return "thread update"
         if m["header"]["msg_type"] == "stream" and content["text"] == "thread done\n":
             return "thread print"
@@ -176,19 +128,20 @@ def test_background_thread_updates_arrive_while_idle(kernel: BrowserLikeKernel) 
 
 
 def test_click_reaches_an_awaiting_async_cell(kernel: BrowserLikeKernel) -> None:
-    run(
+    shown = run(
         kernel,
         """
         import asyncio
-        answer = w.Button(description="Answer")
+        answer = OutputWidget("atomic-probe")
         display(answer)
         """,
     )
+    (answer,) = shown.widget_ids
     cell = kernel.submit(
         textwrap.dedent(
             """
             reply = asyncio.get_running_loop().create_future()
-            answer.on_click(lambda b: reply.done() or reply.set_result("yes"))
+            answer.on_action.add(lambda m: reply.done() or reply.set_result(m["type"]))
             print("asking")
             print("got", await reply)
             """
@@ -199,7 +152,7 @@ def test_click_reaches_an_awaiting_async_cell(kernel: BrowserLikeKernel) -> None
         lambda: "".join(s.text for s in kernel.streams if s.parent_msg_id == cell) == "asking\n",
         what="the cell to start waiting",
     )
-    click = kernel.find("Button", description="Answer").click()
+    click = kernel.send_custom(answer, {"type": "yes"})
     result = kernel.collect(cell, timeout=10)
     assert result.stdout == "asking\ngot yes\n"
     # ipykernel 7.4 dispatches this comm message beside the running cell and
@@ -226,41 +179,6 @@ def test_cell_error_reports_ename(kernel: BrowserLikeKernel) -> None:
     assert run(kernel, "6 * 7").result == "42"
 
 
-def test_output_widget_captures_like_jupyterlab(kernel: BrowserLikeKernel) -> None:
-    result = run(
-        kernel,
-        """
-        log = w.Output()
-        display(log)
-        with log:
-            print("inside")
-        print("outside")
-
-        @log.capture()
-        def on_log_click(button):
-            print("from callback")
-
-        log_button = w.Button(description="Log")
-        log_button.on_click(on_log_click)
-        display(log_button)
-        """,
-    )
-    assert result.stdout == "outside\n"
-    log = kernel.find("Output")
-    assert log.state["outputs"] == [{"output_type": "stream", "name": "stdout", "text": "inside\n"}]
-    captured = [s for s in kernel.streams if s.captured_by == log.comm_id]
-    assert [(s.text, s.shown_in) for s in captured] == [("inside\n", "output")]
-
-    kernel.find("Button", description="Log").click()
-    kernel.wait_for(
-        lambda: "from callback" in log.state["outputs"][-1]["text"],
-        what="callback output in the Output widget",
-    )
-    # The captured outputs were synced back to the kernel, as the browser does.
-    shown = run(kernel, "print([o['text'] for o in log.outputs])").stdout
-    assert shown == "['inside\\nfrom callback\\n']\n"
-
-
 def test_our_outputs_are_kept_as_their_page_draws_them_even_after_they_closed(
     kernel: BrowserLikeKernel,
 ) -> None:
@@ -270,7 +188,6 @@ def test_our_outputs_are_kept_as_their_page_draws_them_even_after_they_closed(
     result = run(
         kernel,
         """
-        from atomic_jupyter.ui.output_widget import Content, OutputWidget
         out = OutputWidget("atomic-run")
         out.show(Content(["a"], {"a": '<p class="said">one</p>'}))
         display(out)
@@ -311,40 +228,37 @@ def test_our_outputs_are_kept_as_their_page_draws_them_even_after_they_closed(
 
 
 def test_callback_exceptions_and_streams_are_recorded(kernel: BrowserLikeKernel) -> None:
-    run(
+    shown = run(
         kernel,
         """
-        def explode(button):
+        def explode(widget, content, buffers):
+            if content.get("type") == "ready":  # the page's own (see OutputWidget)
+                return
             print("about to fail")
             raise RuntimeError("boom in callback")
 
-        bad = w.Button(description="Bad")
-        bad.on_click(explode)
+        bad = OutputWidget("atomic-probe")
+        bad.on_msg(explode)
         display(bad)
         """,
     )
+    (bad,) = shown.widget_ids
     before = len(kernel.errors)
-    msg_id = kernel.find("Button", description="Bad").click()
+    msg_id = kernel.send_custom(bad, {"type": "go"})
     kernel.wait_idle(msg_id)
     new_errors = kernel.errors[before:]
     assert [(e["ename"], e["parent_msg_type"]) for e in new_errors] == [
         ("RuntimeError", "comm_msg")
     ]
     printed = [s for s in kernel.streams if s.parent_msg_id == msg_id]
-    # Callback output without an Output widget lands in JupyterLab's log console.
+    # A callback's output lands in JupyterLab's log console.
     assert [(s.text, s.shown_in) for s in printed] == [("about to fail\n", "log")]
     assert new_errors[0]["shown_in"] == "log"
     assert "about to fail" in kernel.stdout_text
 
 
 def test_failures_explain_themselves(kernel: BrowserLikeKernel) -> None:
-    run(kernel, "display(w.Button(description='Lonely'))")
-    with pytest.raises(AssertionError, match=r"expected exactly one DropdownModel") as info:
-        kernel.find("Dropdown", description="nope")
-    assert "ButtonModel description='Lonely'" in str(info.value)
-
+    run(kernel, "lonely = OutputWidget('atomic-lonely'); display(lonely)")
     with pytest.raises(KernelTimeout, match="the impossible") as waited:
         kernel.wait_for(lambda: False, timeout=0.2, what="the impossible")
-    assert "Lonely" in str(waited.value)
-
-    assert kernel.widgets("Button", description=lambda d: d.startswith("Lone"))
+    assert "root_class='atomic-lonely'" in str(waited.value)  # what the page holds

@@ -13,7 +13,7 @@ import pytest
 from atomic_jupyter.transport.agent_install import find_installed, install_folder, pin_of
 from atomic_jupyter.transport.agent_install.homes import AgentHome
 from tests.harness.kernel_client import BrowserLikeKernel
-from tests.harness.kernel_widgets import WIDGET_VIEW, displayed, outputs_of, panels
+from tests.harness.kernel_widgets import WIDGET_VIEW, displayed, live_view, outputs_of, panels
 from tests.harness.support import path_without_node
 
 # It installs and starts the current line whatever the line under test.
@@ -108,7 +108,7 @@ def test_start_without_an_agent_says_what_to_run_and_its_button_installs_and_sta
     values = bar_values(kernel, offer.comm_id)
     assert len({v for v in values if 0 < v < 1}) >= 5 and values[-1] == 1.0, values
     kernel.wait_for(lambda: offer.comm_id not in kernel.models, what="the offer to close")
-    (shown,) = [o for o in failed.outputs if WIDGET_VIEW in o.get("data", {})]
+    shown = live_view(failed.outputs)
     assert displayed(kernel, shown)[WIDGET_VIEW]["model_id"] == panel.comm_id
     status = kernel.execute("%atomic_agent status --full").stdout
     home = tmp_path / "data" / "atomic-jupyter" / "agents"

@@ -22,6 +22,7 @@ from tests.harness.kernel_widgets import (
     dialog_in,
     displayed,
     elements,
+    live_view,
     notes,
     outcome_of,
     page_of,
@@ -38,7 +39,7 @@ def panel(kernel: BrowserLikeKernel, ui_extension: str) -> PagePanel:
     """The panel of a session started with the UI test extension, as the page draws it."""
     result = kernel.execute(f"%atomic_agent start -e {ui_extension}")
     (panel_id,) = result.widget_ids
-    assert "atomic-panel" in kernel.widget(panel_id).state["root_class"].split()
+    assert "atomic-panel" in kernel.models[panel_id]["root_class"].split()
     page = PagePanel(kernel, panel_id)
     kernel.wait_for(lambda: elements(page.html, "atomic-title"), what="the panel's first line")
     return page
@@ -437,7 +438,7 @@ def test_crash_mid_dialog_closes_the_dialog_and_says_to_restart(kernel, ui_exten
     dialog_in(kernel, cell.widget_ids[0], "select")
     # The run ends with the agent: its output becomes its record, which says the dialog was
     # closed (the live dialog is gone with the run's other widgets).
-    (area,) = [o for o in cell.outputs if WIDGET_VIEW in o.get("data", {})]
+    area = live_view(cell.outputs)
     record = kernel.wait_for(
         lambda: (lambda d: d if WIDGET_VIEW not in d else None)(displayed(kernel, area)),
         what="the run's output to become its record",

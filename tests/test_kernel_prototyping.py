@@ -6,7 +6,13 @@ import pytest
 
 from atomic_jupyter.notebook.presentation import REMOVED_VIEW
 from tests.harness.kernel_client import BrowserLikeKernel
-from tests.harness.kernel_widgets import PageOutput, dialog_in, outcome_of, outputs_within
+from tests.harness.kernel_widgets import (
+    PageOutput,
+    dialog_in,
+    live_view,
+    outcome_of,
+    outputs_within,
+)
 from tests.harness.support import wait_until
 from tests.test_prototyping import HEADER, gate
 
@@ -112,7 +118,7 @@ def test_a_prototypes_output_becomes_its_record_when_the_session_stops(
     from tests.harness.kernel_widgets import WIDGET_VIEW, displayed, record_copy
 
     result = kernel.execute(f"%%atomic_extension recorded\n{gate('v9')}")
-    (output,) = [o for o in result.outputs if WIDGET_VIEW in o.get("data", {})]
+    output = live_view(result.outputs)
     copy = record_copy(result.outputs)  # live while the session runs, its record beside it
     assert copy["data"]["text/plain"].startswith("extension recorded v1 loaded: /gate")
     view = PageOutput(kernel, output["data"][WIDGET_VIEW]["model_id"])

@@ -23,6 +23,7 @@ from tests.harness.kernel_widgets import (
     elements,
     is_record_copy,
     last_run_report,
+    live_view,
     page_of,
     record_copy,
     run_state,
@@ -236,7 +237,7 @@ def test_wait_stops_early_for_a_dialog_then_finishes_after_the_click(
     assert "needs your answer" not in now.get("text/plain", "")
     assert "Yes (clicked)" not in now.get("text/plain", "") + now.get("text/html", "")
     # The run is over: its output is now its record alone, with the dialog's outcome in it.
-    (area,) = [o for o in result.outputs if WIDGET_VIEW in o["data"]]
+    area = live_view(result.outputs)
     final = kernel.wait_for(
         lambda: (lambda d: d if WIDGET_VIEW not in d else None)(displayed(kernel, area)),
         what="the run's output to become its record",

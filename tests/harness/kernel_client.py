@@ -2,29 +2,30 @@
 
 The :class:`BrowserLikeKernel` harness starts an ``ipykernel`` subprocess with
 the current interpreter, talks to it through :mod:`jupyter_client` and plays the
-part of the JupyterLab widget manager:
+part of the page:
 
 * every IOPub message is processed, whichever request it belongs to, and the
   ``jupyter.widget`` comm traffic is folded into a model-state table
-  (:class:`WidgetStateTracker`), just as the browser's widget manager keeps its
-  Backbone models;
-* user actions are sent the way the ipywidgets front end sends them: a click is
-  a ``custom`` comm message ``{"event": "click"}``, an edit is an ``update``
-  comm message carrying the new state;
-* ``echo_update`` messages are reconciled with locally set values using the
-  same rule as ``@jupyter-widgets/base``, and ``Output`` widgets capture the
-  outputs of the request whose ``msg_id`` they hold, as the JupyterLab output
-  widget does, syncing their ``outputs`` back to the kernel;
-* every output is filed where JupyterLab would show it (a cell, an ``Output``
-  widget, the log console, or nowhere), see :data:`SHOWN_IN`.
+  (:class:`WidgetStateTracker`), as the browser's widget manager keeps its models;
+* each of our output widgets (``atomic_jupyter.ui.output_widget``) is drawn from its
+  custom messages as the page's module draws it (:class:`~tests.harness.output_page.PageStore`),
+  asking for the whole output when it missed a message, as the module does;
+* a person's actions are sent the way the module sends them: a ``custom`` comm message
+  (:meth:`BrowserLikeKernel.send_custom`);
+* every output is filed where JupyterLab would show it (a cell, the log console, or
+  nowhere), see :data:`SHOWN_IN`.
+
+Our outputs take no state back from the page (no ``update`` messages, so no echo to
+reconcile), hold no children and capture no output: this plays the part of the widget
+manager for them, not for ipywidgets' own controls.
 
 Typical use in a test::
 
     with BrowserLikeKernel(tmp_path) as kernel:
-        kernel.execute("import ipywidgets as w; b = w.Button(description='Go'); display(b)")
-        button = kernel.find("Button", description="Go")
-        kernel.click(button.comm_id)
-        kernel.wait_for(lambda: ..., what="the click handler to run")
+        result = kernel.execute("%atomic_agent conversations")
+        (output,) = result.widget_ids
+        kernel.send_custom(output, {"type": "resume", "row": "0"})
+        kernel.wait_for(lambda: ..., what="the resume to happen")
 
 Waiting never sleeps blindly: every wait blocks on the kernel's sockets with a
 short timeout and re-checks its condition against a monotonic deadline.
@@ -64,7 +65,6 @@ __all__ = [
     "KernelTimeout",
     "SHOWN_IN",
     "StreamChunk",
-    "WidgetRef",
     "WidgetStateTracker",
     "strip_ansi",
 ]
@@ -75,25 +75,20 @@ T = TypeVar("T")
 WIDGET_TARGET = "jupyter.widget"
 #: Mime type of a displayed widget view.
 WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
-#: Prefix ipywidgets uses to reference one model from another's state.
-MODEL_REF_PREFIX = "IPY_MODEL_"
 
 #: IOPub message types that carry output for an output area.
 _OUTPUT_TYPES = frozenset(
     {"stream", "display_data", "execute_result", "error", "clear_output", "update_display_data"}
 )
-#: The subset an ``Output`` widget captures (the JupyterLab ``OutputModel.add`` rule).
-_CAPTURED_TYPES = frozenset({"stream", "display_data", "execute_result", "error", "clear_output"})
 #: Models left out of :meth:`WidgetStateTracker.summary` to keep it short.
 _NOISY_MODEL_SUFFIXES = ("LayoutModel", "StyleModel")
 
 #: Where JupyterLab shows an IOPub output, by the request it belongs to:
-#: ``"output"`` an ``Output`` widget holding that request's msg_id captured it;
 #: ``"cell"`` the output area of a cell still running (before its idle status);
 #: ``"log"`` the log console: output of a widget comm message (e.g. a callback);
 #: ``"dropped"`` nowhere: the request already finished or was not sent by this
 #: client (typically a thread printing after its cell ended).
-SHOWN_IN = ("output", "cell", "log", "dropped")
+SHOWN_IN = ("cell", "log", "dropped")
 
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07")
 _POLL_SLICE = 0.05
@@ -125,50 +120,6 @@ def _parent_id(msg: Mapping[str, Any]) -> str | None:
 def _parent_type(msg: Mapping[str, Any]) -> str | None:
     parent = msg.get("parent_header") or {}
     return parent.get("msg_type") or None
-
-
-def _model_key(model_name: str) -> str:
-    """Accept ``"Button"`` as well as ``"ButtonModel"``."""
-    return model_name if model_name.endswith("Model") else model_name + "Model"
-
-
-def _put_buffers(
-    state: dict[str, Any], paths: Sequence[Sequence[Any]], buffers: Sequence[Any]
-) -> None:
-    """Place binary buffers into ``state`` at their ``buffer_paths``."""
-    for path, buf in zip(paths, buffers, strict=False):
-        if not path:
-            continue
-        node: Any = state
-        for key in path[:-1]:
-            node = node[key]
-        node[path[-1]] = bytes(buf)
-
-
-def _split_buffers(state: dict[str, Any]) -> tuple[dict[str, Any], list[list[Any]], list[bytes]]:
-    """Split binary values out of ``state`` for a comm message.
-
-    Returns
-    -------
-    tuple
-        ``(json_state, buffer_paths, buffers)``; ``json_state`` is a copy with
-        each binary value replaced by ``None``.
-    """
-    paths: list[list[Any]] = []
-    buffers: list[bytes] = []
-
-    def walk(value: Any, path: list[Any]) -> Any:
-        if isinstance(value, (bytes, bytearray, memoryview)):
-            paths.append(path)
-            buffers.append(bytes(value))
-            return None
-        if isinstance(value, dict):
-            return {k: walk(v, [*path, k]) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [walk(v, [*path, i]) for i, v in enumerate(value)]
-        return value
-
-    return walk(state, []), paths, buffers
 
 
 # --------------------------------------------------------------------------- records
@@ -212,9 +163,6 @@ class StreamChunk:
         a ``comm_msg`` for widget callbacks, or whatever a thread inherited).
     shown_in : str
         Where JupyterLab would show it, see :data:`SHOWN_IN`.
-    captured_by : str or None
-        Comm id of the ``Output`` widget that captured it (``shown_in ==
-        "output"``).
     """
 
     name: str
@@ -222,7 +170,6 @@ class StreamChunk:
     parent_msg_id: str | None
     parent_msg_type: str | None
     shown_in: str
-    captured_by: str | None
 
 
 @dataclass(frozen=True)
@@ -243,8 +190,6 @@ class DisplayRecord:
         The request the kernel attributed the output to.
     shown_in : str
         Where JupyterLab would show it, see :data:`SHOWN_IN`.
-    captured_by : str or None
-        Comm id of the ``Output`` widget that captured it.
     """
 
     msg_type: str
@@ -254,7 +199,6 @@ class DisplayRecord:
     parent_msg_id: str | None
     parent_msg_type: str | None
     shown_in: str
-    captured_by: str | None
 
 
 @dataclass
@@ -279,7 +223,7 @@ class ExecResult:
         Outputs shown in the cell's output area, in order, in nbformat shape
         (``output_type`` is one of ``stream``, ``display_data``,
         ``execute_result``, ``error``, ``update_display_data``,
-        ``clear_output``). Outputs captured by an ``Output`` widget are not here.
+        ``clear_output``).
     reply : dict
         Content of the ``execute_reply``.
     """
@@ -366,95 +310,18 @@ class _Pending:
 # --------------------------------------------------------------------------- widget state
 
 
-class WidgetRef:
-    """A handle on one widget model known to the front end.
-
-    Parameters
-    ----------
-    tracker : WidgetStateTracker
-        The tracker holding the model.
-    comm_id : str
-        The model's comm id (the ``model_id`` of its views).
-    kernel : BrowserLikeKernel, optional
-        Enables :meth:`click` and :meth:`set_value`.
-    """
-
-    def __init__(
-        self, tracker: WidgetStateTracker, comm_id: str, kernel: BrowserLikeKernel | None = None
-    ) -> None:
-        self._tracker = tracker
-        self.comm_id = comm_id
-        self._kernel = kernel
-
-    @property
-    def state(self) -> dict[str, Any]:
-        """The model's state; the tracker updates this very dict in place."""
-        state = self._tracker.models.get(self.comm_id)
-        if state is None:
-            state = self._tracker.closed[self.comm_id]
-        return state
-
-    @property
-    def model_name(self) -> str:
-        """``_model_name`` of the model, e.g. ``"ButtonModel"``."""
-        return str(self.state.get("_model_name", ""))
-
-    @property
-    def is_open(self) -> bool:
-        """False once the kernel closed the comm."""
-        return self.comm_id in self._tracker.models
-
-    @property
-    def children(self) -> list[WidgetRef]:
-        """Direct children (from the ``children`` trait), skipping unknown ids."""
-        return [
-            WidgetRef(self._tracker, cid, self._kernel)
-            for cid in self._tracker.child_ids(self.comm_id)
-            if cid in self._tracker.models
-        ]
-
-    def __getitem__(self, key: str) -> Any:
-        return self.state[key]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """Return ``state[key]`` or ``default``."""
-        return self.state.get(key, default)
-
-    def click(self) -> str:
-        """Click this widget; see :meth:`BrowserLikeKernel.click`."""
-        if self._kernel is None:
-            raise RuntimeError("this WidgetRef is not bound to a kernel")
-        return self._kernel.click(self.comm_id)
-
-    def set_value(self, **state: Any) -> str:
-        """Edit this widget's state; see :meth:`BrowserLikeKernel.set_value`."""
-        if self._kernel is None:
-            raise RuntimeError("this WidgetRef is not bound to a kernel")
-        return self._kernel.set_value(self.comm_id, **state)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, WidgetRef) and other.comm_id == self.comm_id
-
-    def __hash__(self) -> int:
-        return hash(self.comm_id)
-
-    def __repr__(self) -> str:
-        return f"WidgetRef({self.comm_id[:8]}…, {self._tracker.describe(self.comm_id)})"
-
-
 class WidgetStateTracker:
-    """Front-end copy of widget model state, fed from IOPub.
+    """The page's copy of the widget models the kernel opened, fed from IOPub.
 
     Parameters
     ----------
     kernel : BrowserLikeKernel, optional
-        Bound into the :class:`WidgetRef` objects this tracker hands out.
+        Where a page that missed a message asks for the whole output.
 
     Attributes
     ----------
     models : dict
-        ``comm_id -> state`` for every open ``jupyter.widget`` comm. The state
-        dicts are updated in place.
+        ``comm_id -> state`` for every open ``jupyter.widget`` comm, updated in place.
     closed : dict
         ``comm_id -> last state`` for widget comms the kernel closed.
     other_comms : dict
@@ -462,6 +329,9 @@ class WidgetStateTracker:
     custom_messages : list of tuple
         ``(comm_id, content, buffers)`` for each ``custom`` message the kernel
         sent to a widget (``Widget.send``).
+    pages : dict
+        ``comm_id -> PageStore``: what the page draws of each of our outputs, kept after
+        it closed (as the page last showed it).
     """
 
     def __init__(self, kernel: BrowserLikeKernel | None = None) -> None:
@@ -470,29 +340,10 @@ class WidgetStateTracker:
         self.closed: dict[str, dict[str, Any]] = {}
         self.other_comms: dict[str, str] = {}
         self.custom_messages: list[tuple[str, dict[str, Any], list[bytes]]] = []
-        #: comm_id -> what the page draws of each of our outputs (kept after it closed).
         self.pages: dict[str, PageStore] = {}
-        # comm_id -> attribute -> msg_id of the last update we sent for it
-        self._expected_echo: dict[str, dict[str, str]] = {}
-        # Output models holding a msg_id, most recently (re)registered last
-        self._output_hooks: list[str] = []
-        self._output_clear_pending: set[str] = set()
-
-    # ----------------------------------------------------------- feeding
 
     def handle(self, msg: Mapping[str, Any]) -> bool:
-        """Fold one IOPub message into the model table.
-
-        Parameters
-        ----------
-        msg : dict
-            A deserialized IOPub message.
-
-        Returns
-        -------
-        bool
-            True when the message was a comm message.
-        """
+        """Fold one IOPub message into the model table; True when it was a comm message."""
         msg_type = msg["header"]["msg_type"]
         content = msg["content"]
         if msg_type == "comm_open":
@@ -500,12 +351,9 @@ class WidgetStateTracker:
             if content.get("target_name") != WIDGET_TARGET:
                 self.other_comms[comm_id] = content.get("target_name", "")
                 return True
-            data = content.get("data") or {}
-            state = dict(data.get("state") or {})
-            _put_buffers(state, data.get("buffer_paths") or [], msg.get("buffers") or [])
+            state = dict((content.get("data") or {}).get("state") or {})
             self.closed.pop(comm_id, None)
             self.models[comm_id] = state
-            self._after_change(comm_id, state)
             if OUTPUT_MODULE_MARK in str(state.get("_esm", "")):
                 # Our output's module, as the page runs it: its store asks for the output.
                 store = self.pages[comm_id] = PageStore()
@@ -519,12 +367,7 @@ class WidgetStateTracker:
             data = content.get("data") or {}
             method = data.get("method")
             if method in {"update", "echo_update"}:
-                state = dict(data.get("state") or {})
-                _put_buffers(state, data.get("buffer_paths") or [], msg.get("buffers") or [])
-                if method == "echo_update":
-                    self._drop_stale_echoes(comm_id, state, _parent_id(msg))
-                model.update(state)
-                self._after_change(comm_id, state)
+                model.update(data.get("state") or {})
             elif method == "custom":
                 buffers = [bytes(b) for b in msg.get("buffers") or []]
                 self.custom_messages.append((comm_id, data.get("content") or {}, buffers))
@@ -538,9 +381,6 @@ class WidgetStateTracker:
             state = self.models.pop(comm_id, None)
             if state is not None:
                 self.closed[comm_id] = state
-            self._expected_echo.pop(comm_id, None)
-            if comm_id in self._output_hooks:
-                self._output_hooks.remove(comm_id)
             return True
         return False
 
@@ -548,255 +388,12 @@ class WidgetStateTracker:
         if self._kernel is not None:
             self._kernel.send_custom(comm_id, {"type": "ready", "seq": store.seq})
 
-    def _drop_stale_echoes(self, comm_id: str, state: dict[str, Any], parent: str | None) -> None:
-        """Apply the ``@jupyter-widgets/base`` echo rule to ``state`` in place.
-
-        An echo for an attribute we changed ourselves is ignored unless it is
-        the echo of our latest change to it, which ends the wait for it.
-        """
-        expected = self._expected_echo.get(comm_id)
-        if not expected:
-            return
-        for attr in list(state):
-            if attr not in expected:
-                continue
-            if expected[attr] == parent:
-                del expected[attr]
-            else:
-                del state[attr]
-
-    def _after_change(self, comm_id: str, changed: Mapping[str, Any]) -> None:
-        model = self.models[comm_id]
-        if model.get("_model_name") == "OutputModel" and "msg_id" in changed:
-            if comm_id in self._output_hooks:
-                self._output_hooks.remove(comm_id)
-            if model.get("msg_id"):
-                self._output_hooks.append(comm_id)
-
-    def apply_local(self, comm_id: str, state: Mapping[str, Any], msg_id: str) -> None:
-        """Record a change the front end made and sent as ``msg_id``.
-
-        Parameters
-        ----------
-        comm_id : str
-            The model changed.
-        state : dict
-            The new attribute values.
-        msg_id : str
-            Id of the ``comm_msg`` that carried the change to the kernel.
-        """
-        model = self.models[comm_id]
-        model.update(state)
-        expected = self._expected_echo.setdefault(comm_id, {})
-        for attr in state:
-            expected[attr] = msg_id
-        self._after_change(comm_id, state)
-
-    # ----------------------------------------------------------- Output widgets
-
-    def capturing_output(self, parent_msg_id: str | None) -> str | None:
-        """Comm id of the ``Output`` widget that captures output of a request.
-
-        Parameters
-        ----------
-        parent_msg_id : str or None
-            ``msg_id`` of the request the output belongs to.
-
-        Returns
-        -------
-        str or None
-            The most recently registered ``OutputModel`` whose ``msg_id`` state
-            equals ``parent_msg_id``, or None.
-        """
-        if not parent_msg_id:
-            return None
-        for comm_id in reversed(self._output_hooks):
-            model = self.models.get(comm_id)
-            if model is not None and model.get("msg_id") == parent_msg_id:
-                return comm_id
-        return None
-
-    def add_output(self, comm_id: str, output: dict[str, Any]) -> list[dict[str, Any]]:
-        """Add an nbformat output to an ``Output`` widget like JupyterLab's output area.
-
-        Parameters
-        ----------
-        comm_id : str
-            The ``OutputModel``.
-        output : dict
-            nbformat-shaped output, or ``{"output_type": "clear_output", "wait": bool}``.
-
-        Returns
-        -------
-        list of dict
-            The widget's new ``outputs`` list (also stored in its state).
-        """
-        model = self.models[comm_id]
-        outputs = list(model.get("outputs") or [])
-        if output["output_type"] == "clear_output":
-            if output.get("wait"):
-                self._output_clear_pending.add(comm_id)
-            else:
-                self._output_clear_pending.discard(comm_id)
-                outputs = []
-        else:
-            if comm_id in self._output_clear_pending:
-                self._output_clear_pending.discard(comm_id)
-                outputs = []
-            last = outputs[-1] if outputs else None
-            if (
-                output["output_type"] == "stream"
-                and last is not None
-                and last.get("output_type") == "stream"
-                and last.get("name") == output["name"]
-            ):
-                outputs[-1] = {**last, "text": last["text"] + output["text"]}
-            else:
-                outputs.append(output)
-        model["outputs"] = outputs
-        return outputs
-
-    # ----------------------------------------------------------- queries
-
-    def ref(self, comm_id: str) -> WidgetRef:
-        """A :class:`WidgetRef` for a known (open or closed) model."""
-        if comm_id not in self.models and comm_id not in self.closed:
-            raise KeyError(f"no widget model with comm id {comm_id!r}")
-        return WidgetRef(self, comm_id, self._kernel)
-
-    def child_ids(self, comm_id: str) -> list[str]:
-        """Comm ids listed in the ``children`` trait of a model."""
-        state = self.models.get(comm_id) or self.closed.get(comm_id) or {}
-        children = state.get("children") or []
-        return [
-            c[len(MODEL_REF_PREFIX) :]
-            for c in children
-            if isinstance(c, str) and c.startswith(MODEL_REF_PREFIX)
-        ]
-
-    def descendants(self, comm_id: str, *, last_shown: bool = False) -> list[WidgetRef]:
-        """All models reachable through ``children``, depth first, excluding ``comm_id``.
-
-        Parameters
-        ----------
-        comm_id : str
-            The root model.
-        last_shown : bool
-            Include models the kernel closed since, as the page last had them (a finished
-            output's widgets, closed once its record replaced them).
-
-        Returns
-        -------
-        list of WidgetRef
-            Open descendants in document order; ids not (yet) known are skipped.
-        """
-        seen: set[str] = {comm_id}
-        out: list[WidgetRef] = []
-
-        def walk(cid: str) -> None:
-            for child in self.child_ids(cid):
-                known = child in self.models or (last_shown and child in self.closed)
-                if child in seen or not known:
-                    continue
-                seen.add(child)
-                out.append(WidgetRef(self, child, self._kernel))
-                walk(child)
-
-        walk(comm_id)
-        return out
-
-    def widgets(
-        self,
-        model_name: str | None = None,
-        *,
-        within: str | None = None,
-        last_shown: bool = False,
-        **filters: Any,
-    ) -> list[WidgetRef]:
-        """Open models matching a model name and state filters (with ``last_shown``, closed
-        ones too, as the page last had them: see :meth:`descendants`).
-
-        Parameters
-        ----------
-        model_name : str, optional
-            ``_model_name`` to match; ``"Button"`` means ``"ButtonModel"``.
-        within : str, optional
-            Only consider descendants of this comm id.
-        **filters
-            ``attr=value`` pairs; a callable value is used as a predicate on
-            the attribute (absent attributes never match).
-
-        Returns
-        -------
-        list of WidgetRef
-            Matches, in the order the models were opened.
-        """
-        if within is not None:
-            candidates = [w.comm_id for w in self.descendants(within, last_shown=last_shown)]
-        else:
-            candidates = list(self.models) + (list(self.closed) if last_shown else [])
-        wanted = _model_key(model_name) if model_name else None
-        out = []
-        for cid in candidates:
-            state = self.models.get(cid) or self.closed[cid]
-            if wanted is not None and state.get("_model_name") != wanted:
-                continue
-            if all(_matches(state, k, v) for k, v in filters.items()):
-                out.append(WidgetRef(self, cid, self._kernel))
-        return out
-
-    def find(
-        self,
-        model_name: str,
-        *,
-        within: str | None = None,
-        last_shown: bool = False,
-        **filters: Any,
-    ) -> WidgetRef:
-        """The single open model matching (closed ones too with ``last_shown``), or an
-        AssertionError listing what exists.
-
-        Parameters
-        ----------
-        model_name : str
-            ``_model_name`` to match; ``"Button"`` means ``"ButtonModel"``.
-        within : str, optional
-            Only consider descendants of this comm id.
-        **filters
-            As for :meth:`widgets`.
-
-        Returns
-        -------
-        WidgetRef
-            The match.
-
-        Raises
-        ------
-        AssertionError
-            When zero or several models match.
-        """
-        found = self.widgets(model_name, within=within, last_shown=last_shown, **filters)
-        if len(found) != 1:
-            crit = ", ".join(f"{k}={v!r}" for k, v in filters.items())
-            scope = f" within {within[:8]}" if within else ""
-            raise AssertionError(
-                f"expected exactly one {_model_key(model_name)}({crit}){scope}, "
-                f"found {len(found)}\nknown widgets:\n{self.summary()}"
-            )
-        return found[0]
-
     def describe(self, comm_id: str) -> str:
-        """One-line description of a model (name and a few telling attributes)."""
+        """One-line description of a model: its name and its root's classes."""
         state = self.models.get(comm_id) or self.closed.get(comm_id) or {}
         parts = [str(state.get("_model_name", "?"))]
-        for key in ("description", "value", "placeholder", "disabled", "msg_id"):
-            if key in state and state[key] not in ("", None):
-                text = repr(state[key])
-                parts.append(f"{key}={text if len(text) <= 60 else text[:57] + '...'}")
-        if state.get("children"):
-            parts.append(f"children={len(state['children'])}")
-        if state.get("outputs"):
-            parts.append(f"outputs={len(state['outputs'])}")
+        if state.get("root_class"):
+            parts.append(f"root_class={state['root_class']!r}")
         return " ".join(parts)
 
     def summary(self, limit: int = 40) -> str:
@@ -809,14 +406,6 @@ class WidgetStateTracker:
         if len(lines) > limit:
             lines = [*lines[:limit], f"  ... and {len(lines) - limit} more"]
         return "\n".join(lines) if lines else "  (none)"
-
-
-def _matches(state: Mapping[str, Any], key: str, expected: Any) -> bool:
-    if key not in state:
-        return False
-    if callable(expected):
-        return bool(expected(state[key]))
-    return bool(state[key] == expected)
 
 
 # --------------------------------------------------------------------------- kernel
@@ -852,9 +441,6 @@ class BrowserLikeKernel:
         Seconds to wait for the kernel to answer ``kernel_info``.
     kernel_args : sequence of str
         Extra command-line arguments for ``ipykernel_launcher``.
-    sync_output_widgets : bool
-        Send an ``Output`` widget's captured ``outputs`` back to the kernel, as
-        the JupyterLab output widget does.
     transport_encryption : {"auto", "disabled", "required"}
         CurveZMQ policy of the kernel manager. ``"auto"`` (used when pyzmq has
         Curve) keeps ipykernel from warning about plain-text TCP on stderr;
@@ -889,7 +475,6 @@ class BrowserLikeKernel:
         *,
         startup_timeout: float = 60.0,
         kernel_args: Sequence[str] = (),
-        sync_output_widgets: bool = True,
         transport_encryption: str = "auto",
         thread_guard: bool = False,
     ) -> None:
@@ -900,7 +485,6 @@ class BrowserLikeKernel:
         self.kernel_args = list(kernel_args)
         if thread_guard:
             self.kernel_args.append(f"--IPKernelApp.exec_lines={KERNEL_INSTALL}")
-        self.sync_output_widgets = sync_output_widgets
         if transport_encryption != "disabled" and not zmq.has("curve"):
             transport_encryption = "disabled"
         self.transport_encryption = transport_encryption
@@ -1161,19 +745,11 @@ class BrowserLikeKernel:
             return
         output = self._to_output(msg_type, content)
         live = self._live.get(parent or "")
-        captured = None
-        if live is not None and msg_type in _CAPTURED_TYPES:
-            captured = self.tracker.capturing_output(parent)
-        if captured is not None:
-            shown_in = "output"
-        elif live is not None:
-            shown_in = "cell" if live == "execute" else "log"
-        else:
-            shown_in = "dropped"
+        shown_in = "dropped" if live is None else "cell" if live == "execute" else "log"
         ptype = _parent_type(msg)
         if msg_type == "stream":
             self.streams.append(
-                StreamChunk(content["name"], content["text"], parent, ptype, shown_in, captured)
+                StreamChunk(content["name"], content["text"], parent, ptype, shown_in)
             )
         elif msg_type in {"display_data", "update_display_data", "execute_result"}:
             self.displays.append(
@@ -1185,7 +761,6 @@ class BrowserLikeKernel:
                     parent,
                     ptype,
                     shown_in,
-                    captured,
                 )
             )
         elif msg_type == "error":
@@ -1198,11 +773,6 @@ class BrowserLikeKernel:
                 }
             )
 
-        if captured is not None:
-            outputs = self.tracker.add_output(captured, output)
-            if self.sync_output_widgets:
-                self._send_update(captured, {"outputs": outputs})
-            return
         if shown_in == "cell":
             pending = self._pending.get(parent or "")
             if pending is not None:
@@ -1353,52 +923,6 @@ class BrowserLikeKernel:
         """Send a ``custom`` widget message (what ``model.send(content)`` does in JS)."""
         return self.send_comm_msg(comm_id, {"method": "custom", "content": content})
 
-    def click(self, comm_id: str) -> str:
-        """Click a button the way ``ButtonView`` does.
-
-        Parameters
-        ----------
-        comm_id : str
-            The ``ButtonModel``.
-
-        Returns
-        -------
-        str
-            msg_id of the comm message; see :meth:`wait_idle`.
-        """
-        return self.send_custom(comm_id, {"event": "click"})
-
-    def _send_update(self, comm_id: str, state: dict[str, Any]) -> str:
-        json_state, paths, buffers = _split_buffers(state)
-        msg_id = self.send_comm_msg(
-            comm_id, {"method": "update", "state": json_state, "buffer_paths": paths}, buffers
-        )
-        self.tracker.apply_local(comm_id, state, msg_id)
-        return msg_id
-
-    def set_value(self, comm_id: str, **state: Any) -> str:
-        """Change widget attributes from the front end (typing, picking, ticking).
-
-        The local model is updated at once, as in the browser, and the change
-        is sent to the kernel as an ``update`` message; the kernel's
-        ``echo_update`` for it is reconciled like ``@jupyter-widgets/base`` does.
-
-        Parameters
-        ----------
-        comm_id : str
-            The model to change.
-        **state
-            New attribute values (bytes values travel as binary buffers).
-
-        Returns
-        -------
-        str
-            msg_id of the comm message; see :meth:`wait_idle`.
-        """
-        if comm_id not in self.tracker.models:
-            raise KeyError(f"no open widget model {comm_id!r}\n{self.tracker.summary()}")
-        return self._send_update(comm_id, state)
-
     # ----------------------------------------------------------- widget queries
 
     @property
@@ -1406,55 +930,12 @@ class BrowserLikeKernel:
         """``comm_id -> state`` of open widget models (see :class:`WidgetStateTracker`)."""
         return self.tracker.models
 
-    def widgets(
-        self,
-        model_name: str | None = None,
-        *,
-        within: str | None = None,
-        last_shown: bool = False,
-        **filters: Any,
-    ) -> list[WidgetRef]:
-        """See :meth:`WidgetStateTracker.widgets`."""
-        return self.tracker.widgets(model_name, within=within, last_shown=last_shown, **filters)
-
-    def find(
-        self,
-        model_name: str,
-        *,
-        within: str | None = None,
-        last_shown: bool = False,
-        **filters: Any,
-    ) -> WidgetRef:
-        """See :meth:`WidgetStateTracker.find`."""
-        return self.tracker.find(model_name, within=within, last_shown=last_shown, **filters)
-
-    def descendants(self, comm_id: str, *, last_shown: bool = False) -> list[WidgetRef]:
-        """See :meth:`WidgetStateTracker.descendants`."""
-        return self.tracker.descendants(comm_id, last_shown=last_shown)
-
-    def widget(self, comm_id: str) -> WidgetRef:
-        """A :class:`WidgetRef` for a comm id (open or closed)."""
-        return self.tracker.ref(comm_id)
-
     # ----------------------------------------------------------- output summaries
 
     @property
     def stdout_text(self) -> str:
-        """All ``stdout`` text seen on IOPub, captured or not."""
+        """All ``stdout`` text seen on IOPub, wherever it was shown."""
         return "".join(s.text for s in self.streams if s.name == "stdout")
-
-    @property
-    def stderr_text(self) -> str:
-        """All ``stderr`` text seen on IOPub, captured or not."""
-        return "".join(s.text for s in self.streams if s.name == "stderr")
-
-    def displayed_widget_ids(self) -> list[str]:
-        """Model ids of every widget view displayed so far (cells and Output widgets)."""
-        return [
-            d.data[WIDGET_VIEW_MIME]["model_id"]
-            for d in self.displays
-            if WIDGET_VIEW_MIME in d.data
-        ]
 
     def iter_messages(self, msg_type: str | None = None) -> Iterator[dict[str, Any]]:
         """IOPub messages seen so far, optionally of one type."""

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .kernel_client import BrowserLikeKernel, WidgetRef
+from .kernel_client import BrowserLikeKernel
 from .output_page import Element, page_html, page_tree
 from .widget_text import visible_text
 
@@ -31,6 +31,7 @@ __all__ = [
     "texts_of",
     "displayed",
     "is_record_copy",
+    "live_view",
     "record_copy",
     "notes",
     "outcome_of",
@@ -59,6 +60,17 @@ def displayed(kernel: BrowserLikeKernel, output: dict) -> dict:
     return data
 
 
+def live_view(outputs: list[dict]) -> dict:
+    """The one output of a cell that was displayed as a live widget view (as first shown;
+    the updates that came while the cell ran are not displays of their own)."""
+    (live,) = [
+        o
+        for o in outputs
+        if o["output_type"] == "display_data" and WIDGET_VIEW in o.get("data", {})
+    ]
+    return live
+
+
 def is_record_copy(output: dict) -> bool:
     """Whether a cell's output is the record copy kept beside a live widget (as first shown)."""
     return "atomic-record-copy" in output.get("data", {}).get("text/html", "")
@@ -80,10 +92,9 @@ class PageAnswer:
 
 
 def outputs_within(kernel: BrowserLikeKernel, within: str) -> list[str]:
-    """The comm ids of our output widgets at or inside ``within`` (a run's output, the panel),
-    in page order."""
-    ids = [within] + [ref.comm_id for ref in kernel.descendants(within, last_shown=True)]
-    return [comm_id for comm_id in ids if comm_id in kernel.tracker.pages]
+    """The comm ids of our output widgets at ``within`` (a run's output, the panel): one, or
+    none when it is not ours (an output draws what it shows inside itself)."""
+    return [within] if within in kernel.tracker.pages else []
 
 
 def page_of(kernel: BrowserLikeKernel, output: str) -> str:
@@ -226,7 +237,7 @@ def outcome_of(kernel: BrowserLikeKernel, dialog: PageDialog, timeout: float = 3
     return kernel.wait_for(outcome, timeout=timeout, what="the dialog to be settled")
 
 
-def notes(kernel: BrowserLikeKernel, panel: WidgetRef | str) -> list[str]:
+def notes(kernel: BrowserLikeKernel, panel: PageOutput | str) -> list[str]:
     """The panel's notification lines, as a person reads them (as last shown)."""
     panel_id = panel if isinstance(panel, str) else panel.comm_id
     return texts_of(kernel, panel_id, "atomic-notification")
