@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import html
 import re
-from pathlib import Path
 
 import pytest
 
@@ -25,26 +24,20 @@ from tests.harness.kernel_widgets import (
     run_state,
     texts_of,
 )
+from tests.harness.plugin import scripted_start
 from tests.harness.support import CURRENT_LINE, EXTENSIONS, agent_example
 
-pytestmark = [pytest.mark.kernel, pytest.mark.agent]
+pytestmark = [pytest.mark.kernel, pytest.mark.agent, pytest.mark.scripted_kernel]
 
 EXAMPLES = ["rpc-demo.ts", "timed-confirm.ts", "status-line.ts", "trigger-compact.ts"]
 
 
 @pytest.fixture(scope="module")
-def kernel_agent_home(scripted_model) -> Path:
-    _server, home, _args = scripted_model
-    return home
-
-
-@pytest.fixture(scope="module")
 def kernel_setup(scripted_model) -> list[str]:
     """One session with four of the agent's examples loaded, on the scripted model."""
-    _server, _home, args = scripted_model
     extensions = " ".join(f"-e {agent_example(name)}" for name in EXAMPLES)
     extensions += f" -e {EXTENSIONS / 'input_gate.ts'}"  # one of ours: an input hook that asks
-    return [f"%atomic_agent start {extensions} -- {' '.join(args)}"]
+    return [scripted_start(scripted_model, extensions)]
 
 
 @pytest.fixture(scope="module")

@@ -13,23 +13,17 @@ import pytest
 
 from atomic_jupyter.addons.model_server.request import content_text
 from tests.harness.kernel_widgets import dialog_in, elements, outputs_within, page_of
+from tests.harness.plugin import scripted_start
 from tests.harness.widget_text import visible_text
 
-pytestmark = [pytest.mark.kernel, pytest.mark.agent]
+pytestmark = [pytest.mark.kernel, pytest.mark.agent, pytest.mark.scripted_kernel]
 
 POLICY = '%atomic_agent policy --title "Python in the kernel" yes'
 
 
 @pytest.fixture(scope="module")
-def kernel_agent_home(scripted_model):
-    _server, home, _args = scripted_model
-    return home
-
-
-@pytest.fixture(scope="module")
 def kernel_setup(scripted_model) -> list[str]:
-    _server, _home, args = scripted_model
-    return [f"%atomic_agent start -- {' '.join(args)}", "import atomic_jupyter as aj"]
+    return [scripted_start(scripted_model), "import atomic_jupyter as aj"]
 
 
 @pytest.fixture

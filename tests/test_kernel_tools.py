@@ -4,15 +4,14 @@ the tool and repeats what it answered."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.harness.kernel_widgets import dialog_in, elements, page_of, panels
+from tests.harness.plugin import scripted_start
 from tests.harness.support import EXTENSIONS
 from tests.harness.widget_text import visible_text
 
-pytestmark = [pytest.mark.kernel, pytest.mark.agent]
+pytestmark = [pytest.mark.kernel, pytest.mark.agent, pytest.mark.scripted_kernel]
 
 TOOLS = '''
 import time
@@ -42,16 +41,9 @@ s.expose(delete_things, side_effects=True)
 
 
 @pytest.fixture(scope="module")
-def kernel_agent_home(scripted_model) -> Path:
-    _server, home, _args = scripted_model
-    return home
-
-
-@pytest.fixture(scope="module")
 def kernel_setup(scripted_model) -> list[str]:
-    _server, _home, args = scripted_model
     forger = EXTENSIONS / "forge_kernel_call.ts"
-    return [f"%atomic_agent start -e {forger} -- {' '.join(args)}", TOOLS]
+    return [scripted_start(scripted_model, f"-e {forger}"), TOOLS]
 
 
 def last_answer(scripted_model) -> str:

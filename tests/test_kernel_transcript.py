@@ -7,7 +7,6 @@ messages: ``patch`` and ``snapshot``) and count what the frontend receives: thos
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -26,24 +25,17 @@ from tests.harness.kernel_widgets import (
     record_copy,
     run_state,
 )
+from tests.harness.plugin import scripted_start
 from tests.harness.support import CURRENT_LINE, EXTENSIONS, LONG_ANSWER, LONG_MARKDOWN
 from tests.harness.widget_text import visible_text
 
-pytestmark = [pytest.mark.kernel, pytest.mark.agent]
-
-
-@pytest.fixture(scope="module")
-def kernel_agent_home(scripted_model) -> Path:
-    """The module's ``kernel`` (tests/harness/plugin.py) talks to the scripted model."""
-    _server, home, _args = scripted_model
-    return home
+pytestmark = [pytest.mark.kernel, pytest.mark.agent, pytest.mark.scripted_kernel]
 
 
 @pytest.fixture(scope="module")
 def kernel_setup(scripted_model) -> list[str]:
     """The default session runs the guard extension against the scripted model."""
-    _server, _home, args = scripted_model
-    return [f"%atomic_agent start -e {EXTENSIONS / 'guard.ts'} -- {' '.join(args)}"]
+    return [scripted_start(scripted_model, f"-e {EXTENSIONS / 'guard.ts'}")]
 
 
 def run_cell(kernel: BrowserLikeKernel, prompt: str, flags: str = "") -> str:

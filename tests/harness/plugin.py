@@ -3,7 +3,9 @@
 The pinned agent, a private agent config directory, the test extensions, the scripted model, and
 ``kernel``: one notebook-like kernel per module with ``atomic_jupyter`` loaded. A module adapts
 ``kernel`` by overriding ``kernel_agent_home`` (which agent configuration it uses) or
-``kernel_setup`` (the cells it runs first).
+``kernel_setup`` (the cells it runs first); a module marked ``scripted_kernel`` (in its
+``pytestmark``) has its kernel's sessions use the scripted model, and starts one with
+``scripted_start``.
 """
 
 from __future__ import annotations
@@ -30,6 +32,17 @@ from .support import (
 from .thread_guard import install as install_thread_guard
 from .thread_guard import report as thread_guard_report
 from .thread_guard import take as thread_guard_take
+
+#: The marker of a module whose ``kernel`` talks to the scripted model (``kernel_agent_home``).
+SCRIPTED_KERNEL = "scripted_kernel"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{SCRIPTED_KERNEL}: the module's kernel (tests/harness/plugin.py) runs its sessions with "
+        "the scripted model's agent home",
+    )
 
 
 def agent_kernel_env(agent_command: list[str], agent_home: Path) -> dict[str, str]:
@@ -109,9 +122,20 @@ def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     made.atexit_operations()
 
 
+def scripted_start(scripted_model: Any, options: str = "") -> str:
+    """The cell that starts a session on the scripted model (``scripted_model``'s arguments),
+    with the ``%atomic_agent start`` ``options`` before them."""
+    _server, _home, args = scripted_model
+    return f"%atomic_agent start {options + ' ' if options else ''}-- {' '.join(args)}"
+
+
 @pytest.fixture(scope="module")
-def kernel_agent_home(private_agent_home: Path) -> Path:
-    """The agent configuration the ``kernel`` fixture's sessions use (override per module)."""
+def kernel_agent_home(request: pytest.FixtureRequest, private_agent_home: Path) -> Path:
+    """The agent configuration the ``kernel`` fixture's sessions use: the scripted model's in
+    a module marked ``scripted_kernel``, else the private one (or override per module)."""
+    if request.node.get_closest_marker(SCRIPTED_KERNEL) is not None:
+        _server, home, _args = request.getfixturevalue("scripted_model")
+        return home
     return private_agent_home
 
 
