@@ -11,17 +11,16 @@ import re
 import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel
+from tests.harness.kernel_runs import wait_done
 from tests.harness.kernel_widgets import (
     WIDGET_VIEW,
     PagePanel,
     dialog_in,
     displayed,
     elements,
-    last_run_report,
     notes,
     outcome_of,
     panels,
-    run_state,
     texts_of,
 )
 from tests.harness.plugin import scripted_start
@@ -57,19 +56,6 @@ def wait_note(kernel: BrowserLikeKernel, panel: PagePanel, wanted: str, timeout:
         timeout=timeout,
         what=f"the notification {wanted!r}",
     )
-
-
-def wait_done(kernel: BrowserLikeKernel, area_id: str, timeout: float = 30) -> None:
-    # As the page last showed it: a finished run's output is closed once its record is shown.
-    try:
-        kernel.wait_for(
-            lambda: run_state(kernel, area_id) == "done", timeout=timeout, what="the run to finish"
-        )
-    except AssertionError as exc:  # say what it reads instead, and what the run got
-        said = last_run_report(kernel)
-        raise AssertionError(
-            f"the run's state reads {run_state(kernel, area_id)!r}; {said}"
-        ) from exc
 
 
 def python(kernel: BrowserLikeKernel, code: str) -> str:

@@ -11,6 +11,7 @@ import re
 import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel
+from tests.harness.kernel_runs import wait_done
 from tests.harness.kernel_widgets import (
     WIDGET_VIEW,
     answer_html,
@@ -20,7 +21,6 @@ from tests.harness.kernel_widgets import (
     element_text,
     elements,
     is_record_copy,
-    last_run_report,
     page_of,
     record_copy,
     run_state,
@@ -44,19 +44,6 @@ def run_cell(kernel: BrowserLikeKernel, prompt: str, flags: str = "") -> str:
     (output,) = result.widget_ids
     assert output in kernel.tracker.pages, "the cell's output is not one of our outputs"
     return output
-
-
-def wait_done(kernel: BrowserLikeKernel, output: str, timeout: float = 30) -> None:
-    try:
-        kernel.wait_for(
-            lambda: run_state(kernel, output) == "done", timeout=timeout, what="the run to finish"
-        )
-    except AssertionError as exc:  # say what it reads instead, and what the run got
-        said = last_run_report(kernel)
-        open_ = output in kernel.models
-        raise AssertionError(
-            f"state reads {run_state(kernel, output)!r} (open: {open_}); {said}"
-        ) from exc
 
 
 def patches(kernel: BrowserLikeKernel, output: str) -> list[dict]:

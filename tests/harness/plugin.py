@@ -129,6 +129,15 @@ def scripted_start(scripted_model: Any, options: str = "") -> str:
     return f"%atomic_agent start {options + ' ' if options else ''}-- {' '.join(args)}"
 
 
+def last_tool_answer(scripted_model: Any) -> str:
+    """The text of the tool result the scripted model was given last ("" if none)."""
+    from atomic_jupyter.addons.model_server.request import content_text
+
+    server, _home, _args = scripted_model
+    results = server.requests[-1].tool_results
+    return content_text(results[-1].get("content")) if results else ""
+
+
 @pytest.fixture(scope="module")
 def kernel_agent_home(request: pytest.FixtureRequest, private_agent_home: Path) -> Path:
     """The agent configuration the ``kernel`` fixture's sessions use: the scripted model's in
