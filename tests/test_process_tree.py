@@ -30,13 +30,11 @@ import pytest
 import atomic_jupyter as aj
 from atomic_jupyter.addons.model_server import (
     ChatRequest,
-    ScriptedModelServer,
     Text,
     ToolCall,
     Turn,
     Usage,
     agent_args,
-    write_models_json,
 )
 from atomic_jupyter.session.session import AgentSession
 from atomic_jupyter.transport import delivery as delivery_module
@@ -44,8 +42,8 @@ from atomic_jupyter.transport.process import AgentProcess, Delivery
 from tests.harness.kernel_client import BrowserLikeKernel
 from tests.harness.plugin import agent_kernel_env
 from tests.harness.support import (
-    SMALL_SESSION_SETTINGS,
     STANDIN_AGENT,
+    scripted_agent_home,
     stop_quietly,
     unique_name,
     wait_until,
@@ -130,9 +128,7 @@ def script(request: ChatRequest) -> Turn:
 def tool_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, list[str]]]:
     """A scripted model whose only trick is running a command; ``(agent_home, agent_args)``."""
     home = tmp_path_factory.mktemp("tree-agent-home")
-    with ScriptedModelServer(script) as server:
-        write_models_json(home, server)
-        (home / "settings.json").write_text(SMALL_SESSION_SETTINGS)
+    with scripted_agent_home(home, script) as server:
         yield home, agent_args(server)
 
 

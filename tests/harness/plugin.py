@@ -25,9 +25,10 @@ from .support import (
     AGENT_LINE,
     EXTENSIONS,
     PINNED_AGENT,
-    SMALL_SESSION_SETTINGS,
     conversation_script,
     pinned_package,
+    scripted_agent_home,
+    thread_switch_interval,
 )
 from .thread_guard import install as install_thread_guard
 from .thread_guard import report as thread_guard_report
@@ -89,16 +90,10 @@ def scripted_model(tmp_path_factory: pytest.TempPathFactory):
 
     Yields ``(server, agent_home, agent_args)``.
     """
-    from atomic_jupyter.addons.model_server import (
-        ScriptedModelServer,
-        agent_args,
-        write_models_json,
-    )
+    from atomic_jupyter.addons.model_server import agent_args
 
     home = tmp_path_factory.mktemp("scripted-agent-home")
-    with ScriptedModelServer(conversation_script) as server:
-        write_models_json(home, server)
-        (home / "settings.json").write_text(SMALL_SESSION_SETTINGS)
+    with scripted_agent_home(home, conversation_script) as server:
         yield server, home, agent_args(server)
 
 
@@ -136,6 +131,13 @@ def last_tool_answer(scripted_model: Any) -> str:
     server, _home, _args = scripted_model
     results = server.requests[-1].tool_results
     return content_text(results[-1].get("content")) if results else ""
+
+
+@pytest.fixture
+def fast_thread_switching() -> Iterator[None]:
+    """Let the interpreter switch threads every microsecond during the test."""
+    with thread_switch_interval(1e-6):
+        yield
 
 
 @pytest.fixture(scope="module")

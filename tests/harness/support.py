@@ -231,7 +231,8 @@ def conversation_script(request):
 import threading  # noqa: E402
 import time  # noqa: E402
 import uuid  # noqa: E402
-from collections.abc import Callable  # noqa: E402
+from collections.abc import Callable, Iterator  # noqa: E402
+from contextlib import contextmanager  # noqa: E402
 from typing import Any  # noqa: E402
 
 
@@ -271,6 +272,37 @@ def cancel_pending(session: Any) -> None:
             dialog.cancel()
         except Exception:
             pass
+
+
+@contextmanager
+def scripted_agent_home(
+    home: Path, script: Any, settings: str = SMALL_SESSION_SETTINGS, **server_options: Any
+) -> Iterator[Any]:
+    """A running scripted model that answers with ``script`` (``server_options`` go to
+    :class:`~atomic_jupyter.addons.model_server.ScriptedModelServer`), and ``home`` made an
+    agent home that selects it: its ``models.json``, and ``settings`` as its
+    ``settings.json``. Yields the server."""
+    from atomic_jupyter.addons.model_server import ScriptedModelServer, write_models_json
+
+    with ScriptedModelServer(script, **server_options) as server:
+        write_models_json(home, server)
+        (home / "settings.json").write_text(settings)
+        yield server
+
+
+@contextmanager
+def thread_switch_interval(seconds: float) -> Iterator[None]:
+    """Have the interpreter switch threads every ``seconds`` inside (``sys.setswitchinterval``):
+    a microsecond makes races show up, a long time lets no other thread run until this one
+    blocks."""
+    import sys
+
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(seconds)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
 
 
 def alive(pid: int) -> bool:
