@@ -32,6 +32,7 @@ from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.transport.launch import LaunchSpec
 from tests.harness.support import (
     CURRENT_LINE,
+    abort_unfinished,
     cancel_pending,
     scripted_agent_home,
     stop_quietly,
@@ -123,12 +124,7 @@ def session(shared: AgentSession) -> Iterator[AgentSession]:
     addon(shared).publish([DOUBLE])
     yield shared
     cancel_pending(shared)
-    if shared.runs and not shared.runs[-1].finished:
-        try:
-            shared.abort()
-            shared.wait(timeout=10, quiet=True)
-        except Exception:
-            pass
+    abort_unfinished(shared)
 
 
 @pytest.fixture
