@@ -7,45 +7,37 @@ from __future__ import annotations
 
 import html
 import re
-from pathlib import Path
 
 import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel
+from tests.harness.kernel_runs import wait_done
 from tests.harness.kernel_widgets import (
     WIDGET_VIEW,
     PagePanel,
     dialog_in,
     displayed,
     elements,
-    last_run_report,
     live_view,
     notes,
     outcome_of,
     panels,
-    run_state,
     texts_of,
 )
+from tests.harness.plugin import scripted_start
 from tests.harness.support import CURRENT_LINE, EXTENSIONS, agent_example
 
-pytestmark = [pytest.mark.kernel, pytest.mark.agent]
+pytestmark = [pytest.mark.kernel, pytest.mark.agent, pytest.mark.scripted_kernel]
 
 EXAMPLES = ["rpc-demo.ts", "timed-confirm.ts", "status-line.ts", "trigger-compact.ts"]
 
 
 @pytest.fixture(scope="module")
-def kernel_agent_home(scripted_model) -> Path:
-    _server, home, _args = scripted_model
-    return home
-
-
-@pytest.fixture(scope="module")
 def kernel_setup(scripted_model) -> list[str]:
     """One session with four of the agent's examples loaded, on the scripted model."""
-    _server, _home, args = scripted_model
     extensions = " ".join(f"-e {agent_example(name)}" for name in EXAMPLES)
     extensions += f" -e {EXTENSIONS / 'input_gate.ts'}"  # one of ours: an input hook that asks
-    return [f"%atomic_agent start {extensions} -- {' '.join(args)}"]
+    return [scripted_start(scripted_model, extensions)]
 
 
 @pytest.fixture(scope="module")
@@ -65,19 +57,6 @@ def wait_note(kernel: BrowserLikeKernel, panel: PagePanel, wanted: str, timeout:
         timeout=timeout,
         what=f"the notification {wanted!r}",
     )
-
-
-def wait_done(kernel: BrowserLikeKernel, area_id: str, timeout: float = 30) -> None:
-    # As the page last showed it: a finished run's output is closed once its record is shown.
-    try:
-        kernel.wait_for(
-            lambda: run_state(kernel, area_id) == "done", timeout=timeout, what="the run to finish"
-        )
-    except AssertionError as exc:  # say what it reads instead, and what the run got
-        said = last_run_report(kernel)
-        raise AssertionError(
-            f"the run's state reads {run_state(kernel, area_id)!r}; {said}"
-        ) from exc
 
 
 def python(kernel: BrowserLikeKernel, code: str) -> str:

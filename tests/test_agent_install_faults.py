@@ -25,6 +25,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,7 +44,7 @@ from atomic_jupyter.transport.agent_install import (
 from atomic_jupyter.transport.agent_install.layout import MARKER
 from atomic_jupyter.transport.agent_package import prepare_agent
 from tests.harness.child_output import ChildOutput
-from tests.harness.support import path_without_node, wait_until
+from tests.harness.support import group_alive, path_without_node, wait_until
 
 # It installs and runs the current line (`pin_of("current")`) whatever the line under test.
 pytestmark = [pytest.mark.agent, pytest.mark.one_line, pytest.mark.timeout(600)]
@@ -106,6 +107,21 @@ def cli_env() -> dict[str, str]:
 
 def install_command(home: Path) -> list[str]:
     return [sys.executable, "-m", "atomic_jupyter", "install-agent", "--dir", str(home)]
+
+
+def start_install(home: Path, cwd: Path, **options: Any) -> subprocess.Popen[str]:
+    """``install-agent --dir home`` started in ``cwd``, with its stdout and stderr in one pipe
+    (``options`` go to :class:`subprocess.Popen`)."""
+    return subprocess.Popen(
+        install_command(home),
+        cwd=cwd,
+        env=cli_env(),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        **options,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -197,28 +213,11 @@ def test_install_agent_command_reports_a_failure_on_stderr_and_exits_1(
 # -- an install killed half way
 
 
-def group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 def interrupt_install(home: Path, cwd: Path, sig: signal.Signals) -> tuple[int, list[str]]:
     """Run ``install-agent --dir home`` in a session of its own, send ``sig`` to the whole
     session (the installer and npm) once it reports downloading, and wait for all of it to end.
     Returns the exit status and every line it printed (stdout and stderr)."""
-    process = subprocess.Popen(
-        install_command(home),
-        cwd=cwd,
-        env=cli_env(),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    process = start_install(home, cwd, start_new_session=True)
     output = ChildOutput(process)
     try:
         assert "downloading packages: " in output.until("downloading packages", INSTALL_TIMEOUT)
@@ -276,18 +275,7 @@ def test_ctrl_c_while_downloading_says_interrupted_and_leaves_nothing(tmp_path: 
 
 def test_two_installs_at_once_into_one_home_install_once(tmp_path: Path) -> None:
     home = tmp_path / "agents"
-    processes = [
-        subprocess.Popen(
-            install_command(home),
-            cwd=tmp_path,
-            env=cli_env(),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-        )
-        for _ in range(2)
-    ]
+    processes = [start_install(home, tmp_path) for _ in range(2)]
     outputs = []
     try:
         for process in processes:

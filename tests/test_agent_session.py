@@ -31,7 +31,15 @@ from atomic_jupyter import (
 )
 from atomic_jupyter.transport.launch import LaunchSpec
 from atomic_jupyter.transport.process import AgentProcess
-from tests.harness.support import gone, stop_quietly, unique_name, wait_until
+from tests.harness.support import (
+    cancel_pending,
+    gone,
+    group_alive,
+    processes_where,
+    stop_quietly,
+    unique_name,
+    wait_until,
+)
 
 pytestmark = pytest.mark.agent
 
@@ -123,33 +131,6 @@ def pid_gone(pid: int) -> bool:
     return False
 
 
-def group_gone(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return True
-    return False
-
-
-def processes_where(field: str, value: int) -> list[int]:
-    """Pids of live processes whose ppid (``field="ppid"``) or pgrp (``"pgrp"``) is ``value``."""
-    index = {"ppid": 1, "pgrp": 2}[field]
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        # "pid (comm) state ppid pgrp ..." - comm may hold spaces and parentheses.
-        fields = stat[stat.rindex(")") + 2 :].split()
-        if fields[0] != "Z" and int(fields[index]) == value:
-            found.append(int(entry))
-    return found
-
-
 # --------------------------------------------------------------------------- fixtures
 
 
@@ -185,11 +166,7 @@ def shared(started: tuple[AgentSession, dict[str, Any]]) -> Iterator[AgentSessio
     assert session.alive, f"the shared agent is not running: {session.stderr_tail}"
     assert not session.pending_dialogs, session.pending_dialogs
     yield session
-    for dialog in session.pending_dialogs:  # a failed test must not block the next one
-        try:
-            dialog.cancel()
-        except Exception:
-            pass
+    cancel_pending(session)  # a failed test must not block the next one
 
 
 @pytest.fixture
@@ -837,7 +814,7 @@ def test_stop_ends_the_process_group_and_registry_forgets_it(
         assert code == session.returncode
         assert code is not None
         wait_until(lambda: pid_gone(pid), f"the agent (pid {pid}) to be gone", 5)
-        wait_until(lambda: group_gone(pid), f"the agent's process group {pid} to be empty", 5)
+        wait_until(lambda: not group_alive(pid), f"the agent's process group {pid} to be empty", 5)
         wait_until(
             lambda: all(pid_gone(child) for child in children),
             f"the agent's children {children} to be gone",

@@ -12,7 +12,7 @@ import sys
 import textwrap
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ import atomic_jupyter as aj
 from atomic_jupyter.transport.process import FAST_WRITE_MAX, AgentProcess
 from atomic_jupyter.ui.run_output import DialogOutput
 from tests.harness.output_page import page_html, press
-from tests.harness.support import stop_quietly, unique_name, wait_until
+from tests.harness.support import stop_quietly, thread_switch_interval, unique_name, wait_until
 
 #: A child that reads nothing until the file named by its argument exists, then copies its
 #: stdin to its stdout.
@@ -39,15 +39,9 @@ GATED_CAT = textwrap.dedent(
 )
 
 
-@contextmanager
-def no_thread_switches() -> Iterator[None]:
+def no_thread_switches() -> AbstractContextManager[None]:
     """Let no other Python thread run until this thread blocks."""
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(1000.0)
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(before)
+    return thread_switch_interval(1000.0)
 
 
 class Gated:

@@ -41,6 +41,7 @@ from tests.harness.support import (
     LONG_ANSWER,
     MARKDOWN_PAYLOAD,
     QUEUED,
+    abort_unfinished,
     cancel_pending,
     provider_error,
     stop_quietly,
@@ -163,12 +164,7 @@ def conversation(shared_session: AgentSession) -> Iterator[AgentSession]:
     yield session
     session.remove_policy()
     cancel_pending(session)  # a failed test must not block the next one
-    if session.runs and not session.runs[-1].finished:
-        try:
-            session.abort()
-            session.wait(timeout=10, quiet=True)
-        except Exception:
-            pass
+    abort_unfinished(session)
 
 
 @pytest.fixture

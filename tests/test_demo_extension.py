@@ -30,11 +30,15 @@ from atomic_jupyter.addons.model_server import (
     ToolCall,
     Turn,
     agent_args,
-    write_models_json,
 )
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.transcript import AssistantBlock, Block, DialogBlock, ToolBlock
-from tests.harness.support import SMALL_SESSION_SETTINGS, cancel_pending, stop_quietly, unique_name
+from tests.harness.support import (
+    cancel_pending,
+    scripted_agent_home,
+    stop_quietly,
+    unique_name,
+)
 
 pytestmark = pytest.mark.agent
 
@@ -286,11 +290,9 @@ def demo_model(
 ) -> Iterator[tuple[ScriptedModelServer, Path]]:
     """The demo model (with a ``run: <command>`` probe) and an agent home that selects it."""
     home = tmp_path_factory.mktemp("demo-agent-home")
-    with ScriptedModelServer(
-        guard_probe_script, provider="demo", model_id="offline-demo"
+    with scripted_agent_home(
+        home, guard_probe_script, provider="demo", model_id="offline-demo"
     ) as server:
-        write_models_json(home, server)
-        (home / "settings.json").write_text(SMALL_SESSION_SETTINGS)
         yield server, home
 
 

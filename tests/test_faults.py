@@ -6,7 +6,6 @@ answer is sent twice or lost.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator
 
@@ -15,9 +14,7 @@ import pytest
 import atomic_jupyter as aj
 from atomic_jupyter.errors import AgentNotRunningError, DialogNotPendingError
 from atomic_jupyter.session.session import AgentSession
-from tests.harness.support import STANDIN_AGENT, wait_until
-
-STANDIN = [sys.executable, str(STANDIN_AGENT)]
+from tests.harness.support import STANDIN, wait_until
 
 
 @pytest.fixture

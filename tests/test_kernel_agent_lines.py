@@ -10,22 +10,16 @@ import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel
 from tests.harness.kernel_widgets import WIDGET_VIEW, PagePanel, displayed, elements, panels
+from tests.harness.plugin import scripted_start
 from tests.harness.support import CURRENT_LINE, pinned_package
 from tests.harness.widget_text import visible_text
 
-pytestmark = [pytest.mark.kernel, pytest.mark.agent]
-
-
-@pytest.fixture(scope="module")
-def kernel_agent_home(scripted_model) -> Path:
-    _server, home, _args = scripted_model
-    return home
+pytestmark = [pytest.mark.kernel, pytest.mark.agent, pytest.mark.scripted_kernel]
 
 
 @pytest.fixture(scope="module")
 def kernel_setup(scripted_model) -> list[str]:
-    _server, _home, args = scripted_model
-    return [f"%atomic_agent start -- {' '.join(args)}"]
+    return [scripted_start(scripted_model)]
 
 
 def test_the_panel_says_which_agent_runs_on_which_node(kernel: BrowserLikeKernel) -> None:

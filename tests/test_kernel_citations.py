@@ -4,17 +4,21 @@ it was sent."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from atomic_jupyter.session.citations import CITED_HEADING
 from tests.harness.kernel_widgets import element_text, elements, page_of, panels
+from tests.harness.plugin import scripted_start
 from tests.harness.widget_text import visible_text
 
 # The text our citations build; the agent only forwards the user message, which
 # test_conversation checks word for word on both lines.
-pytestmark = [pytest.mark.kernel, pytest.mark.agent, pytest.mark.one_line]
+pytestmark = [
+    pytest.mark.kernel,
+    pytest.mark.agent,
+    pytest.mark.one_line,
+    pytest.mark.scripted_kernel,
+]
 
 #: A DataFrame-like value with a million rows: its summary must stay small.
 FRAME = '''
@@ -37,15 +41,8 @@ df = Frame(1_000_000)
 
 
 @pytest.fixture(scope="module")
-def kernel_agent_home(scripted_model) -> Path:
-    _server, home, _args = scripted_model
-    return home
-
-
-@pytest.fixture(scope="module")
 def kernel_setup(scripted_model) -> list[str]:
-    _server, _home, args = scripted_model
-    return [f"%atomic_agent start -- {' '.join(args)}", FRAME]
+    return [scripted_start(scripted_model), FRAME]
 
 
 def sent(scripted_model) -> str:

@@ -11,25 +11,18 @@ from collections.abc import Iterator
 
 import pytest
 
-from atomic_jupyter.addons.model_server.request import content_text
 from tests.harness.kernel_widgets import dialog_in, elements, outputs_within, page_of
+from tests.harness.plugin import last_tool_answer, scripted_start
 from tests.harness.widget_text import visible_text
 
-pytestmark = [pytest.mark.kernel, pytest.mark.agent]
+pytestmark = [pytest.mark.kernel, pytest.mark.agent, pytest.mark.scripted_kernel]
 
 POLICY = '%atomic_agent policy --title "Python in the kernel" yes'
 
 
 @pytest.fixture(scope="module")
-def kernel_agent_home(scripted_model):
-    _server, home, _args = scripted_model
-    return home
-
-
-@pytest.fixture(scope="module")
 def kernel_setup(scripted_model) -> list[str]:
-    _server, _home, args = scripted_model
-    return [f"%atomic_agent start -- {' '.join(args)}", "import atomic_jupyter as aj"]
+    return [scripted_start(scripted_model), "import atomic_jupyter as aj"]
 
 
 @pytest.fixture
@@ -43,12 +36,6 @@ def approved(kernel) -> Iterator[None]:
 def call(code: str) -> str:
     """The prompt that makes the scripted model run ``code`` with the python tool."""
     return "kernel call python " + json.dumps({"code": code})
-
-
-def last_answer(scripted_model) -> str:
-    server, _home, _args = scripted_model
-    results = server.requests[-1].tool_results
-    return content_text(results[-1].get("content")) if results else ""
 
 
 def cards(kernel, within: str | None = None) -> list[str]:
@@ -74,7 +61,7 @@ def test_code_runs_in_the_notebooks_namespace_and_the_model_gets_its_output_and_
         + call('made_by_agent = base + 2\nprint("hello from the agent")\nmade_by_agent + 1'),
         timeout=60,
     )
-    answer = last_answer(scripted_model)
+    answer = last_tool_answer(scripted_model)
     assert "hello from the agent" in answer and "43" in answer and "Agent[" in answer
     following = kernel.execute("print(made_by_agent)")
     assert following.stdout.strip() == "42"  # the next cell has it
@@ -104,7 +91,7 @@ def test_a_figure_reaches_the_model_as_an_image_and_the_card_shows_it(
         if isinstance(part, dict) and part.get("type") == "image_url"
     ]
     assert attached and "data:image/png;base64," in attached[0]["image_url"]["url"]
-    assert "image 1 attached" in last_answer(scripted_model)
+    assert "image 1 attached" in last_tool_answer(scripted_model)
     html = card_with(kernel, "plt.plot([1, 4, 9])")
     assert "<img" in html and "data:image/png;base64," in html
     # The figure was closed: it does not show up in the person's next cell.
@@ -132,7 +119,7 @@ def test_approval_is_asked_in_the_card_and_nothing_runs_before_a_click(kernel, s
     (area,) = result.widget_ids
     dialog_in(kernel, area, "confirm").confirm(False)
     kernel.execute("aj.session().wait(timeout=60)")
-    assert "declined" in last_answer(scripted_model)
+    assert "declined" in last_tool_answer(scripted_model)
     assert kernel.execute("print('refused_marker' in dir())").stdout.strip() == "False"
 
 
@@ -156,11 +143,11 @@ def test_the_variables_and_cells_tools_list_what_the_person_made(kernel, scripte
     )
     kernel.execute("1 / 0", check=False)
     kernel.execute("%%atomic_agent --wait\nkernel call notebook_variables {}", timeout=60)
-    listed = last_answer(scripted_model)
+    listed = last_tool_answer(scripted_model)
     assert "sales" in listed and "DataFrame" in listed and "3" in listed
     assert "aj" not in listed.split()  # a module is left out
     kernel.execute('%%atomic_agent --wait\nkernel call notebook_cells {"last": 5}', timeout=60)
-    cells = last_answer(scripted_model)
+    cells = last_tool_answer(scripted_model)
     assert "sales = pd.DataFrame" in cells and "ZeroDivisionError" in cells
 
 
@@ -178,16 +165,15 @@ def test_kernel_code_off_offers_no_python_tool(kernel, scripted_model):
 @pytest.mark.one_line  # the kernel side; the round trip runs on both lines above
 def test_bad_code_gets_the_tools_error_and_the_kernel_goes_on(kernel, scripted_model, approved):
     kernel.execute("%%atomic_agent --wait\n" + call("syntax_marker = 1\ndef broken(:"), timeout=60)
-    answer = last_answer(scripted_model)
+    answer = last_tool_answer(scripted_model)
     assert "SyntaxError" in answer and "line 2" in answer
     assert kernel.execute("print('syntax_marker' in dir())").stdout.strip() == "False"
     kernel.execute("%%atomic_agent --wait\n" + call("input('your name?')"), timeout=60)
-    assert "stdin is not available to the agent" in last_answer(scripted_model)
+    assert "stdin is not available to the agent" in last_tool_answer(scripted_model)
     for code in ("import sys\nsys.exit(3)", "exit()", "import sys\nsys.stdout.close()"):
         kernel.execute("%%atomic_agent --wait\n" + call(code), timeout=60)
-        assert "kernel keeps running" in last_answer(scripted_model) or "closed" in last_answer(
-            scripted_model
-        )
+        said = last_tool_answer(scripted_model)
+        assert "kernel keeps running" in said or "closed" in said
     after = kernel.execute("print('still here')")
     assert after.stdout.strip() == "still here"
     assert not [p for p in after.reply.get("payload", []) if p.get("source") == "ask_exit"]
@@ -198,7 +184,7 @@ def test_huge_output_and_many_figures_are_bounded(kernel, scripted_model, approv
     rss = "int(open('/proc/self/statm').read().split()[1]) * 4096 // 1_000_000"
     before = int(kernel.execute(f"import gc; gc.collect(); print({rss})").stdout)
     kernel.execute("%%atomic_agent --wait\n" + call("print('x' * 50_000_000)"), timeout=120)
-    answer = last_answer(scripted_model)
+    answer = last_tool_answer(scripted_model)
     assert len(answer) < 20_000 and "characters of output left out" in answer
     after = int(kernel.execute(f"gc.collect(); print({rss})").stdout)
     assert after - before < 10  # megabytes: the 50 MB of output were not kept
@@ -210,7 +196,7 @@ def test_huge_output_and_many_figures_are_bounded(kernel, scripted_model, approv
         ),
         timeout=120,
     )
-    answer = last_answer(scripted_model)
+    answer = last_tool_answer(scripted_model)
     assert "more displays left out" in answer and "image 6 attached" in answer
     assert "image 7 attached" not in answer
     assert kernel.execute("print(plt.get_fignums())").stdout.strip() == "[]"
@@ -230,7 +216,7 @@ def test_a_long_call_counts_its_seconds_and_the_kernels_interrupt_ends_it(
     kernel.wait_for(counting, timeout=60, what="the card counting the seconds")
     kernel.interrupt()
     kernel.execute("aj.session().wait(timeout=60)")
-    assert "KeyboardInterrupt" in last_answer(scripted_model)
+    assert "KeyboardInterrupt" in last_tool_answer(scripted_model)
     assert kernel.execute("print(1 + 1)").stdout.strip() == "2"
 
 

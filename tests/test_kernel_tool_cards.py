@@ -8,17 +8,17 @@ import base64
 import re
 import struct
 import zlib
-from pathlib import Path
 
 import pytest
 
 from atomic_jupyter.ui.dialog_controls import RULE_TEXT
 from tests.harness.kernel_client import BrowserLikeKernel
 from tests.harness.kernel_widgets import dialog_in, elements, outcome_of, page_of, panels, texts_of
+from tests.harness.plugin import scripted_start
 from tests.harness.support import EXTENSIONS
 from tests.harness.widget_text import visible_text
 
-pytestmark = [pytest.mark.kernel, pytest.mark.agent]
+pytestmark = [pytest.mark.kernel, pytest.mark.agent, pytest.mark.scripted_kernel]
 
 
 def tiny_png() -> bytes:
@@ -38,21 +38,14 @@ def tiny_png() -> bytes:
 
 
 @pytest.fixture(scope="module")
-def kernel_agent_home(scripted_model) -> Path:
-    _server, home, _args = scripted_model
-    return home
-
-
-@pytest.fixture(scope="module")
 def kernel_setup(scripted_model) -> list[str]:
     """Files for the tools to touch, and a session with the guard extension."""
-    _server, _home, args = scripted_model
     png = base64.b64encode(tiny_png()).decode()
     return [
         "from pathlib import Path\nimport base64\n"
         "Path('greeting.txt').write_text('line one\\nhello world\\nline three\\n')\n"
         f"Path('dot.png').write_bytes(base64.b64decode({png!r}))",
-        f"%atomic_agent start -e {EXTENSIONS / 'guard.ts'} -- {' '.join(args)}",
+        scripted_start(scripted_model, f"-e {EXTENSIONS / 'guard.ts'}"),
     ]
 
 

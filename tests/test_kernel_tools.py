@@ -4,15 +4,14 @@ the tool and repeats what it answered."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.harness.kernel_widgets import dialog_in, elements, page_of, panels
+from tests.harness.plugin import last_tool_answer, scripted_start
 from tests.harness.support import EXTENSIONS
 from tests.harness.widget_text import visible_text
 
-pytestmark = [pytest.mark.kernel, pytest.mark.agent]
+pytestmark = [pytest.mark.kernel, pytest.mark.agent, pytest.mark.scripted_kernel]
 
 TOOLS = '''
 import time
@@ -42,37 +41,22 @@ s.expose(delete_things, side_effects=True)
 
 
 @pytest.fixture(scope="module")
-def kernel_agent_home(scripted_model) -> Path:
-    _server, home, _args = scripted_model
-    return home
-
-
-@pytest.fixture(scope="module")
 def kernel_setup(scripted_model) -> list[str]:
-    _server, _home, args = scripted_model
     forger = EXTENSIONS / "forge_kernel_call.ts"
-    return [f"%atomic_agent start -e {forger} -- {' '.join(args)}", TOOLS]
-
-
-def last_answer(scripted_model) -> str:
-    server, _home, _args = scripted_model
-    results = server.requests[-1].tool_results
-    from atomic_jupyter.addons.model_server.request import content_text
-
-    return content_text(results[-1].get("content")) if results else ""
+    return [scripted_start(scripted_model, f"-e {forger}"), TOOLS]
 
 
 def test_an_exposed_function_is_called_with_typed_arguments_during_a_wait(kernel, scripted_model):
     result = kernel.execute('%%atomic_agent --wait\nkernel call area {"r": 2}', timeout=60)
     assert result.ok
-    assert last_answer(scripted_model) == "float: 12.0"
+    assert last_tool_answer(scripted_model) == "float: 12.0"
     calls = kernel.execute("print(calls[-1][:2])").stdout.strip()
     assert calls == "('area', 2.0)"  # a float, as the hint says, though JSON sent 2
 
 
 def test_an_exception_reaches_the_model_and_the_kernel_goes_on(kernel, scripted_model):
     kernel.execute('%%atomic_agent --wait\nkernel call explode {"reason": "testing"}', timeout=60)
-    answer = last_answer(scripted_model)
+    answer = last_tool_answer(scripted_model)
     assert "RuntimeError: boom: testing" in answer and "Traceback" in answer
     assert kernel.execute("print(1 + 1)").stdout.strip() == "2"
 
@@ -88,7 +72,7 @@ def test_a_call_needing_approval_asks_in_the_tool_card_and_a_refusal_reaches_the
     assert f'data-dialog="{dialog.id}"' in place and 'class="atomic-no">No<' in place
     dialog.confirm(False)
     kernel.execute("import atomic_jupyter as aj; aj.session().wait(timeout=60)")
-    assert "declined to run delete_things" in last_answer(scripted_model)
+    assert "declined to run delete_things" in last_tool_answer(scripted_model)
     assert (
         kernel.execute("print([c for c in calls if c[0] == 'delete_things'])").stdout.strip()
         == "[]"
@@ -128,7 +112,7 @@ def test_a_busy_kernel_makes_a_call_wait_and_its_card_says_so(kernel, scripted_m
     ran_at = float(kernel.execute("print([c for c in calls if c[0] == 'area'][-1][2])").stdout)
     ended = float(kernel.execute("print(ended)").stdout)
     assert ran_at >= ended  # after the busy cell, on the kernel's thread
-    assert "3.0" in last_answer(scripted_model)
+    assert "3.0" in last_tool_answer(scripted_model)
     assert kernel.execute("print(busy_run.finished)").stdout.strip() == "True"
     (card,) = elements(page_of(kernel, output), "atomic-tool")  # its final state
     shown = visible_text(card)
@@ -138,13 +122,13 @@ def test_a_busy_kernel_makes_a_call_wait_and_its_card_says_so(kernel, scripted_m
 def test_tools_are_there_again_after_a_restart(kernel, scripted_model):
     kernel.execute("%atomic_agent restart")
     kernel.execute('%%atomic_agent --wait\nkernel call area {"r": 3}', timeout=60)
-    assert "27.0" in last_answer(scripted_model)
+    assert "27.0" in last_tool_answer(scripted_model)
 
 
 def test_an_unexposed_function_cannot_be_called(kernel, scripted_model):
     kernel.execute("aj.session().unexpose('explode')")
     kernel.execute('%%atomic_agent --wait\nkernel call explode {"reason": "again"}', timeout=60)
-    answer = last_answer(scripted_model)
+    answer = last_tool_answer(scripted_model)
     assert "boom" not in answer
     assert "explode" in answer  # the agent says it has no such tool
 

@@ -27,14 +27,14 @@ from atomic_jupyter.addons.model_server import (
     Turn,
     agent_args,
     content_text,
-    write_models_json,
 )
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.transport.launch import LaunchSpec
 from tests.harness.support import (
     CURRENT_LINE,
-    SMALL_SESSION_SETTINGS,
+    abort_unfinished,
     cancel_pending,
+    scripted_agent_home,
     stop_quietly,
     unique_name,
 )
@@ -77,9 +77,7 @@ def script(request: ChatRequest) -> Turn:
 def model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ScriptedModelServer, Path]]:
     """This module's scripted model, and an agent home that selects it."""
     home = tmp_path_factory.mktemp("kernel-tools-agent-home")
-    with ScriptedModelServer(script) as server:
-        write_models_json(home, server)
-        (home / "settings.json").write_text(SMALL_SESSION_SETTINGS)
+    with scripted_agent_home(home, script) as server:
         yield server, home
 
 
@@ -126,12 +124,7 @@ def session(shared: AgentSession) -> Iterator[AgentSession]:
     addon(shared).publish([DOUBLE])
     yield shared
     cancel_pending(shared)
-    if shared.runs and not shared.runs[-1].finished:
-        try:
-            shared.abort()
-            shared.wait(timeout=10, quiet=True)
-        except Exception:
-            pass
+    abort_unfinished(shared)
 
 
 @pytest.fixture

@@ -7,12 +7,12 @@ messages: ``patch`` and ``snapshot``) and count what the frontend receives: thos
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from atomic_jupyter.notebook.presentation import REMOVED_VIEW
 from tests.harness.kernel_client import BrowserLikeKernel
+from tests.harness.kernel_runs import wait_done
 from tests.harness.kernel_widgets import (
     WIDGET_VIEW,
     answer_html,
@@ -22,30 +22,22 @@ from tests.harness.kernel_widgets import (
     element_text,
     elements,
     is_record_copy,
-    last_run_report,
     live_view,
     page_of,
     record_copy,
     run_state,
 )
+from tests.harness.plugin import scripted_start
 from tests.harness.support import CURRENT_LINE, EXTENSIONS, LONG_ANSWER, LONG_MARKDOWN
 from tests.harness.widget_text import visible_text
 
-pytestmark = [pytest.mark.kernel, pytest.mark.agent]
-
-
-@pytest.fixture(scope="module")
-def kernel_agent_home(scripted_model) -> Path:
-    """The module's ``kernel`` (tests/harness/plugin.py) talks to the scripted model."""
-    _server, home, _args = scripted_model
-    return home
+pytestmark = [pytest.mark.kernel, pytest.mark.agent, pytest.mark.scripted_kernel]
 
 
 @pytest.fixture(scope="module")
 def kernel_setup(scripted_model) -> list[str]:
     """The default session runs the guard extension against the scripted model."""
-    _server, _home, args = scripted_model
-    return [f"%atomic_agent start -e {EXTENSIONS / 'guard.ts'} -- {' '.join(args)}"]
+    return [scripted_start(scripted_model, f"-e {EXTENSIONS / 'guard.ts'}")]
 
 
 def run_cell(kernel: BrowserLikeKernel, prompt: str, flags: str = "") -> str:
@@ -54,19 +46,6 @@ def run_cell(kernel: BrowserLikeKernel, prompt: str, flags: str = "") -> str:
     (output,) = result.widget_ids
     assert output in kernel.tracker.pages, "the cell's output is not one of our outputs"
     return output
-
-
-def wait_done(kernel: BrowserLikeKernel, output: str, timeout: float = 30) -> None:
-    try:
-        kernel.wait_for(
-            lambda: run_state(kernel, output) == "done", timeout=timeout, what="the run to finish"
-        )
-    except AssertionError as exc:  # say what it reads instead, and what the run got
-        said = last_run_report(kernel)
-        open_ = output in kernel.models
-        raise AssertionError(
-            f"state reads {run_state(kernel, output)!r} (open: {open_}); {said}"
-        ) from exc
 
 
 def patches(kernel: BrowserLikeKernel, output: str) -> list[dict]:

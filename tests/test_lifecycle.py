@@ -12,11 +12,10 @@ import pytest
 
 import atomic_jupyter as aj
 from tests.harness.kernel_client import BrowserLikeKernel
-from tests.harness.support import STANDIN_AGENT, gone, wait_until
+from tests.harness.support import STANDIN, gone, wait_until
 
 # The stand-in agent, and the demo model's own server and folder: no line's behaviour.
 pytestmark = [pytest.mark.agent, pytest.mark.one_line]
-STANDIN = [sys.executable, str(STANDIN_AGENT)]
 
 
 def port_open(port: int) -> bool:

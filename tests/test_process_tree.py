@@ -30,13 +30,11 @@ import pytest
 import atomic_jupyter as aj
 from atomic_jupyter.addons.model_server import (
     ChatRequest,
-    ScriptedModelServer,
     Text,
     ToolCall,
     Turn,
     Usage,
     agent_args,
-    write_models_json,
 )
 from atomic_jupyter.session.session import AgentSession
 from atomic_jupyter.transport import delivery as delivery_module
@@ -44,8 +42,9 @@ from atomic_jupyter.transport.process import AgentProcess, Delivery
 from tests.harness.kernel_client import BrowserLikeKernel
 from tests.harness.plugin import agent_kernel_env
 from tests.harness.support import (
-    SMALL_SESSION_SETTINGS,
-    STANDIN_AGENT,
+    STANDIN,
+    processes_where,
+    scripted_agent_home,
     stop_quietly,
     unique_name,
     wait_until,
@@ -53,7 +52,6 @@ from tests.harness.support import (
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 
-STANDIN = [sys.executable, str(STANDIN_AGENT)]
 #: What the user says to have the scripted model run ``COMMAND`` with the bash tool.
 RUN = "please run: "
 
@@ -130,9 +128,7 @@ def script(request: ChatRequest) -> Turn:
 def tool_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, list[str]]]:
     """A scripted model whose only trick is running a command; ``(agent_home, agent_args)``."""
     home = tmp_path_factory.mktemp("tree-agent-home")
-    with ScriptedModelServer(script) as server:
-        write_models_json(home, server)
-        (home / "settings.json").write_text(SMALL_SESSION_SETTINGS)
+    with scripted_agent_home(home, script) as server:
         yield home, agent_args(server)
 
 
@@ -143,18 +139,24 @@ def marker() -> Iterator[str]:
     kill_marked(value)
 
 
-def start_agent(
-    agent_command: list[str], tool_model: tuple[Path, list[str]], cwd: Path
-) -> AgentSession:
+@pytest.fixture
+def tool_session(
+    agent_command: list[str], tool_model: tuple[Path, list[str]], tmp_path: Path
+) -> Iterator[AgentSession]:
+    """A session on the tool model, working in the test's ``tmp_path``; stopped at the end."""
     home, args = tool_model
-    return aj.start(
+    session = aj.start(
         command=agent_command,
         env={"PI_CODING_AGENT_DIR": str(home)},
         extra_args=args,
-        cwd=str(cwd),
+        cwd=str(tmp_path),
         name=unique_name("tree"),
         display=False,
     )
+    try:
+        yield session
+    finally:
+        stop_quietly(session)
 
 
 def run_tool(session: AgentSession, command: str, marker: str, count: int = 1) -> list[int]:
@@ -181,115 +183,88 @@ def run_tool(session: AgentSession, command: str, marker: str, count: int = 1) -
 
 @pytest.mark.agent
 def test_stop_ends_the_processes_of_a_running_bash_tool(
-    agent_command: list[str], tool_model: tuple[Path, list[str]], tmp_path: Path, marker: str
+    marker: str, tool_session: AgentSession
 ) -> None:
-    session = start_agent(agent_command, tool_model, tmp_path)
-    try:
-        # The shell stays (it waits for its child): the tool's group has two processes.
-        run_tool(session, f"sleep {marker} & wait", marker)
-        assert len(marked(marker)) == 2
-        session.stop()
-        assert not session.alive
-        wait_until(lambda: none_left(marker), "the tool's processes to be gone", GONE_WITHIN)
-    finally:
-        stop_quietly(session)
+    session = tool_session
+    # The shell stays (it waits for its child): the tool's group has two processes.
+    run_tool(session, f"sleep {marker} & wait", marker)
+    assert len(marked(marker)) == 2
+    session.stop()
+    assert not session.alive
+    wait_until(lambda: none_left(marker), "the tool's processes to be gone", GONE_WITHIN)
 
 
 @pytest.mark.agent
 def test_restart_ends_the_processes_of_a_running_bash_tool(
-    agent_command: list[str], tool_model: tuple[Path, list[str]], tmp_path: Path, marker: str
+    marker: str, tool_session: AgentSession
 ) -> None:
-    session = start_agent(agent_command, tool_model, tmp_path)
-    try:
-        # One sleep in the tool's process group, one in a session of its own.
-        run_tool(session, f"setsid sleep {marker} & sleep {marker} & wait", marker, count=2)
-        old = session.pid
-        session.restart()
-        assert session.alive and session.pid != old
-        wait_until(lambda: none_left(marker), "the tool's processes to be gone", GONE_WITHIN)
-    finally:
-        stop_quietly(session)
+    session = tool_session
+    # One sleep in the tool's process group, one in a session of its own.
+    run_tool(session, f"setsid sleep {marker} & sleep {marker} & wait", marker, count=2)
+    old = session.pid
+    session.restart()
+    assert session.alive and session.pid != old
+    wait_until(lambda: none_left(marker), "the tool's processes to be gone", GONE_WITHIN)
 
 
 @pytest.mark.agent
-def test_a_crashed_agents_tool_processes_are_ended(
-    agent_command: list[str], tool_model: tuple[Path, list[str]], tmp_path: Path, marker: str
-) -> None:
-    session = start_agent(agent_command, tool_model, tmp_path)
-    try:
-        run_tool(session, f"sleep {marker} & wait", marker)
-        assert session.pid is not None
-        os.kill(session.pid, signal.SIGKILL)  # no clean-up of its own
-        wait_until(lambda: session.state == "exited", "the session to notice the crash", 10)
-        wait_until(lambda: none_left(marker), "the tool's processes to be gone", GONE_WITHIN)
-    finally:
-        stop_quietly(session)
+def test_a_crashed_agents_tool_processes_are_ended(marker: str, tool_session: AgentSession) -> None:
+    session = tool_session
+    run_tool(session, f"sleep {marker} & wait", marker)
+    assert session.pid is not None
+    os.kill(session.pid, signal.SIGKILL)  # no clean-up of its own
+    wait_until(lambda: session.state == "exited", "the session to notice the crash", 10)
+    wait_until(lambda: none_left(marker), "the tool's processes to be gone", GONE_WITHIN)
 
 
 @pytest.mark.agent
 def test_stop_ends_what_a_tool_started_in_a_session_of_its_own(
-    agent_command: list[str], tool_model: tuple[Path, list[str]], tmp_path: Path, marker: str
+    marker: str, tool_session: AgentSession
 ) -> None:
-    session = start_agent(agent_command, tool_model, tmp_path)
-    try:
-        # One sleep leaves the tool's process group (as a daemon would); the tool goes on.
-        run_tool(session, f"setsid sleep {marker} & sleep {marker} & wait", marker, count=2)
-        session.stop()
-        wait_until(lambda: none_left(marker), "the tool's processes to be gone", GONE_WITHIN)
-    finally:
-        stop_quietly(session)
+    session = tool_session
+    # One sleep leaves the tool's process group (as a daemon would); the tool goes on.
+    run_tool(session, f"setsid sleep {marker} & sleep {marker} & wait", marker, count=2)
+    session.stop()
+    wait_until(lambda: none_left(marker), "the tool's processes to be gone", GONE_WITHIN)
 
 
 # --------------------------------------------------------------------------- the agent's group
 
 
-def group_members(pgid: int) -> list[int]:
-    """The running (not zombie) processes of process group ``pgid``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) == pgid and fields[0] != b"Z":
-            found.append(int(entry))
-    return found
-
-
-def test_stop_ends_what_is_left_of_the_group_after_the_agent_exited(marker: str) -> None:
-    # An agent that exits at the end of its input but leaves a child behind in its group.
+@pytest.fixture
+def leaving_a_child(marker: str) -> Iterator[AgentProcess]:
+    """An agent, started, that exits at the end of its input but leaves a child (``sleep
+    MARKER``) behind in its group; stopped at the end."""
     process = AgentProcess(
         ["bash", "-c", f"sleep {marker} & read -r line; exit 0"], on_data=lambda data: None
     )
     process.start()
     try:
-        wait_until(lambda: sleeps(marker), "the agent's child", 10)
-        started = time.monotonic()
-        process.stop()
-        assert process.wait_exit(5)
-        wait_until(lambda: none_left(marker), "the agent's child to be gone", GONE_WITHIN)
-        assert group_members(process.pid or 0) == []
-        assert time.monotonic() - started < GONE_WITHIN
+        yield process
     finally:
         process.stop()
 
 
-def test_a_crashed_agents_group_is_ended(marker: str) -> None:
-    process = AgentProcess(
-        ["bash", "-c", f"sleep {marker} & read -r line; exit 0"], on_data=lambda data: None
-    )
-    process.start()
-    try:
-        wait_until(lambda: sleeps(marker), "the agent's child", 10)
-        assert process.pid is not None
-        os.kill(process.pid, signal.SIGKILL)
-        assert process.wait_exit(5)
-        wait_until(lambda: none_left(marker), "the agent's child to be gone", GONE_WITHIN)
-    finally:
-        process.stop()
+def test_stop_ends_what_is_left_of_the_group_after_the_agent_exited(
+    marker: str, leaving_a_child: AgentProcess
+) -> None:
+    process = leaving_a_child
+    wait_until(lambda: sleeps(marker), "the agent's child", 10)
+    started = time.monotonic()
+    process.stop()
+    assert process.wait_exit(5)
+    wait_until(lambda: none_left(marker), "the agent's child to be gone", GONE_WITHIN)
+    assert processes_where("pgrp", process.pid or 0) == []
+    assert time.monotonic() - started < GONE_WITHIN
+
+
+def test_a_crashed_agents_group_is_ended(marker: str, leaving_a_child: AgentProcess) -> None:
+    process = leaving_a_child
+    wait_until(lambda: sleeps(marker), "the agent's child", 10)
+    assert process.pid is not None
+    os.kill(process.pid, signal.SIGKILL)
+    assert process.wait_exit(5)
+    wait_until(lambda: none_left(marker), "the agent's child to be gone", GONE_WITHIN)
 
 
 def test_an_agent_that_ignores_sigterm_is_killed_and_stop_keeps_to_its_deadline(

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from atomic_jupyter.protocol.messages import AgentEvent, parse_message
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.earlier import earlier_runs
 from atomic_jupyter.session.runs import PromptRun
@@ -23,6 +22,7 @@ from atomic_jupyter.ui.record import (
     live_copy,
     run_record,
 )
+from tests.harness.run_events import apply, confirm_dialog
 
 PAYLOADS = [
     "<script>window.__pwned='record'</script>",
@@ -80,18 +80,6 @@ def check(html: str) -> str:
     return "".join(checker.text)
 
 
-def apply(run: PromptRun, kind: str, **fields: Any) -> None:
-    run.transcript.apply(AgentEvent(kind, fields))
-
-
-def confirm(rid: str, title: str, message: str = "") -> tuple[Dialog, list[Any]]:
-    raw = {"type": "extension_ui_request", "id": rid, "method": "confirm", "title": title}
-    if message:
-        raw["message"] = message
-    sent: list[Any] = []
-    return Dialog(parse_message(raw), raw, sent.append), sent  # type: ignore[arg-type]
-
-
 def hostile_run() -> tuple[PromptRun, Dialog]:
     run = PromptRun("r1", f"prompt {EVIL}")
     apply(run, "agent_start")
@@ -108,7 +96,7 @@ def hostile_run() -> tuple[PromptRun, Dialog]:
         },
     )
     apply(run, "tool_execution_start", toolCallId="c1", toolName="bash", args={"command": EVIL})
-    dialog, _ = confirm("d1", f"Allow {EVIL}?", message=EVIL)
+    dialog, _ = confirm_dialog("d1", f"Allow {EVIL}?", message=EVIL)
     run.transcript.add_dialog(dialog)
     dialog.respond(False, by="clicked")
     apply(
@@ -257,7 +245,7 @@ def test_long_tool_output_is_trimmed_in_plain_text_with_its_length() -> None:
     ],
 )
 def test_a_dialog_says_who_decided_and_how(answer: Any, how: Any, said: str) -> None:
-    dialog, _ = confirm("d1", "Proceed?")
+    dialog, _ = confirm_dialog("d1", "Proceed?")
     answer(dialog)
     assert dialog.outcome == said
     record = dialog_record(dialog)
@@ -265,7 +253,7 @@ def test_a_dialog_says_who_decided_and_how(answer: Any, how: Any, said: str) -> 
 
 
 def test_a_notice_says_a_dialog_waits_then_how_it_was_settled() -> None:
-    dialog, _ = confirm("d1", "Proceed?")
+    dialog, _ = confirm_dialog("d1", "Proceed?")
     waiting = dialog_notice(dialog)
     assert "needs your answer" in waiting.plain
     dialog.respond(False, by="clicked")
@@ -343,7 +331,7 @@ def test_a_512_kb_answer_with_code_weighs_at_most_three_times_its_text() -> None
         ("message_end", {"message": message}),
         ("agent_end", {}),
     ):
-        run.transcript.apply(AgentEvent(kind, fields))
+        apply(run, kind, **fields)
     html = run_record(run).html
     assert len(html) <= 3 * len(shown_text(html)) <= 3 * len(answer), len(html) / len(answer)
     assert "var(" not in html.split(">", 1)[1]  # no theme variable past the root's own

@@ -6,7 +6,6 @@ click, says so, is listed in ``session.policies`` and in the panel, and can be r
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Iterator
 
@@ -17,10 +16,8 @@ from atomic_jupyter.session.session import AgentSession
 from atomic_jupyter.ui.dialog_controls import RULE_TEXT
 from atomic_jupyter.ui.session_view import SessionView
 from tests.harness.output_page import page_html, page_tree, press
-from tests.harness.support import STANDIN_AGENT, wait_until
+from tests.harness.support import STANDIN, wait_until
 from tests.harness.thread_guard import pump_until
-
-STANDIN = [sys.executable, str(STANDIN_AGENT)]
 
 
 @pytest.fixture

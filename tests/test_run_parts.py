@@ -8,23 +8,19 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from atomic_jupyter.protocol.messages import AgentEvent, parse_message
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.ui.record import run_record
 from atomic_jupyter.ui.run_output import RunOutput
 from atomic_jupyter.ui.run_parts import describe_entry
 from tests.harness.output_page import page_html
+from tests.harness.run_events import apply, confirm_dialog
 
 #: Classes that name a thing the transcript shows (not a control, not a wrapper).
 SHOWN = re.compile(
     r"atomic-(tool|tool-header|tool-command|tool-dialogs|tool-output|assistant|assistant-text|"
     r"note|user-message|entry|dialog-outcome|footer)$"
 )
-
-
-def apply(run: PromptRun, kind: str, **fields: Any) -> None:
-    run.transcript.apply(AgentEvent(kind, fields))
 
 
 def guarded_run() -> tuple[PromptRun, Dialog]:
@@ -35,8 +31,7 @@ def guarded_run() -> tuple[PromptRun, Dialog]:
     apply(run, "message_start", message={"role": "assistant", "content": []})
     apply(run, "message_end", message=text)
     apply(run, "tool_execution_start", toolCallId="c1", toolName="bash", args={"command": "rm x"})
-    raw = {"type": "extension_ui_request", "id": "d1", "method": "confirm", "title": "Allow rm?"}
-    dialog = Dialog(parse_message(raw), raw, lambda _r: None)  # type: ignore[arg-type]
+    dialog, _sent = confirm_dialog("d1", "Allow rm?")
     run.transcript.add_dialog(dialog)
     dialog.respond(False, by="clicked")
     apply(

@@ -24,17 +24,15 @@ import atomic_jupyter as aj
 from atomic_jupyter.addons.model_server import (
     ChatRequest,
     Fail,
-    ScriptedModelServer,
     Text,
     ToolCall,
     Turn,
     Usage,
     agent_args,
-    write_models_json,
 )
 from atomic_jupyter.session.session import AgentSession
 from atomic_jupyter.session.transcript import AssistantBlock, DialogBlock
-from tests.harness.support import EXTENSIONS, wait_until
+from tests.harness.support import EXTENSIONS, scripted_agent_home, wait_until
 
 pytestmark = pytest.mark.agent
 
@@ -70,13 +68,10 @@ class Script:
 def model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Script, Path, list[str]]]:
     script = Script()
     home = tmp_path_factory.mktemp("tracking-home")
-    with ScriptedModelServer(script) as server:
-        write_models_json(home, server)
-        # Compaction keeps about the newest 10 tokens: the overflowing prompt stays whole, the
-        # warm-up turns are summarised (the current line compacts nothing below this).
-        (home / "settings.json").write_text(
-            json.dumps({"retry": {"baseDelayMs": 20}, "compaction": {"keepRecentTokens": 10}})
-        )
+    # Compaction keeps about the newest 10 tokens: the overflowing prompt stays whole, the
+    # warm-up turns are summarised (the current line compacts nothing below this).
+    settings = json.dumps({"retry": {"baseDelayMs": 20}, "compaction": {"keepRecentTokens": 10}})
+    with scripted_agent_home(home, script, settings) as server:
         yield script, home, agent_args(server)
 
 

@@ -9,7 +9,6 @@ switching threads as often as it can.
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Iterator
 
@@ -79,16 +78,6 @@ def session() -> Iterator[AgentSession]:
     yield AgentSession("state-race", LaunchSpec(command=["true"]))
 
 
-@pytest.fixture
-def fast_switching() -> Iterator[None]:
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(before)
-
-
 class Stream:
     """The reader thread: runs start and end (``agent_start``, then the idle event) until
     stopped, counting each run, so another thread can wait for it to get on."""
@@ -139,7 +128,7 @@ def test_an_event_sequence_after_the_exit_changes_nothing(session: AgentSession)
     assert session.state == "exited" and session.returncode == 1
 
 
-@pytest.mark.usefixtures("fast_switching")
+@pytest.mark.usefixtures("fast_thread_switching")
 def test_events_handled_as_the_agent_exits_never_overwrite_exited(
     session: AgentSession,
 ) -> None:

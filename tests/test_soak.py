@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import gc
 import os
-import sys
 import tracemalloc
 
 import atomic_jupyter as aj
-from tests.harness.support import STANDIN_AGENT, wait_until
+from tests.harness.support import STANDIN, wait_until
 
-STANDIN = [sys.executable, str(STANDIN_AGENT)]
 DIALOGS = int(os.environ.get("SOAK_DIALOGS", "300"))
 PROMPTS = int(os.environ.get("SOAK_PROMPTS", "30"))
 

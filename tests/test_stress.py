@@ -30,7 +30,6 @@ import asyncio
 import json
 import os
 import signal
-import sys
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -51,14 +50,15 @@ from tests.harness import thread_guard
 from tests.harness.output_page import page_html, press
 from tests.harness.support import (
     EXTENSIONS,
-    SMALL_SESSION_SETTINGS,
+    scripted_agent_home,
     stop_quietly,
     unique_name,
     wait_until,
 )
 from tests.harness.thread_guard import pump_until
 
-pytestmark = pytest.mark.agent
+#: Every test with threads switched every microsecond.
+pytestmark = [pytest.mark.agent, pytest.mark.usefixtures("fast_thread_switching")]
 
 TAP_EXTENSION = str(EXTENSIONS / "stdin_tap.ts")
 #: What the scripted model streams: 1,800 characters in pieces of 3.
@@ -88,28 +88,11 @@ def stress_script(request: Any) -> Any:
 @pytest.fixture(scope="module")
 def stress_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, list[str]]]:
     """The scripted model, and an agent home that selects it: ``(home, agent_args)``."""
-    from atomic_jupyter.addons.model_server import (
-        ScriptedModelServer,
-        agent_args,
-        write_models_json,
-    )
+    from atomic_jupyter.addons.model_server import agent_args
 
     home = tmp_path_factory.mktemp("stress-agent-home")
-    with ScriptedModelServer(stress_script) as server:
-        write_models_json(home, server)
-        (home / "settings.json").write_text(SMALL_SESSION_SETTINGS)
+    with scripted_agent_home(home, stress_script) as server:
         yield home, agent_args(server)
-
-
-@pytest.fixture(autouse=True)
-def switch_threads_often() -> Iterator[None]:
-    """Let the interpreter switch threads every microsecond during each test."""
-    before = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        yield
-    finally:
-        sys.setswitchinterval(before)
 
 
 class Watched:

@@ -5,15 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from atomic_jupyter.protocol.messages import AgentEvent
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.transcript import ToolBlock
 from atomic_jupyter.ui.run_output import RunOutput
 from tests.harness.output_page import Element, page_tree, press
-
-
-def apply(run: PromptRun, kind: str, **fields: Any) -> None:
-    run.transcript.apply(AgentEvent(kind, fields))
+from tests.harness.run_events import apply, confirm_dialog
 
 
 def cards(view: RunOutput) -> list[Element]:
@@ -172,15 +168,6 @@ def test_a_run_that_ends_while_a_render_reads_it_is_not_shown_done_over_a_stale_
 # --------------------------------------------------------------------------- dialogs in cards
 
 
-def _confirm(rid: str, title: str):
-    from atomic_jupyter.protocol.messages import parse_message
-    from atomic_jupyter.session.dialogs import Dialog
-
-    raw = {"type": "extension_ui_request", "id": rid, "method": "confirm", "title": title}
-    sent: list = []
-    return Dialog(parse_message(raw), raw, sent.append), sent  # type: ignore[arg-type]
-
-
 def test_a_dialog_raised_while_a_tool_runs_sits_in_its_card() -> None:
     """A ``tool_call`` hook asks before the tool runs (the agent has announced the call):
     the dialog goes into that call's card, under the command it is about to run."""
@@ -190,7 +177,7 @@ def test_a_dialog_raised_while_a_tool_runs_sits_in_its_card() -> None:
     apply(
         run, "tool_execution_start", toolCallId="c2", toolName="bash", args={"command": "rm -rf x"}
     )
-    dialog, sent = _confirm("d1", "Run a dangerous command?")
+    dialog, sent = confirm_dialog("d1", "Run a dangerous command?")
     run.transcript.add_dialog(dialog)
     blocks = run.transcript.snapshot()
     tools = [b for b in blocks if isinstance(b, ToolBlock)]
@@ -218,7 +205,7 @@ def test_a_dialog_raised_while_a_tool_runs_sits_in_its_card() -> None:
     assert not second.find_all("atomic-dialog-controls") and view.content.dialogs == {}
 
     apply(run, "tool_execution_end", toolCallId="c2", toolName="bash", result={"content": []})
-    later, _ = _confirm("d2", "Anything else?")
+    later, _ = confirm_dialog("d2", "Anything else?")
     run.transcript.add_dialog(later)  # no tool runs now: a block of its own
     assert len(run.transcript.snapshot()) == 3
 
@@ -227,7 +214,7 @@ def test_a_dialog_while_calls_run_side_by_side_is_not_put_in_either_card() -> No
     run = PromptRun("r1", "two at once")
     for cid in ("c1", "c2"):
         apply(run, "tool_execution_start", toolCallId=cid, toolName="bash", args={"command": cid})
-    dialog, _sent = _confirm("d1", "Which one?")
+    dialog, _sent = confirm_dialog("d1", "Which one?")
     run.transcript.add_dialog(dialog)
     tools = [b for b in run.transcript.snapshot() if isinstance(b, ToolBlock)]
     assert [t.dialogs for t in tools] == [[], []]

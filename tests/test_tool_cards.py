@@ -1098,14 +1098,12 @@ def test_a_diff_is_never_in_the_output_section() -> None:
 def test_a_blocked_command_shows_its_command_then_the_dialog_then_the_error() -> None:
     """A command a guard blocked fails with no exit status: its result is the error text. The
     card shows the command first, then the dialog that decided it, then the error."""
-    from atomic_jupyter.protocol.messages import parse_message
-    from atomic_jupyter.session.dialogs import Dialog
     from atomic_jupyter.session.transcript import ToolBlock
     from atomic_jupyter.ui.record import part_html, part_plain
     from atomic_jupyter.ui.run_parts import Markup, describe_tool
+    from tests.harness.run_events import confirm_dialog
 
-    raw = {"type": "extension_ui_request", "id": "d1", "method": "confirm", "title": "Run it?"}
-    dialog = Dialog(parse_message(raw), raw, lambda response: None)
+    dialog, _sent = confirm_dialog("d1", "Run it?")
     dialog.respond(False)
     error = "Blocked: the user declined rm -rf build"
     block = ToolBlock(

@@ -283,12 +283,14 @@ class LabServer:
             with urllib.request.urlopen(self.api_url("/api/kernels"), timeout=10) as r:
                 kernels = json.loads(r.read())
             for kernel in kernels:
-                req = urllib.request.Request(
-                    self.api_url(f"/api/kernels/{kernel['id']}"), method="DELETE"
-                )
-                with urllib.request.urlopen(req, timeout=30):
-                    pass
+                self._delete_kernel(kernel["id"])
         except (urllib.error.URLError, OSError, ValueError):
+            pass
+
+    def _delete_kernel(self, kernel: str) -> None:
+        """Shut the kernel ``kernel`` (its id) down through the REST API."""
+        req = urllib.request.Request(self.api_url(f"/api/kernels/{kernel}"), method="DELETE")
+        with urllib.request.urlopen(req, timeout=30):
             pass
 
     def kernel_of(self, notebook: str) -> str | None:
@@ -305,11 +307,7 @@ class LabServer:
         try:
             kernel = self.kernel_of(notebook)
             if kernel is not None:
-                req = urllib.request.Request(
-                    self.api_url(f"/api/kernels/{kernel}"), method="DELETE"
-                )
-                with urllib.request.urlopen(req, timeout=30):
-                    pass
+                self._delete_kernel(kernel)
         except (urllib.error.URLError, OSError, ValueError):
             pass
 
@@ -696,3 +694,14 @@ class NotebookPage:
             "hits": [h for v in values for h in v["hits"]],
             "frames": len(values),
         }
+
+
+def panel_of(nb: NotebookPage, cell: str = "start") -> Any:
+    """The session's panel in the output of the cell called ``cell`` (the one that started it)."""
+    return nb.output(cell).locator(".atomic-panel")
+
+
+def run_start(nb: NotebookPage, title: str) -> None:
+    """Run the cell called ``start`` and wait until its panel shows the session's ``title``."""
+    nb.run("start")
+    expect(panel_of(nb).locator(".atomic-title")).to_have_text(title)

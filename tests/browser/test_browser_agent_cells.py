@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from .browser_harness import LabServer, NotebookPage, write_notebook
+from .browser_harness import LabServer, NotebookPage, panel_of, write_notebook
 from .conftest import OPEN_PAGES, OpenNotebook, new_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
@@ -71,7 +71,7 @@ def cells_bring_back_the_agents_code(nb: NotebookPage, scripted_model: Any) -> N
     all_cells = nb.notebook.locator(".jp-Cell")
 
     nb.run("start")
-    panel = nb.output("start").locator(".atomic-panel")
+    panel = panel_of(nb)
     expect(panel.locator(".atomic-state")).to_have_text("idle", timeout=60_000)
     expect(nb.output("start")).to_contain_text("Python in the kernel")
 

@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 
 from tests.harness.support import CURRENT_LINE
 
-from .browser_harness import NotebookPage
+from .browser_harness import NotebookPage, panel_of, run_start
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 #: A finished bash card's header (the current line also says how long the call took).
@@ -51,13 +51,8 @@ WATCH_STREAM = """(cell) => {
 @pytest.fixture(scope="module")
 def nb(open_notebook: Any) -> NotebookPage:
     page = open_notebook("demo.ipynb", CELLS)
-    page.run("start")
-    expect(panel_of(page).locator(".atomic-title")).to_have_text("atomic-jupyter demo")
+    run_start(page, "atomic-jupyter demo")
     return page
-
-
-def panel_of(nb: NotebookPage) -> Any:
-    return nb.output("start").locator(".atomic-panel")
 
 
 def expect_run_done(nb: NotebookPage, cell: str) -> Any:

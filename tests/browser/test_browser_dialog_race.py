@@ -35,7 +35,7 @@ from playwright.sync_api import expect
 
 from tests.harness.support import EXTENSIONS
 
-from .browser_harness import NotebookPage
+from .browser_harness import NotebookPage, run_start
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
@@ -117,8 +117,7 @@ CELLS = [
 @pytest.fixture(scope="module")
 def nb(open_notebook: Any) -> NotebookPage:
     page = open_notebook("dialog_race.ipynb", CELLS)
-    page.run("start")
-    expect(page.output("start").locator(".atomic-title")).to_have_text("UI test extension")
+    run_start(page, "UI test extension")
     page.run("force")
     return page
 

@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 
 from tests.harness.support import EXTENSIONS
 
-from .browser_harness import NotebookPage
+from .browser_harness import NotebookPage, panel_of, run_start
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
@@ -42,14 +42,9 @@ CELLS = [
 @pytest.fixture(scope="module")
 def nb(open_notebook: Any) -> NotebookPage:
     page = open_notebook("dialogs.ipynb", CELLS)
-    page.run("start")
-    expect(panel_of(page).locator(".atomic-title")).to_have_text("UI test extension")
+    run_start(page, "UI test extension")
     expect(panel_of(page).locator(".atomic-state")).to_have_text("idle")
     return page
-
-
-def panel_of(nb: NotebookPage) -> Any:
-    return nb.output("start").locator(".atomic-panel")
 
 
 class Reports:

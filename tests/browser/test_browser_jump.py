@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from .browser_harness import NotebookPage
+from .browser_harness import NotebookPage, run_start
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
@@ -45,8 +45,7 @@ HEIGHT = "(area) => area.getBoundingClientRect().height"
 @pytest.fixture(scope="module")
 def nb(open_notebook: Any) -> NotebookPage:
     page = open_notebook("jump.ipynb", CELLS)
-    page.run("start")
-    expect(page.output("start").locator(".atomic-title")).to_have_text("atomic-jupyter demo")
+    run_start(page, "atomic-jupyter demo")
     page.run("hold")
     return page
 

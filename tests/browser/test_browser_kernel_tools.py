@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from .browser_harness import NotebookPage
+from .browser_harness import NotebookPage, run_start
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
@@ -40,10 +40,7 @@ CELLS = [
 @pytest.fixture(scope="module")
 def nb(open_notebook: Any) -> NotebookPage:
     page = open_notebook("kernel_tools.ipynb", CELLS)
-    page.run("start")
-    expect(page.output("start").locator(".atomic-panel .atomic-title")).to_have_text(
-        "atomic-jupyter demo"
-    )
+    run_start(page, "atomic-jupyter demo")
     return page
 
 

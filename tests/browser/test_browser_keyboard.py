@@ -17,7 +17,7 @@ from playwright.sync_api import expect
 
 from tests.harness.support import EXTENSIONS
 
-from .browser_harness import NotebookPage
+from .browser_harness import NotebookPage, panel_of, run_start
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
@@ -37,8 +37,7 @@ CELLS = [
 @pytest.fixture(scope="module")
 def nb(open_notebook: Any) -> NotebookPage:
     page = open_notebook("keyboard.ipynb", CELLS)
-    page.run("start")
-    expect(page.output("start").locator(".atomic-title")).to_have_text("UI test extension")
+    run_start(page, "UI test extension")
     return page
 
 
@@ -133,7 +132,7 @@ def test_typing_in_the_panel_editor_while_the_panel_keeps_changing_keeps_every_c
 ) -> None:
     """The panel is one output: its status line changes thousands of times while a person
     types in its editor, and neither the text nor the cursor is lost."""
-    panel = nb.output("start").locator(".atomic-panel")
+    panel = panel_of(nb)
     editor = panel.locator(".atomic-editor textarea")
     status = panel.locator(".atomic-status-entry", has_text="update")
     nb.run("flood")

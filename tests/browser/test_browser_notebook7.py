@@ -21,6 +21,7 @@ from tests.harness.support import ROOT
 from .browser_harness import (
     LabServer,
     NotebookPage,
+    panel_of,
     write_notebook,
 )
 from .conftest import OPEN_PAGES, new_page
@@ -67,7 +68,7 @@ def test_the_quickstart_runs_in_notebook_7(nb: NotebookPage) -> None:
     at_load = list(nb.page_errors)
     nb.run(named("%load_ext"))
     nb.run(named("start --demo"))
-    panel = nb.output(named("start --demo")).locator(".atomic-panel")
+    panel = panel_of(nb, named("start --demo"))
     expect(panel.locator(".atomic-state")).to_have_text("idle", timeout=60_000)
     expect(panel.locator(".atomic-status-entry")).to_have_text(["turns: 0"])
 

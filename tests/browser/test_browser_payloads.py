@@ -23,7 +23,7 @@ from playwright.sync_api import expect
 
 from tests.harness.support import CURRENT_LINE, EXTENSIONS
 
-from .browser_harness import NotebookPage
+from .browser_harness import NotebookPage, panel_of, run_start
 from .browser_payloads import FINAL_TEXT, MARKERS, TOOL_PAYLOAD, model_cell, payload
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
@@ -81,13 +81,8 @@ DANGEROUS = """(roots) => {
 @pytest.fixture(scope="module")
 def nb(open_notebook: Any) -> NotebookPage:
     page = open_notebook("payloads.ipynb", CELLS)
-    page.run("start")
-    expect(panel_of(page).locator(".atomic-title")).to_have_text("Payload test extension")
+    run_start(page, "Payload test extension")
     return page
-
-
-def panel_of(nb: NotebookPage) -> Any:
-    return nb.output("start").locator(".atomic-panel")
 
 
 def assert_safe(nb: NotebookPage) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from .browser_harness import NotebookPage
+from .browser_harness import NotebookPage, panel_of, run_start
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
@@ -55,10 +55,7 @@ CELLS = [
 def nb(open_notebook: Any) -> NotebookPage:
     page = open_notebook("resume.ipynb", CELLS)
     page.run("save")
-    page.run("start")
-    expect(page.output("start").locator(".atomic-panel .atomic-title")).to_have_text(
-        "atomic-jupyter demo"
-    )
+    run_start(page, "atomic-jupyter demo")
     return page
 
 
@@ -74,7 +71,7 @@ def test_a_restarted_kernel_continues_the_conversation_and_shows_the_earlier_tur
     nb.run("save-again")
 
     nb.run("resume")
-    panel = nb.output("resume").locator(".atomic-panel")
+    panel = panel_of(nb, "resume")
     expect(panel.locator(".atomic-title")).to_have_text("atomic-jupyter demo")
     # One user message and the demo model's one answer.
     continued = panel.locator(".atomic-continued").filter(has_text="continued:")

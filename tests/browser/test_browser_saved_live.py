@@ -20,7 +20,7 @@ from playwright.sync_api import expect
 
 from tests.harness.support import EXTENSIONS
 
-from .browser_harness import LabServer, NotebookPage
+from .browser_harness import LabServer, NotebookPage, panel_of
 from .conftest import reopened_without_kernel
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
@@ -89,7 +89,7 @@ def test_a_copy_refresh_leaves_the_live_widgets_alone(
     # Type in the panel's editor, mark the live panel's node, then answer the dialog from
     # code: the panel's copy is refreshed (its newest notification) while the editor has the
     # focus.
-    panel = nb.output("start").locator(".atomic-panel")
+    panel = panel_of(nb)
     editor = panel.locator(".atomic-editor textarea")
     editor.click()
     editor.type("a draft")

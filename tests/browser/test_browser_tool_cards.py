@@ -28,7 +28,7 @@ from playwright.sync_api import expect
 from tests.harness.support import CARD_TOOL_CALLS, EXTENSIONS
 from tests.test_kernel_tool_cards import tiny_png
 
-from .browser_harness import LabServer, NotebookPage
+from .browser_harness import LabServer, NotebookPage, panel_of
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
@@ -225,10 +225,6 @@ def nb(theme_setting: str, open_notebook: Any, lab_server: LabServer) -> Noteboo
     page.run("start")
     expect(panel_of(page).locator(".atomic-state")).to_have_text("idle", timeout=60_000)
     return page
-
-
-def panel_of(nb: NotebookPage) -> Any:
-    return nb.output("start").locator(".atomic-panel")
 
 
 def card_of(nb: NotebookPage, cell: str) -> Any:

@@ -3,7 +3,9 @@
 The pinned agent, a private agent config directory, the test extensions, the scripted model, and
 ``kernel``: one notebook-like kernel per module with ``atomic_jupyter`` loaded. A module adapts
 ``kernel`` by overriding ``kernel_agent_home`` (which agent configuration it uses) or
-``kernel_setup`` (the cells it runs first).
+``kernel_setup`` (the cells it runs first); a module marked ``scripted_kernel`` (in its
+``pytestmark``) has its kernel's sessions use the scripted model, and starts one with
+``scripted_start``.
 """
 
 from __future__ import annotations
@@ -23,13 +25,25 @@ from .support import (
     AGENT_LINE,
     EXTENSIONS,
     PINNED_AGENT,
-    SMALL_SESSION_SETTINGS,
     conversation_script,
     pinned_package,
+    scripted_agent_home,
+    thread_switch_interval,
 )
 from .thread_guard import install as install_thread_guard
 from .thread_guard import report as thread_guard_report
 from .thread_guard import take as thread_guard_take
+
+#: The marker of a module whose ``kernel`` talks to the scripted model (``kernel_agent_home``).
+SCRIPTED_KERNEL = "scripted_kernel"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        f"{SCRIPTED_KERNEL}: the module's kernel (tests/harness/plugin.py) runs its sessions with "
+        "the scripted model's agent home",
+    )
 
 
 def agent_kernel_env(agent_command: list[str], agent_home: Path) -> dict[str, str]:
@@ -76,16 +90,10 @@ def scripted_model(tmp_path_factory: pytest.TempPathFactory):
 
     Yields ``(server, agent_home, agent_args)``.
     """
-    from atomic_jupyter.addons.model_server import (
-        ScriptedModelServer,
-        agent_args,
-        write_models_json,
-    )
+    from atomic_jupyter.addons.model_server import agent_args
 
     home = tmp_path_factory.mktemp("scripted-agent-home")
-    with ScriptedModelServer(conversation_script) as server:
-        write_models_json(home, server)
-        (home / "settings.json").write_text(SMALL_SESSION_SETTINGS)
+    with scripted_agent_home(home, conversation_script) as server:
         yield server, home, agent_args(server)
 
 
@@ -109,9 +117,36 @@ def shell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     made.atexit_operations()
 
 
+def scripted_start(scripted_model: Any, options: str = "") -> str:
+    """The cell that starts a session on the scripted model (``scripted_model``'s arguments),
+    with the ``%atomic_agent start`` ``options`` before them."""
+    _server, _home, args = scripted_model
+    return f"%atomic_agent start {options + ' ' if options else ''}-- {' '.join(args)}"
+
+
+def last_tool_answer(scripted_model: Any) -> str:
+    """The text of the tool result the scripted model was given last ("" if none)."""
+    from atomic_jupyter.addons.model_server.request import content_text
+
+    server, _home, _args = scripted_model
+    results = server.requests[-1].tool_results
+    return content_text(results[-1].get("content")) if results else ""
+
+
+@pytest.fixture
+def fast_thread_switching() -> Iterator[None]:
+    """Let the interpreter switch threads every microsecond during the test."""
+    with thread_switch_interval(1e-6):
+        yield
+
+
 @pytest.fixture(scope="module")
-def kernel_agent_home(private_agent_home: Path) -> Path:
-    """The agent configuration the ``kernel`` fixture's sessions use (override per module)."""
+def kernel_agent_home(request: pytest.FixtureRequest, private_agent_home: Path) -> Path:
+    """The agent configuration the ``kernel`` fixture's sessions use: the scripted model's in
+    a module marked ``scripted_kernel``, else the private one (or override per module)."""
+    if request.node.get_closest_marker(SCRIPTED_KERNEL) is not None:
+        _server, home, _args = request.getfixturevalue("scripted_model")
+        return home
     return private_agent_home
 
 

@@ -9,6 +9,7 @@ import json
 import os
 import random
 import re
+import sys
 import tempfile
 from pathlib import Path
 
@@ -19,8 +20,9 @@ ROOT = Path(__file__).resolve().parents[2]
 TESTS = ROOT / "tests"
 HARNESS = TESTS / "harness"
 EXTENSIONS = TESTS / "extensions"
-#: The fault-injecting stand-in agent, run as a script: ``[sys.executable, str(STANDIN_AGENT)]``.
+#: The fault-injecting stand-in agent, run as a script: ``STANDIN``.
 STANDIN_AGENT = HARNESS / "standin_agent.py"
+STANDIN = [sys.executable, str(STANDIN_AGENT)]
 #: The checkout's agent home: ``make agent`` installs both pinned lines there.
 AGENT_HOME = ROOT / ".agents"
 #: The pinned agents, by line: ``current`` (the default) and ``0.73``.
@@ -231,7 +233,8 @@ def conversation_script(request):
 import threading  # noqa: E402
 import time  # noqa: E402
 import uuid  # noqa: E402
-from collections.abc import Callable  # noqa: E402
+from collections.abc import Callable, Iterator  # noqa: E402
+from contextlib import contextmanager  # noqa: E402
 from typing import Any  # noqa: E402
 
 
@@ -273,6 +276,48 @@ def cancel_pending(session: Any) -> None:
             pass
 
 
+def abort_unfinished(session: Any) -> None:
+    """Abort the session's last run if it has not finished, and wait for it (quietly: a failed
+    test must not leave a run going for the next one)."""
+    if session.runs and not session.runs[-1].finished:
+        try:
+            session.abort()
+            session.wait(timeout=10, quiet=True)
+        except Exception:
+            pass
+
+
+@contextmanager
+def scripted_agent_home(
+    home: Path, script: Any, settings: str = SMALL_SESSION_SETTINGS, **server_options: Any
+) -> Iterator[Any]:
+    """A running scripted model that answers with ``script`` (``server_options`` go to
+    :class:`~atomic_jupyter.addons.model_server.ScriptedModelServer`), and ``home`` made an
+    agent home that selects it: its ``models.json``, and ``settings`` as its
+    ``settings.json``. Yields the server."""
+    from atomic_jupyter.addons.model_server import ScriptedModelServer, write_models_json
+
+    with ScriptedModelServer(script, **server_options) as server:
+        write_models_json(home, server)
+        (home / "settings.json").write_text(settings)
+        yield server
+
+
+@contextmanager
+def thread_switch_interval(seconds: float) -> Iterator[None]:
+    """Have the interpreter switch threads every ``seconds`` inside (``sys.setswitchinterval``):
+    a microsecond makes races show up, a long time lets no other thread run until this one
+    blocks."""
+    import sys
+
+    before = sys.getswitchinterval()
+    sys.setswitchinterval(seconds)
+    try:
+        yield
+    finally:
+        sys.setswitchinterval(before)
+
+
 def alive(pid: int) -> bool:
     """Whether a process runs (a zombie does not count)."""
     try:
@@ -284,6 +329,34 @@ def alive(pid: int) -> bool:
             return f.read().split()[2] != "Z"
     except FileNotFoundError:
         return False
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether process group ``pgid`` has a process left (a zombie counts)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def processes_where(field: str, value: int) -> list[int]:
+    """Pids of live processes whose ppid (``field="ppid"``) or pgrp (``"pgrp"``) is ``value``."""
+    index = {"ppid": 1, "pgrp": 2}[field]
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # "pid (comm) state ppid pgrp ..." - comm may hold spaces and parentheses.
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if fields[0] != "Z" and int(fields[index]) == value:
+            found.append(int(entry))
+    return found
 
 
 def gone(pid: int, timeout: float = 10) -> bool:
