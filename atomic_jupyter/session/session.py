@@ -34,8 +34,7 @@ from atomic_jupyter.session.policies import Policy, PolicyBook
 from atomic_jupyter.session.prompts import Prompts
 from atomic_jupyter.session.run_tracker import RunTracker, state_probe
 from atomic_jupyter.session.runs import PromptRun
-from atomic_jupyter.session.session_commands import SessionCommands
-from atomic_jupyter.session.session_commands import documented_as as _doc
+from atomic_jupyter.session.session_commands import SessionCommands, documented_as
 from atomic_jupyter.session.settings import SessionSettings, Settings
 from atomic_jupyter.session.waiting import WaitResult
 from atomic_jupyter.transport.agent_package import PreparedAgent
@@ -265,7 +264,7 @@ class AgentSession(SessionCommands):
 
     # ------------------------------------------------------------------ lifecycle
 
-    @_doc(Launcher.start)
+    @documented_as(Launcher.start)
     def start(self, timeout: float | None = None) -> AgentSession:
         self._launcher.start(timeout)
         return self
@@ -296,7 +295,7 @@ class AgentSession(SessionCommands):
 
     # ------------------------------------------------------------------ prompts and runs
 
-    @_doc(Prompts.prompt)
+    @documented_as(Prompts.prompt)
     def prompt(
         self,
         /,
@@ -317,33 +316,33 @@ class AgentSession(SessionCommands):
             **fields,
         )
 
-    @_doc(Prompts.wait)
+    @documented_as(Prompts.wait)
     def wait(
         self, timeout: float | None = None, *, run: PromptRun | None = None, quiet: bool = False
     ) -> WaitResult:
         return self._prompts.wait(timeout, run=run, quiet=quiet)
 
-    @_doc(Prompts.stop_run)
+    @documented_as(Prompts.stop_run)
     def stop_run(self, run: PromptRun | None = None) -> None:
         self._prompts.stop_run(run)
 
     # ------------------------------------------------------------------ answers, tools
 
-    @_doc(PolicyBook.answer_with)
+    @documented_as(PolicyBook.answer_with)
     def answer_with(
         self, answer: Any, *, method: str | None = None, title: str | None = None
     ) -> Policy:
         return self._policies.answer_with(answer, method=method, title=title)
 
-    @_doc(PolicyBook.make_rule)
+    @documented_as(PolicyBook.make_rule)
     def make_rule(self, dialog: Dialog) -> Policy:
         return self._policies.make_rule(dialog)
 
-    @_doc(PolicyBook.remove_policy)
+    @documented_as(PolicyBook.remove_policy)
     def remove_policy(self, policy: Policy | None = None) -> None:
         self._policies.remove_policy(policy)
 
-    @_doc(KernelTools.expose)
+    @documented_as(KernelTools.expose)
     def expose(
         self,
         function: Callable[..., Any],
@@ -361,7 +360,7 @@ class AgentSession(SessionCommands):
             approval=approval,
         )
 
-    @_doc(KernelTools.unexpose)
+    @documented_as(KernelTools.unexpose)
     def unexpose(self, name: str) -> None:
         self._kernel_tools.unexpose(name)
 

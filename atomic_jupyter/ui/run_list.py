@@ -61,7 +61,7 @@ class RunList:
     def show(self, shown: PromptRun | Dialog) -> None:
         """Show a run or a dialog first; past ``limit``, the oldest settled ones go."""
         with self._lock:
-            if any(what is shown for what, _ in self.entries):
+            if self.shows(shown):
                 return
             self._count += 1
             prefix = f"{self.key}/e{self._count}:"
@@ -78,6 +78,11 @@ class RunList:
                 if _settled(entry[0]):
                     self.entries.remove(entry)
                     entry[1].close()
+
+    def shows(self, what: PromptRun | Dialog) -> bool:
+        """Whether ``what`` is shown here (asked at each of the agent's events: no list is
+        built)."""
+        return any(shown is what for shown, _ in self.entries)
 
     @property
     def runs(self) -> list[PromptRun]:

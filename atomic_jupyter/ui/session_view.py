@@ -73,7 +73,7 @@ class SessionView:
             on_rule=self.make_rule,
         )
         #: The outputs that draw runs inside them (the panel, prototypes' outputs): each has
-        #: ``runs`` and ``render()``.
+        #: a :class:`~atomic_jupyter.ui.run_list.RunList` ``shown``, ``runs`` and ``render()``.
         self._hosts: list[Any] = [self.panel_output]
         self.panel_output.render()
         self._subscriptions: list[Subscription] = [
@@ -256,8 +256,8 @@ class SessionView:
         self.dispatcher.call(self.render_panel, key="panel-now")
 
     def add_host(self, host: Any) -> None:
-        """Render ``host`` (an output with ``runs`` and ``render()``, such as a prototype's)
-        when a run it shows changes, until :meth:`remove_host`."""
+        """Render ``host`` (an output with a ``shown`` run list, ``runs`` and ``render()``,
+        such as a prototype's) when a run it shows changes, until :meth:`remove_host`."""
         with self._build_lock:
             self._hosts.append(host)
 
@@ -270,7 +270,7 @@ class SessionView:
     def _host_of(self, run: PromptRun) -> Any:
         with self._build_lock:
             hosts = list(self._hosts)
-        return next((host for host in hosts if run in host.runs), None)
+        return next((host for host in hosts if host.shown.shows(run)), None)
 
     def drop_run(self, run: PromptRun) -> None:
         """Empty and close a finished run's widget (its output is its record now) and forget
