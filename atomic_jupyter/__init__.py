@@ -111,5 +111,8 @@ def load_ipython_extension(ipython: Any) -> None:
 
     _wire()  # the notebook's presentation, citations and built-in tools, before any session
     install_error_log(ipython)  # $`Err` and %atomic_agent fix: the cells that failed from now
+    from atomic_jupyter.notebook.notebook_tools import attach_kernel
+
+    attach_kernel()  # the open notebook's page links to this kernel (the notebook tools)
     ipython.register_magics(AtomicAgentMagics)
     ipython.register_magics(AtomicExtensionMagics)

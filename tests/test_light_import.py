@@ -111,7 +111,14 @@ def test_a_session_made_after_the_light_import_is_wired(tmp_path: Path) -> None:
     assert found["addons"] == ["kernel-tools", "conversations"]
     assert found["presentation"] == "NotebookPresentation"
     assert found["citations"] is True
-    assert found["builtins"] == ["notebook_cells", "notebook_variables", "python"]
+    assert found["builtins"] == [
+        "notebook_cells",
+        "notebook_edit",
+        "notebook_read",
+        "notebook_run",
+        "notebook_variables",
+        "python",
+    ]
     assert found["state"] == "idle" and found["answered"] is True
     assert "atomic_jupyter.wiring" in found["loaded"]
 

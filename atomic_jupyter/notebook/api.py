@@ -31,6 +31,7 @@ def start(
     resume: str | None = None,
     save: bool = True,
     kernel_code: str | None = None,
+    notebook_edits: str | None = None,
 ) -> AgentSession:
     """Start an agent session and, in IPython, display its panel.
 
@@ -81,6 +82,10 @@ def start(
         Whether the agent's ``python`` tool runs code in this kernel: ``"ask"`` before each
         call (a rule or a policy can answer), ``"allow"`` without asking, ``"off"`` (the tool
         is not offered); None: ``AtomicAgent.kernel_code`` (``"ask"``).
+    notebook_edits:
+        Whether the agent's changes to the open notebook are shown as diffs a person accepts
+        or rejects (``"ask"``), applied at once (``"allow"``), or its notebook tools are not
+        offered (``"off"``); None: ``AtomicAgent.notebook_edits`` (``"ask"``).
 
     Returns
     -------
@@ -105,6 +110,7 @@ def start(
         save=save,
         resume=resume,
         kernel_code=kernel_code,
+        notebook_edits=notebook_edits,
     )
     new = AgentSession(name, spec, config=config or _ipython_config())
     try:

@@ -60,6 +60,18 @@ class AtomicAgent(Configurable):
         ),
     ).tag(config=True)
 
+    notebook_edits = CaselessStrEnum(
+        ["ask", "allow", "off"],
+        default_value=SessionSettings.notebook_edits,
+        help=(
+            "Whether the agent edits the open notebook (JupyterLab 4 or Notebook 7): 'ask' shows "
+            "each change as a diff in the cells, accepted or rejected there or in the run's card "
+            "(a rule or a policy can answer), 'allow' applies changes without asking, 'off' "
+            "does not offer the notebook tools (reading, editing and running cells). "
+            "`%atomic_agent start --notebook-edits` sets it for one session."
+        ),
+    ).tag(config=True)
+
     startup_timeout = Float(
         SessionSettings.startup_timeout,
         help="Seconds to wait for a new agent to answer its first command.",

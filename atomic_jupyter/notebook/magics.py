@@ -214,6 +214,13 @@ class AtomicAgentMagics(Magics):
         help="start: the agent's python tool runs code in this kernel after asking (ask, the "
         "default), without asking (allow), or is not offered (off)",
     )
+    @argument(
+        "--notebook-edits",
+        choices=["ask", "allow", "off"],
+        help="start: the agent's changes to this notebook are shown as diffs you accept or "
+        "reject (ask, the default), applied at once (allow), or the notebook tools are not "
+        "offered (off)",
+    )
     @argument("--run", type=int, metavar="N", help="cells: the code of run N (default: the last)")
     @argument(
         "--print",
@@ -269,7 +276,7 @@ class AtomicAgentMagics(Magics):
           and why, and the versions a bug report needs;
         - ``start [--demo] [--command CMD] [--provider P] [--model M] [-e PATH ...] [--cwd DIR]
           [--trust-project] [--env KEY=VALUE ...] [--resume [ID]] [--no-save]
-          [--kernel-code ask|allow|off] [-- AGENT ARGS]``, ``stop``, ``restart`` (the same
+          [--kernel-code ask|allow|off] [--notebook-edits ask|allow|off] [-- AGENT ARGS]``, ``stop``, ``restart`` (the same
           conversation goes on), ``status``, ``show`` (the panel again);
         - ``cells [--run N] [--print]``: the code the agent ran in this kernel during the
           last run that ran any (or run N), into a new cell below, each call headed by a
@@ -387,6 +394,7 @@ class AtomicAgentMagics(Magics):
                 resume=args.resume,
                 save=not args.no_save,
                 kernel_code=args.kernel_code,
+                notebook_edits=args.notebook_edits,
             )
 
         try:

@@ -25,6 +25,7 @@ from contextvars import ContextVar
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from atomic_jupyter.notebook.notebook_tools import attach_kernel, record_origin
 from atomic_jupyter.ui.dispatch import UiDispatcher
 from atomic_jupyter.ui.panel_parts import panel_record
 from atomic_jupyter.ui.record import (
@@ -242,6 +243,7 @@ class NotebookPresentation:
         self._view: SessionView | None = None
         self._main_work = UiDispatcher()  # made on the main thread: kernel calls run there
         self._main_work.capture_loop()
+        attach_kernel()  # the pages link before the first prompt
         #: Each displayed run's output, by the run's command id (unique in the session; the
         #: run itself is not kept): its record is kept, to be sent again at stop.
         self._runs: dict[str, LiveDisplay] = {}
@@ -284,6 +286,7 @@ class NotebookPresentation:
         self.view.capture_loop()
         self.view.run_area(run)
         self._prepared.add(run)
+        record_origin(run)  # which page and cell it came from, for the notebook tools
 
     def display_run(self, run: PromptRun) -> None:
         """Display the run's area in the current cell (with its record; the record alone once

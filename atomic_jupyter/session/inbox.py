@@ -118,10 +118,16 @@ class Inbox:
         self.listeners.emit(event)
         self._wake.ping()
 
-    def dialog(self, request: DialogRequest) -> Dialog:
-        """Make a dialog of a request, decide it by policy, place it in its run, list it."""
+    def dialog(
+        self, request: DialogRequest, answer: Callable[[UIResponse], Any] | None = None
+    ) -> Dialog:
+        """Make a dialog of a request, decide it by policy, place it in its run, list it.
+
+        ``answer``: where its answer goes, for a dialog the session asks itself (a notebook
+        change to accept); None: to the agent.
+        """
         raw = request.raw if request.raw is not None else request.to_dict()
-        dialog = Dialog(request, raw, self._answer)
+        dialog = Dialog(request, raw, answer if answer is not None else self._answer)
         if not self._accepting():
             dialog.close("the agent is not running")
         else:

@@ -18,8 +18,12 @@ computes (the tool's card says "waiting for the kernel…" meanwhile).
 Besides the exposed functions, every session offers the built-in tools the notebook layer
 registers (:func:`use_builtin_tools`): ``python`` (the agent's code, run in the kernel, with
 approval unless the session's ``kernel_code`` setting says ``allow``; not offered when it
-says ``off``), ``notebook_variables`` and ``notebook_cells``. A built-in's answer may carry
-images (content the model sees) and details (what its card shows), :class:`ToolReply`.
+says ``off``), ``notebook_variables`` and ``notebook_cells``, and, while a notebook page
+is linked to the kernel, the notebook tools (reading, editing and running its cells; governed
+by the ``notebook_edits`` setting). A built-in's answer may carry images (content the model
+sees) and details (what its card shows), :class:`ToolReply`; a built-in that waits for the page
+or for a person returns a :class:`~concurrent.futures.Future` of it, and the call is answered
+when it is done (the kernel's main thread is free meanwhile).
 """
 
 from __future__ import annotations
@@ -30,11 +34,13 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from concurrent.futures import Future
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from atomic_jupyter.errors import AtomicAgentError
 from atomic_jupyter.protocol.messages import DialogRequest, EditorRequest, UIResponse
+from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.tool_schema import ToolSpec, coerce_arguments, tool_spec
 
 __all__ = [
@@ -59,6 +65,8 @@ ERROR_LIMIT = 4000
 #: ``kernel_code`` settings: ask before each call of ``python``, run it without asking, or
 #: do not offer it.
 KERNEL_CODE_MODES = ("ask", "allow", "off")
+#: The settings that govern built-in tools (each one of :data:`KERNEL_CODE_MODES`).
+TOOL_SETTINGS = ("kernel_code", "notebook_edits")
 #: Seconds between two updates of a running built-in's card ("running in the kernel… N s").
 PROGRESS_EVERY = 1.0
 
@@ -101,12 +109,26 @@ class CallInfo:
         Which of the session's prompts raised it (1 for the first; None when unknown).
     prompt:
         That prompt, as written.
+    run:
+        That run (a :class:`~atomic_jupyter.session.runs.PromptRun`; None when unknown).
+    mode:
+        The value of the setting that governs the tool (``"ask"``, ``"allow"``; ``""`` for
+        none).
+    open_dialog:
+        ``open_dialog(request, answer) -> Dialog``: ask the person something in the call's card
+        (policies and rules decide it first); the answer goes to ``answer``, not to the agent.
+    preview:
+        ``preview(details)``: what the card shows of the call while it runs.
     """
 
     call_id: str
     session: str
     run_number: int | None = None
     prompt: str = ""
+    run: Any = None
+    mode: str = ""
+    open_dialog: Callable[[DialogRequest, Callable[[UIResponse], Any]], Dialog] | None = None
+    preview: Callable[[dict[str, Any]], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -118,30 +140,49 @@ class BuiltinTool:
     name, description, parameters:
         As the agent registers it (``parameters``: a JSON Schema object).
     run:
-        ``run(arguments, info) -> ToolReply`` (on the main thread; may raise
-        ``KeyboardInterrupt``, which is answered as an error).
+        ``run(arguments, info) -> ToolReply``, or a future of it when the answer comes later
+        (on the main thread; may raise ``KeyboardInterrupt``, which is answered as an error).
     runs_code:
-        Whether it runs the agent's code: asked for unless ``kernel_code`` is ``allow``, not
-        offered when it is ``off``, and its card counts the seconds while it runs.
+        Whether it runs the agent's code in this thread: governed by ``kernel_code`` and asked
+        for first (``setting`` and ``asks_first``), and its card counts the seconds while it
+        runs.
     approval_title, approval_message:
-        The approval dialog's title and message (``runs_code``).
+        The approval dialog's title and message (``asks_first``).
+    setting:
+        The session setting that governs it (:data:`TOOL_SETTINGS`): not offered when that
+        setting is ``"off"``; None: always offered.
+    asks_first:
+        Whether the agent asks the person before each call (a confirm) when ``setting`` is
+        ``"ask"``.
+    available:
+        Whether it can be offered now (the notebook tools: while a notebook page is linked);
+        a call when it is not is refused in words.
     """
 
     name: str
     description: str
     parameters: dict[str, Any]
-    run: Callable[[dict[str, Any], CallInfo], ToolReply] = field(repr=False)
+    run: Callable[[dict[str, Any], CallInfo], ToolReply | Future[ToolReply]] = field(repr=False)
     runs_code: bool = False
     approval_title: str = ""
     approval_message: str = ""
+    setting: str | None = None
+    asks_first: bool = False
+    available: Callable[[], str | None] = field(default=lambda: None, repr=False)
+
+    @property
+    def governed_by(self) -> str | None:
+        """The setting that governs the tool (``kernel_code`` for code it runs)."""
+        return "kernel_code" if self.runs_code else self.setting
 
     def to_json(self, mode: str) -> dict[str, Any]:
-        """What the extension registers, for the session's ``kernel_code`` mode."""
+        """What the extension registers, for the value of its setting, ``mode``."""
+        asks = self.runs_code or self.asks_first
         spec: dict[str, Any] = {
             "name": self.name,
             "description": self.description,
             "parameters": self.parameters,
-            "approval": self.runs_code and mode == "ask",
+            "approval": asks and mode == "ask",
             "builtin": True,
         }
         if self.approval_title:
@@ -227,6 +268,10 @@ class KernelTools:
         Says why a call was refused.
     kernel_code:
         The ``kernel_code`` mode (:data:`KERNEL_CODE_MODES`).
+    notebook_edits:
+        The ``notebook_edits`` mode (:data:`KERNEL_CODE_MODES`).
+    open_dialog, preview:
+        As :class:`CallInfo` has them, by the call's id.
     call_info:
         Where a call comes from, by its tool call id.
     accepting:
@@ -248,13 +293,16 @@ class KernelTools:
         wake: Callable[[], None],
         diagnose: Callable[[str], None],
         kernel_code: str = "ask",
+        notebook_edits: str = "ask",
         call_info: Callable[[str], CallInfo] | None = None,
         accepting: Callable[[], bool] = lambda: True,
         progress: Callable[[str, str], None] = lambda _id, _text: None,
         while_running: Callable[[Callable[[], None]], Callable[[], None]] | None = None,
     ) -> None:
-        if kernel_code not in KERNEL_CODE_MODES:
-            raise ValueError(f"kernel_code must be one of {', '.join(KERNEL_CODE_MODES)}")
+        modes = {"kernel_code": kernel_code, "notebook_edits": notebook_edits}
+        for setting, mode in modes.items():
+            if mode not in KERNEL_CODE_MODES:
+                raise ValueError(f"{setting} must be one of {', '.join(KERNEL_CODE_MODES)}")
         self._channel = channel
         self._answer = answer
         self._run_on_main = run_on_main
@@ -263,13 +311,23 @@ class KernelTools:
         self._lock = threading.Lock()
         self._tools: dict[str, ExposedTool] = {}
         self.kernel_code = kernel_code
-        self._builtins = {
-            tool.name: tool for tool in _builtins if not (tool.runs_code and kernel_code == "off")
-        }
+        self.notebook_edits = notebook_edits
+        self._modes = modes
+        self._builtins = {tool.name: tool for tool in _builtins if self.mode_of(tool) != "off"}
         self._call_info = call_info or (lambda call_id: CallInfo(call_id, ""))
         self._accepting = accepting
         self._progress = progress
         self._while_running = while_running
+
+    def mode_of(self, tool: BuiltinTool) -> str:
+        """The value of the setting that governs ``tool`` (``""`` for none)."""
+        setting = tool.governed_by
+        return self._modes.get(setting, "ask") if setting is not None else ""
+
+    def unavailable(self) -> dict[str, str]:
+        """The built-in tools this session would offer but cannot now, and why."""
+        found = {name: tool.available() for name, tool in self._builtins.items()}
+        return {name: why for name, why in found.items() if why is not None}
 
     # ------------------------------------------------------------------ exposing
 
@@ -320,8 +378,17 @@ class KernelTools:
 
     def specs(self) -> list[dict[str, Any]]:
         """Every tool offered, as the extension registers them: built-ins first."""
-        builtins = [tool.to_json(self.kernel_code) for tool in self._builtins.values()]
+        builtins = [
+            tool.to_json(self.mode_of(tool))
+            for tool in self._builtins.values()
+            if tool.available() is None
+        ]
         return builtins + [tool.to_json() for tool in self.exposed.values()]
+
+    def offer_again(self) -> None:
+        """Tell the agent the tools offered now (a built-in became available or went)."""
+        if self._builtins and self._channel() is not None:
+            self._publish()
 
     def offer_builtins(self) -> None:
         """Write the tools for the agent's next start (no agent runs yet; nothing to do
@@ -382,8 +449,13 @@ class KernelTools:
         if not self._accepting():
             self._reply(request.id, error="refused: the session is stopping; nothing ran")
             return True
+        why = builtin.available() if builtin is not None else None
+        if why is not None:
+            self._reply(request.id, error=f"{name} cannot be used now: {why}")
+            return True
         if builtin is not None:
             info = self._call_info(str(call.get("id") or ""))
+            info = replace(info, mode=self.mode_of(builtin))
             schedule(lambda: self._run_builtin(request.id, builtin, arguments, info))
         elif tool is not None:
             schedule(lambda: self._run(request.id, tool, arguments))
@@ -406,6 +478,19 @@ class KernelTools:
             reply = ToolReply(error=f"{tool.name} failed: {type(exc).__name__}: {exc}")
         finally:
             stop()
+        if isinstance(reply, Future):  # answered when it is done (the page, a person)
+            reply.add_done_callback(lambda done: self._answer_later(request_id, tool, done))
+            return
+        self._answer_builtin(request_id, reply)
+
+    def _answer_later(self, request_id: str, tool: BuiltinTool, done: Future[ToolReply]) -> None:
+        try:
+            reply = done.result()
+        except Exception as exc:  # a bug of ours, or the call was given up
+            reply = ToolReply(error=f"{tool.name} failed: {type(exc).__name__}: {exc}")
+        self._answer_builtin(request_id, reply)
+
+    def _answer_builtin(self, request_id: str, reply: ToolReply) -> None:
         if reply.error is not None:
             self._reply(request_id, error=reply.error[-ERROR_LIMIT * 4 :])
             return
@@ -480,11 +565,29 @@ def kernel_tools_for(session: Any) -> KernelTools:
                 return run
         return None
 
+    def open_dialog(request: DialogRequest, answer: Callable[[UIResponse], Any]) -> Dialog:
+        dialog: Dialog = session._inbox.dialog(request, answer)
+        return dialog
+
+    def preview(call_id: str, details: dict[str, Any]) -> None:
+        run = run_of(call_id)
+        if run is not None and run.transcript.show_details(call_id, details):
+            session.tracker.changed.emit(run, "now")
+
     def call_info(call_id: str) -> CallInfo:
         run = run_of(call_id) if call_id else None
+        shown = (lambda details: preview(call_id, details)) if call_id else None
         if run is None:
-            return CallInfo(call_id, session.name)
-        return CallInfo(call_id, session.name, run.number or None, run.message)
+            return CallInfo(call_id, session.name, open_dialog=open_dialog, preview=shown)
+        return CallInfo(
+            call_id,
+            session.name,
+            run.number or None,
+            run.message,
+            run=run,
+            open_dialog=open_dialog,
+            preview=shown,
+        )
 
     def progress(call_id: str, text: str) -> None:
         run = run_of(call_id)
@@ -499,6 +602,7 @@ def kernel_tools_for(session: Any) -> KernelTools:
         return result
 
     mode = session.spec.kernel_code or getattr(session.config, "kernel_code", None) or "ask"
+    edits = session.spec.notebook_edits or getattr(session.config, "notebook_edits", None) or "ask"
     tools = KernelTools(
         channel=lambda: session.addon("kernel-tools"),
         answer=session._commands.answer,
@@ -506,6 +610,7 @@ def kernel_tools_for(session: Any) -> KernelTools:
         wake=session._wake.ping,
         diagnose=session.extension_ui.diagnose,
         kernel_code=mode,
+        notebook_edits=edits,
         call_info=call_info,
         accepting=lambda: session._commands.accepting() and not session._lifecycle.stop_requested,
         progress=progress,

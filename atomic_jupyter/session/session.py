@@ -364,6 +364,22 @@ class AgentSession(SessionCommands):
     def unexpose(self, name: str) -> None:
         self._kernel_tools.unexpose(name)
 
+    def offer_tools_again(self) -> None:
+        """Tell a running agent the tools it has now (a built-in tool became available or
+        went: a notebook page was linked or closed). Failures are diagnostics, not errors."""
+        if not self.alive:
+            return
+        try:
+            self._kernel_tools.offer_again()
+        except AtomicAgentError as exc:
+            self.extension_ui.diagnose(f"could not offer the notebook's tools again: {exc}")
+
+    @property
+    def unavailable_tools(self) -> dict[str, str]:
+        """The built-in tools this session would offer but cannot now, and why (the
+        notebook tools where no notebook page is linked)."""
+        return self._kernel_tools.unavailable()
+
     # ------------------------------------------------------------------ prototypes
 
     def _prototyping(self) -> Any:

@@ -19,6 +19,7 @@ class Settings(Protocol):
     agent_home: str | None
     conversations_dir: str | None
     kernel_code: str
+    notebook_edits: str
 
 
 @dataclass
@@ -43,6 +44,10 @@ class SessionSettings:
     kernel_code:
         Whether the agent's ``python`` tool runs code in the kernel: ``"ask"`` (before each
         call), ``"allow"`` or ``"off"``.
+    notebook_edits:
+        Whether the agent's ``notebook_edit`` tool changes the open notebook: ``"ask"`` (each
+        change shown as a diff a person accepts or rejects), ``"allow"`` (applied at once, still
+        shown in the card) or ``"off"`` (the notebook tools are not offered).
     """
 
     command: str | Sequence[str] | None = None
@@ -52,3 +57,4 @@ class SessionSettings:
     agent_home: str | None = None
     conversations_dir: str | None = None
     kernel_code: str = "ask"
+    notebook_edits: str = "ask"

@@ -159,6 +159,8 @@ class ToolBlock(Block):
     details: Any = None
     #: The result's images: ``(mimeType, base64 data)`` of each image content block.
     images: tuple[tuple[str, str], ...] = ()
+    #: Whether the session gave the call details to show while it ran (``show_details``).
+    previewed: bool = False
     #: Dialogs raised while this call ran (a ``tool_call`` hook asking before it runs): shown
     #: in its card, with what the tool is about to do.
     dialogs: list[Dialog] = field(default_factory=list, repr=False)
@@ -303,6 +305,20 @@ class Transcript:
                 return False
             if not block.done:
                 block.output = text
+                block.touch()
+                self.rev += 1
+            return True
+
+    def show_details(self, call_id: str, details: dict[str, Any]) -> bool:
+        """Give the running tool call ``call_id`` the details its card shows until its result
+        comes (a notebook change waiting for a decision); whether the call is here."""
+        with self.lock:
+            block = self._tools.get(call_id)
+            if block is None:
+                return False
+            if not block.done:
+                block.details = details
+                block.previewed = True
                 block.touch()
                 self.rev += 1
             return True
@@ -466,7 +482,10 @@ class Transcript:
             content_text(result.get("content")) if isinstance(result, dict) else str(result or "")
         )
         if isinstance(result, dict):
-            block.details = result.get("details")
+            # Details the session showed while the call ran (a notebook change's diff) stay
+            # when the result brings none of its own (a failed call's are empty).
+            if result.get("details") or not block.previewed:
+                block.details = result.get("details")
             block.images = _images(result.get("content"))
         block.is_error = e.get("isError") is True
         duration = e.get("durationMs")

@@ -72,6 +72,9 @@ class LaunchSpec:
     kernel_code:
         Whether the agent's ``python`` tool runs code in the kernel: ``"ask"`` before each
         call, ``"allow"`` without asking, ``"off"`` (not offered); None: the setting's.
+    notebook_edits:
+        Whether the agent's changes to the open notebook are asked for (``"ask"``), applied at
+        once (``"allow"``), or its notebook tools not offered (``"off"``); None: the setting's.
     """
 
     command: str | Sequence[str] | None = None
@@ -86,6 +89,7 @@ class LaunchSpec:
     save: bool = True
     resume: str | None = None
     kernel_code: str | None = None
+    notebook_edits: str | None = None
 
 
 def _split(command: str | Sequence[str]) -> tuple[str, ...]:

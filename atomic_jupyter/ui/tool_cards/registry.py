@@ -12,6 +12,11 @@ from atomic_jupyter.ui.tool_cards.grep import render_grep
 from atomic_jupyter.ui.tool_cards.limits import MAX_CHARS
 from atomic_jupyter.ui.tool_cards.listing import render_find, render_ls
 from atomic_jupyter.ui.tool_cards.markup import div, esc, root
+from atomic_jupyter.ui.tool_cards.notebook import (
+    render_notebook_edit,
+    render_notebook_read,
+    render_notebook_run,
+)
 from atomic_jupyter.ui.tool_cards.python import render_python
 from atomic_jupyter.ui.tool_cards.read import render_read
 from atomic_jupyter.ui.tool_cards.styles import NOTE_STYLE
@@ -36,6 +41,9 @@ RENDERERS: dict[str, Callable[[ToolCall], ToolCard]] = {
     "find": render_find,
     "ls": render_ls,
     "python": render_python,
+    "notebook_read": render_notebook_read,
+    "notebook_edit": render_notebook_edit,
+    "notebook_run": render_notebook_run,
 }
 
 

@@ -1,0 +1,657 @@
+"""The agent's tools for the open notebook: ``notebook_read``, ``notebook_edit`` and
+``notebook_run``, offered while a notebook page is linked to the kernel
+(:mod:`~atomic_jupyter.notebook.page_link`) and the session's ``notebook_edits`` setting is not
+``off``.
+
+- ``notebook_read``: the cells in order, each with its id, type, source, outputs' summary,
+  execution count, whether it was edited since it ran, and which cell the prompt came from
+  (bounded: :mod:`~atomic_jupyter.notebook.notebook_text`).
+- ``notebook_edit``: operations (replace a cell's source, insert a cell, delete a cell) that
+  make one change. The page checks it against the notebook (a cell edited since the agent read
+  it is refused) and shows it as a diff in the cells; the card shows the same diff and a
+  confirm, :data:`EDIT_TITLE`, decided there, in a cell, by a rule or a policy (``ask``), or at
+  once (``allow``). Accepted, the page applies it as one edit; rejected, the model gets the
+  person's reason.
+- ``notebook_run``: code cells run as a person's Shift+Enter would (outputs and execution
+  counts in the cells), what came out given to the model as ``python``'s result is. Governed
+  by ``kernel_code`` (asked for first unless ``allow``).
+
+Every call needs the page's answer, which reaches the kernel only while no cell runs: a call
+made while a cell blocks (a prompt sent with ``--wait``, ``session.wait()``, Run All) is
+refused in words instead of waiting forever. Everything here runs on the kernel's main thread.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from atomic_jupyter.notebook.notebook_text import cell_listing, run_text
+from atomic_jupyter.notebook.page_link import (
+    Origin,
+    Page,
+    PageError,
+    PageLink,
+    current_origin,
+    link_of,
+)
+from atomic_jupyter.protocol.messages import ConfirmRequest, UIResponse
+from atomic_jupyter.session.kernel_tools import BuiltinTool, CallInfo, ToolReply
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from atomic_jupyter.session.dialogs import Dialog
+
+__all__ = [
+    "EDIT_TITLE",
+    "attach_kernel",
+    "notebook_tools",
+    "record_origin",
+    "why_unavailable",
+]
+
+#: The confirm's title for a change (a rule or ``%atomic_agent policy --title`` matches it).
+EDIT_TITLE = "Apply the agent's change to the notebook?"
+RUN_TITLE = "Run cells of the notebook in the kernel?"
+#: The longest source a cell may be given, and the most operations in one change.
+SOURCE_MAX, OPERATIONS_MAX = 5_000_000, 50
+#: The most cells one call runs, and images given to the model from them.
+RUN_MAX, MODEL_IMAGES = 20, 6
+_PROMPT_MAGIC = ("%%atomic_agent", "%atomic_agent")
+
+READ_TOOL: dict[str, Any] = {
+    "name": "notebook_read",
+    "description": (
+        "Read the person's open Jupyter notebook as it is on screen: every cell in order with "
+        "its id, type (code, markdown, raw), source, a summary of its outputs, its execution "
+        "count, whether it was edited since it ran, and which cell the prompt came from. "
+        "Long notebooks come in ranges (start, end: 1-based positions); cell_id reads one cell "
+        "in full. Read a cell before you change it with notebook_edit."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "start": {"type": "integer", "minimum": 1, "description": "first cell (1-based)"},
+            "end": {"type": "integer", "minimum": 1, "description": "last cell (1-based)"},
+            "cell_id": {"type": "string", "description": "read this cell alone, in full"},
+        },
+        "additionalProperties": False,
+    },
+}
+EDIT_TOOL: dict[str, Any] = {
+    "name": "notebook_edit",
+    "description": (
+        "Change the person's open notebook: replace a cell's whole source, insert a code or "
+        "markdown cell (after a cell, 'start' for the top, or at the end), delete a cell. All "
+        "operations of one call are one change: it is shown to the person as a diff in the "
+        "cells and applied only if they accept it (a rejection comes back as an error with "
+        "their reason). Cells are named by the ids notebook_read gives; read a cell before "
+        "changing it (a cell edited since you read it is refused: read it again). Editing does "
+        "not run anything: use notebook_run for that."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "operations": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": OPERATIONS_MAX,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "op": {"type": "string", "enum": ["replace", "insert", "delete"]},
+                        "cell_id": {"type": "string", "description": "replace, delete"},
+                        "source": {"type": "string", "description": "replace, insert"},
+                        "after": {
+                            "type": "string",
+                            "description": "insert: the cell id it goes after, or 'start'; "
+                            "leave out for the end",
+                        },
+                        "cell_type": {"type": "string", "enum": ["code", "markdown"]},
+                    },
+                    "required": ["op"],
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "required": ["operations"],
+        "additionalProperties": False,
+    },
+}
+RUN_TOOL: dict[str, Any] = {
+    "name": "notebook_run",
+    "description": (
+        "Run code cells of the person's open notebook, in order, as Shift+Enter would: the "
+        "outputs and execution counts go into the cells, and you get what they printed, "
+        "displayed or raised (figures as images). Stops at the first cell that fails. Name "
+        "cells by the ids notebook_read gives. The person may have to approve each call."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "cell_ids": {
+                "type": "array",
+                "items": {"type": "string"},
+                "minItems": 1,
+                "maxItems": RUN_MAX,
+            }
+        },
+        "required": ["cell_ids"],
+        "additionalProperties": False,
+    },
+}
+
+
+# --------------------------------------------------------------------------- kernel state
+
+
+@dataclass
+class _Waiting:
+    """A change shown in the page, waiting for its decision."""
+
+    page: Page
+    call: str
+    dialog: Dialog | None = None
+    reason: str = ""
+    decided: bool = False
+
+
+@dataclass
+class _KernelState:
+    """What the notebook tools keep per kernel."""
+
+    cell_running: bool = False
+    #: (session, page client) -> cell id -> the source the agent last read in full.
+    read: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
+    waiting: dict[str, _Waiting] = field(default_factory=dict)
+    origins: weakref.WeakKeyDictionary[Any, Origin] = field(
+        default_factory=weakref.WeakKeyDictionary
+    )
+    #: Runs work on the main thread (a decision made on another thread).
+    main: Any = None
+
+
+_STATES: weakref.WeakKeyDictionary[Any, _KernelState] = weakref.WeakKeyDictionary()
+
+
+def _shell() -> InteractiveShell | None:
+    from IPython import get_ipython
+
+    shell: InteractiveShell | None = get_ipython()
+    return shell
+
+
+def _state(shell: InteractiveShell) -> _KernelState:
+    """The kernel's state, made on first use (on the main thread): the link opened, the
+    cells' runs followed."""
+    state = _STATES.get(shell)
+    if state is not None:
+        return state
+    from atomic_jupyter.ui.dispatch import UiDispatcher
+
+    state = _STATES[shell] = _KernelState()
+    state.main = UiDispatcher()
+    state.main.capture_loop()
+
+    def before(*_args: Any) -> None:
+        state.cell_running = True
+
+    def after(*_args: Any) -> None:
+        state.cell_running = False
+
+    shell.events.register("pre_run_cell", before)
+    shell.events.register("post_run_cell", after)
+    link = link_of(shell)
+    if link is not None:
+        link.decisions.add(lambda page, data: _decided_in_page(state, page, data))
+        link.changed.add(lambda: _pages_changed(state, link))
+        link.changed.add(_offer_again)
+    return state
+
+
+def attach_kernel() -> None:
+    """Open the kernel's side of the notebook link (on the main thread; nothing outside a
+    Jupyter kernel), so that the pages link before the first prompt."""
+    shell = _shell()
+    if shell is not None and getattr(shell, "kernel", None) is not None:
+        _state(shell)
+
+
+def _offer_again() -> None:
+    """A page was linked or went: every running session offers the tools it can now."""
+    from atomic_jupyter.notebook import registry
+
+    for session in registry.all_sessions():
+        session.offer_tools_again()
+
+
+def record_origin(run: Any) -> None:
+    """Remember which page and cell ``run``'s prompt came from (on the main thread, as the
+    prompt is sent: the kernel's current message is the cell's or the Send click's)."""
+    shell = _shell()
+    if shell is None or getattr(shell, "kernel", None) is None:
+        return
+    state = _state(shell)
+    state.origins[run] = current_origin(shell)
+    link = link_of(shell)
+    if link is not None:
+        link.announce()
+
+
+def why_unavailable() -> str | None:
+    """Why the notebook tools cannot be offered now (None: they can)."""
+    shell = _shell()
+    if shell is None or getattr(shell, "kernel", None) is None:
+        return "no Jupyter kernel runs here"
+    link = link_of(shell)
+    if link is None:
+        return "this kernel has no comms"
+    if not link.pages:
+        if link.refused:
+            return link.refused
+        return (
+            "no notebook page with atomic-jupyter's extension is linked to this kernel "
+            "(JupyterLab 4 or Notebook 7 with atomic-jupyter installed in the server's "
+            "environment; nbclient, papermill, VS Code and classic Notebook have none)"
+        )
+    return None
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _then(future: Future[Any], make: Callable[[Any], ToolReply]) -> Future[ToolReply]:
+    """A future of ``make(result)``; a page's refusal or a bug becomes the model's error."""
+    result: Future[ToolReply] = Future()
+
+    def done(settled: Future[Any]) -> None:
+        try:
+            reply = make(settled.result())
+        except PageError as exc:
+            reply = ToolReply(error=str(exc))
+        except Exception as exc:  # a bug of ours: the model is told, the kernel goes on
+            reply = ToolReply(error=f"{type(exc).__name__}: {exc}")
+        result.set_result(reply)
+
+    future.add_done_callback(done)
+    return result
+
+
+def _target(info: CallInfo) -> tuple[InteractiveShell, _KernelState, PageLink, Page] | ToolReply:
+    """The kernel, its state, its link and the page the call's prompt came from; or the error
+    for the model."""
+    shell = _shell()
+    link = link_of(shell) if shell is not None else None
+    if shell is None or link is None:
+        return ToolReply(error="no Jupyter kernel runs here: the notebook cannot be reached")
+    state = _state(shell)
+    if state.cell_running:
+        return ToolReply(
+            error=(
+                "The notebook cannot be read or changed while a cell runs and blocks the kernel "
+                "(the prompt was sent with --wait, session.wait() or Run All): the page's answer "
+                "cannot reach the kernel until that cell ends. Nothing was done. Tell the person "
+                "to send the prompt without --wait to let you work on the notebook; the python "
+                "and notebook_cells tools still work."
+            )
+        )
+    origin = state.origins.get(info.run) if info.run is not None else None
+    page = link.page_for(origin.client if origin is not None else None)
+    if page is None:
+        why = why_unavailable()
+        if why is None:  # several pages, none of them the prompt's
+            why = (
+                "several notebooks share this kernel and the prompt came from none of them: "
+                "send it from the notebook to work on"
+            )
+        return ToolReply(error=f"The notebook cannot be reached: {why}.")
+    return shell, state, link, page
+
+
+def _history(shell: InteractiveShell) -> list[str]:
+    manager = getattr(shell, "history_manager", None)
+    raw = getattr(manager, "input_hist_raw", None)
+    return list(raw) if isinstance(raw, list) else []
+
+
+# --------------------------------------------------------------------------- read
+
+
+def _read(arguments: dict[str, Any], info: CallInfo) -> ToolReply | Future[ToolReply]:
+    found = _target(info)
+    if isinstance(found, ToolReply):
+        return found
+    shell, state, link, page = found
+
+    def ints(name: str) -> int | None:
+        value = arguments.get(name)
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    cell_id = arguments.get("cell_id")
+    origin = state.origins.get(info.run) if info.run is not None else None
+
+    def listed(reply: dict[str, Any]) -> ToolReply:
+        listing = cell_listing(
+            reply,
+            start=ints("start"),
+            end=ints("end"),
+            cell_id=cell_id if isinstance(cell_id, str) else None,
+            origin_cell=origin.cell_id if origin is not None else None,
+            history=_history(shell),
+            page=page.label,
+        )
+        state.read.setdefault((info.session, page.client), {}).update(listing.read)
+        return ToolReply(text=listing.text)
+
+    return _then(link.request(page, "read"), listed)
+
+
+# --------------------------------------------------------------------------- edit
+
+
+def _operations(arguments: dict[str, Any]) -> list[dict[str, Any]] | str:
+    """The operations, checked for shape and size; or what is wrong with them."""
+    operations = arguments.get("operations")
+    if not isinstance(operations, list) or not operations:
+        return 'notebook_edit needs {"operations": [...]}: no operation was given'
+    if len(operations) > OPERATIONS_MAX:
+        return f"at most {OPERATIONS_MAX} operations make one change"
+    checked: list[dict[str, Any]] = []
+    for index, operation in enumerate(operations, 1):
+        where = f"operation {index}"
+        if not isinstance(operation, dict) or operation.get("op") not in (
+            "replace",
+            "insert",
+            "delete",
+        ):
+            return f"{where}: op is replace, insert or delete"
+        op = operation["op"]
+        source = operation.get("source")
+        if op in ("replace", "insert") and not isinstance(source, str):
+            return f"{where}: {op} needs a source"
+        if isinstance(source, str) and len(source) > SOURCE_MAX:
+            return f"{where}: a cell's source is at most {SOURCE_MAX:,} characters ({len(source):,} given)"
+        if op in ("replace", "delete") and not isinstance(operation.get("cell_id"), str):
+            return f"{where}: {op} needs the cell_id of the cell"
+        kept = {
+            k: operation[k]
+            for k in ("op", "cell_id", "source", "after", "cell_type")
+            if k in operation
+        }
+        checked.append(kept)
+    return checked
+
+
+def _summary(changes: list[Any]) -> str:
+    counts: dict[str, int] = {}
+    for change in changes:
+        op = change.get("op") if isinstance(change, dict) else None
+        counts[str(op)] = counts.get(str(op), 0) + 1
+    words = {"replace": "changed", "insert": "inserted", "delete": "deleted"}
+    said = [f"{n} cell{'s' * (n != 1)} {words.get(op, op)}" for op, n in counts.items()]
+    return ", ".join(said)
+
+
+def _edit(arguments: dict[str, Any], info: CallInfo) -> ToolReply | Future[ToolReply]:
+    operations = _operations(arguments)
+    if isinstance(operations, str):
+        return ToolReply(error=operations)
+    found = _target(info)
+    if isinstance(found, ToolReply):
+        return found
+    _shell_, state, link, page = found
+    read = state.read.get((info.session, page.client), {})
+    expected: dict[str, str] = {}
+    for index, operation in enumerate(operations, 1):
+        cell = operation.get("cell_id")
+        if operation["op"] != "insert" and isinstance(cell, str):
+            if cell not in read:
+                return ToolReply(
+                    error=f"operation {index}: read cell {cell} (notebook_read) before changing it"
+                )
+            expected[cell] = read[cell]
+    ask = info.mode != "allow"
+    call = info.call_id or f"call-{id(arguments)}"
+    result: Future[ToolReply] = Future()
+    proposed = link.request(
+        page, "propose", call=call, operations=operations, expected=expected, ask=ask
+    )
+
+    def shown(done: Future[dict[str, Any]]) -> None:
+        try:
+            changes = done.result().get("changes") or []
+        except PageError as exc:
+            result.set_result(
+                ToolReply(error=f"The change was refused: {exc}. Nothing was changed.")
+            )
+            return
+        details = {"notebook": page.label, "changes": changes, "decision": "pending"}
+        if info.preview is not None:
+            info.preview(details)
+        waiting = state.waiting[call] = _Waiting(page, call)
+        decide = _decider(state, link, waiting, details, read, result)
+        if not ask or info.open_dialog is None:
+            decide(True, "applied without asking (notebook_edits is allow)")
+            return
+        message = (
+            f"{_summary(changes)} in {page.label}: the diff is above and in the notebook, "
+            "where you can accept or reject it too."
+        )
+        request = ConfirmRequest(id=f"notebook-change-{call}", title=EDIT_TITLE, message=message)
+
+        def answered(response: UIResponse) -> None:
+            accept = response.confirmed is True
+            how = "accepted" if accept else "rejected"
+            _on_main(state, lambda: decide(accept, how))
+
+        waiting.dialog = info.open_dialog(request, answered)
+        waiting.dialog.observe(lambda d: _gone_dialog(state, d, decide))
+
+    proposed.add_done_callback(shown)
+    return result
+
+
+def _gone_dialog(state: _KernelState, dialog: Dialog, decide: Callable[[bool, str], None]) -> None:
+    """The confirm closed or expired without an answer (the agent went): drop the change."""
+    if dialog.state in ("closed", "expired"):
+        _on_main(state, lambda: decide(False, f"the question was {dialog.state}"))
+
+
+def _decider(
+    state: _KernelState,
+    link: PageLink,
+    waiting: _Waiting,
+    details: dict[str, Any],
+    read: dict[str, str],
+    result: Future[ToolReply],
+) -> Callable[[bool, str], None]:
+    """What settles a change: the page applies or drops it, and the call is answered."""
+
+    def decide(accept: bool, how: str) -> None:
+        if waiting.decided:
+            return
+        waiting.decided = True
+        state.waiting.pop(waiting.call, None)
+        asked = link.request(waiting.page, "decide", call=waiting.call, accept=accept)
+
+        def settled(done: Future[dict[str, Any]]) -> None:
+            try:
+                applied = done.result().get("applied") or []
+            except PageError as exc:
+                if accept:
+                    text = f"The change was accepted but not applied: {exc}. Nothing was changed."
+                else:
+                    text = f"The person rejected the change ({exc}). Nothing was changed."
+                result.set_result(ToolReply(error=text))
+                return
+            if not accept:
+                reason = waiting.reason.strip()
+                said = f" Their reason: {reason}" if reason else " They gave no reason."
+                result.set_result(
+                    ToolReply(
+                        error=f"The person rejected the change to the notebook ({how}); nothing "
+                        f"was changed.{said}"
+                    )
+                )
+                return
+            for change in details["changes"]:  # what the agent knows of the notebook now
+                if isinstance(change, dict) and isinstance(change.get("cell_id"), str):
+                    if change.get("op") == "delete":
+                        read.pop(change["cell_id"], None)
+                    else:
+                        read[change["cell_id"]] = str(change.get("new") or "")
+            for entry in applied:
+                if isinstance(entry, dict) and entry.get("op") == "insert":
+                    source = _inserted_source(details["changes"], applied, entry)
+                    if source is not None:
+                        read[str(entry.get("cell_id"))] = source
+            lines = [f"Applied to {waiting.page.label} ({how}): {_summary(details['changes'])}."]
+            for entry in applied:
+                if isinstance(entry, dict):
+                    lines.append(
+                        f"- {entry.get('op')}: cell id {entry.get('cell_id')}, now cell "
+                        f"{int(entry.get('index', -1)) + 1}"
+                    )
+            lines.append("The cells did not run; use notebook_run to run code cells.")
+            final = {**details, "decision": "accepted", "applied": applied}
+            result.set_result(ToolReply(text="\n".join(lines), details=final))
+
+        asked.add_done_callback(settled)
+
+    return decide
+
+
+def _inserted_source(changes: list[Any], applied: list[Any], entry: dict[str, Any]) -> str | None:
+    """The source of an inserted cell (the k-th insert applied is the k-th insert proposed)."""
+    inserts = [c for c in changes if isinstance(c, dict) and c.get("op") == "insert"]
+    done = [a for a in applied if isinstance(a, dict) and a.get("op") == "insert"]
+    k = done.index(entry) if entry in done else -1
+    return str(inserts[k].get("new") or "") if 0 <= k < len(inserts) else None
+
+
+def _decided_in_page(state: _KernelState, page: Page, data: dict[str, Any]) -> None:
+    """A person clicked Accept or Reject in a cell: the change's confirm is answered."""
+    waiting = state.waiting.get(str(data.get("call")))
+    if waiting is None or waiting.page is not page or waiting.dialog is None:
+        return
+    waiting.reason = str(data.get("reason") or "")[:2000]
+    if waiting.dialog.pending:
+        waiting.dialog.respond(
+            data.get("accept") is True, by="clicked", how="clicked in the notebook"
+        )
+
+
+def _pages_changed(state: _KernelState, link: PageLink) -> None:
+    """A page went: a change waiting in it is cancelled (nothing was applied)."""
+    linked = {id(page) for page in link.pages}
+    for waiting in list(state.waiting.values()):
+        if id(waiting.page) not in linked and waiting.dialog is not None and waiting.dialog.pending:
+            waiting.dialog.cancel(how=f"the notebook {waiting.page.label} was closed")
+
+
+def _on_main(state: _KernelState, work: Callable[[], None]) -> None:
+    """Run ``work`` on the main thread (at once when this is it; else on the kernel's loop)."""
+    if threading.current_thread() is threading.main_thread() or state.main is None:
+        work()
+        return
+    state.main.call(work)
+
+
+# --------------------------------------------------------------------------- run
+
+
+def _run(arguments: dict[str, Any], info: CallInfo) -> ToolReply | Future[ToolReply]:
+    ids = arguments.get("cell_ids")
+    if not isinstance(ids, list) or not ids or not all(isinstance(i, str) for i in ids):
+        return ToolReply(error='notebook_run needs {"cell_ids": ["<id>", ...]}')
+    if len(ids) > RUN_MAX:
+        return ToolReply(error=f"at most {RUN_MAX} cells in one call")
+    found = _target(info)
+    if isinstance(found, ToolReply):
+        return found
+    _shell_, state, link, page = found
+    origin = state.origins.get(info.run) if info.run is not None else None
+    result: Future[ToolReply] = Future()
+
+    def checked(done: Future[dict[str, Any]]) -> None:
+        try:
+            cells = {
+                c.get("id"): c for c in done.result().get("cells") or [] if isinstance(c, dict)
+            }
+        except PageError as exc:
+            result.set_result(ToolReply(error=str(exc)))
+            return
+        for cid in ids:
+            cell = cells.get(cid)
+            if cell is None:
+                result.set_result(ToolReply(error=f"no cell {cid} in the notebook: read it again"))
+                return
+            source = str(cell.get("source") or "").lstrip()
+            if (origin is not None and cid == origin.cell_id) or source.startswith(_PROMPT_MAGIC):
+                result.set_result(
+                    ToolReply(
+                        error=f"cell {cid} prompts the agent (%%atomic_agent): running it would "
+                        "prompt you from your own run. Nothing ran."
+                    )
+                )
+                return
+        ran = link.request(page, "run", cell_ids=ids)
+        ran.add_done_callback(lambda settled: result.set_result(_ran(settled)))
+
+    link.request(page, "read").add_done_callback(checked)
+    return result
+
+
+def _ran(done: Future[dict[str, Any]]) -> ToolReply:
+    try:
+        cells = done.result().get("cells") or []
+    except PageError as exc:
+        return ToolReply(error=str(exc))
+    images: list[tuple[str, str]] = []
+    text, failed, outputs = run_text(cells, images, MODEL_IMAGES)
+    if failed:
+        return ToolReply(error=text or "the cell failed")
+    details = {"outputs": outputs, "kernel": True}
+    return ToolReply(text=text or "(no output)", images=tuple(images), details=details)
+
+
+# --------------------------------------------------------------------------- the tools
+
+
+def notebook_tools() -> list[BuiltinTool]:
+    """``notebook_read``, ``notebook_edit`` and ``notebook_run``: offered while a page is
+    linked (:func:`why_unavailable`)."""
+    return [
+        BuiltinTool(
+            READ_TOOL["name"],
+            READ_TOOL["description"],
+            READ_TOOL["parameters"],
+            _read,
+            setting="notebook_edits",
+            available=why_unavailable,
+        ),
+        BuiltinTool(
+            EDIT_TOOL["name"],
+            EDIT_TOOL["description"],
+            EDIT_TOOL["parameters"],
+            _edit,
+            setting="notebook_edits",
+            available=why_unavailable,
+        ),
+        BuiltinTool(
+            RUN_TOOL["name"],
+            RUN_TOOL["description"],
+            RUN_TOOL["parameters"],
+            _run,
+            setting="kernel_code",
+            asks_first=True,
+            approval_title=RUN_TITLE,
+            approval_message="The cells run in this notebook's kernel, as Shift+Enter would.",
+            available=why_unavailable,
+        ),
+    ]

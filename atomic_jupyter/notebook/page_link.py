@@ -1,0 +1,262 @@
+"""The notebook link: atomic-jupyter in the kernel and the notebook pages its kernel serves.
+
+A notebook page with atomic-jupyter's frontend extension (JupyterLab 4, Notebook 7; its source
+is ``labextension/src/``, prebuilt into the wheel) answers for its notebook: it reads the
+cells, shows a change the agent proposes as a diff in the cells, applies or drops it once it
+is decided, and runs cells as a person's Shift+Enter would. Where no page answers (nbclient,
+papermill, nbval, VS Code, Colab, classic Notebook 6) nothing is linked, and the tools that
+need the page are not offered.
+
+The messages (``labextension/src/protocol.ts`` declares the same):
+
+- The kernel announces itself with a comm to the page target ``atomic-jupyter-announce``
+  (:data:`ANNOUNCE`); a page that sees it, or finds it open when it connects
+  (``comm_info_request``), opens its own comm to the kernel target ``atomic-jupyter-page``
+  (:data:`PAGE_TARGET`) with ``{"type": "hello", "protocol", "client", "path", "app"}``.
+  ``client`` is the page's kernel client id: the ``session`` in the headers of the messages
+  it sends, so a prompt's cell tells which page it came from. A page of another
+  :data:`PROTOCOL` is told so and not used.
+- Down: ``{"type": "request", "id", "op", ...}`` with ``op`` one of ``read``, ``propose``
+  (``call``, ``operations``, ``expected``, ``ask``), ``decide`` (``call``, ``accept``),
+  ``withdraw`` (``call``) and ``run`` (``cell_ids``); each answered by one
+  ``{"type": "reply", "id", "ok", "error"?, ...}``.
+- Up, besides replies: ``{"type": "decision", "call", "accept", "reason"?}``, a person's
+  Accept or Reject clicked in a cell.
+
+Comm messages reach the kernel on its shell channel, so they are handled on the main thread
+while the kernel is idle: a request's answer arrives after the cell that asked has ended, never
+while a cell blocks. Everything here runs on the main thread.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from atomic_jupyter.session.observers import Listeners
+
+if TYPE_CHECKING:
+    from IPython.core.interactiveshell import InteractiveShell
+
+__all__ = [
+    "ANNOUNCE",
+    "PAGE_TARGET",
+    "PROTOCOL",
+    "Origin",
+    "Page",
+    "PageError",
+    "PageLink",
+    "current_origin",
+    "link_of",
+]
+
+PROTOCOL = 1
+ANNOUNCE = "atomic-jupyter-announce"
+PAGE_TARGET = "atomic-jupyter-page"
+
+
+class PageError(Exception):
+    """A request the page could not answer (the page went, or said why)."""
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a prompt came from: the page's client id and the cell's id (each None when the
+    frontend did not say)."""
+
+    client: str | None
+    cell_id: str | None
+
+
+def current_origin(shell: Any) -> Origin:
+    """The origin of the message the kernel handles now (a cell's execute request, or a click
+    on the panel's Send)."""
+    parent: Any = getattr(shell, "parent_header", None)
+    if not parent:
+        kernel = getattr(shell, "kernel", None)
+        getter = getattr(kernel, "get_parent", None)
+        try:
+            parent = getter() if getter is not None else None
+        except Exception:  # an older ipykernel asks for the channel
+            parent = None
+    if not isinstance(parent, dict):
+        return Origin(None, None)
+    header = parent.get("header") or {}
+    metadata = parent.get("metadata") or {}
+    client = header.get("session") if isinstance(header, dict) else None
+    cell = metadata.get("cellId") if isinstance(metadata, dict) else None
+    return Origin(
+        client if isinstance(client, str) and client else None,
+        cell if isinstance(cell, str) and cell else None,
+    )
+
+
+@dataclass
+class Page:
+    """One linked notebook page."""
+
+    comm: Any
+    client: str
+    path: str
+    app: str
+
+    @property
+    def label(self) -> str:
+        """``"analysis.ipynb (JupyterLab)"``."""
+        name = self.path.rsplit("/", 1)[-1] or "an untitled notebook"
+        return f"{name} ({self.app})" if self.app else name
+
+
+class PageLink:
+    """The kernel's side of the notebook link (one per kernel: :func:`link_of`).
+
+    Parameters
+    ----------
+    comm_manager:
+        The kernel's comm manager (``register_target``).
+    create_comm:
+        Opens a comm to the page: ``create_comm(target_name=..., data=...)``.
+    """
+
+    def __init__(self, comm_manager: Any, create_comm: Callable[..., Any]) -> None:
+        self._pages: dict[str, Page] = {}  # by comm id
+        self._pending: dict[int, tuple[Page, Future[dict[str, Any]]]] = {}
+        self._ids = itertools.count(1)
+        #: Called with no argument when a page is linked or goes.
+        self.changed: Listeners[Callable[[], None]] = Listeners()
+        #: Called with the page and ``{"call", "accept", "reason"}`` when a person decides a
+        #: change in a cell.
+        self.decisions: Listeners[Callable[[Page, dict[str, Any]], None]] = Listeners()
+        #: Why the last page that said hello was not linked ("" when none was refused).
+        self.refused = ""
+        self._create_comm = create_comm
+        self._announcement: Any = None
+        comm_manager.register_target(PAGE_TARGET, self._opened)
+        self.announce()
+
+    def announce(self) -> None:
+        """Tell the pages this kernel serves that atomic-jupyter runs in it (again, when a
+        frontend closed the earlier announcement), so each opens its link."""
+        if self._announcement is not None and not getattr(self._announcement, "_closed", False):
+            return
+        self._announcement = self._create_comm(target_name=ANNOUNCE, data={"protocol": PROTOCOL})
+
+    # ------------------------------------------------------------------ pages
+
+    @property
+    def pages(self) -> list[Page]:
+        """The pages linked now, oldest first."""
+        return list(self._pages.values())
+
+    def page_for(self, client: str | None) -> Page | None:
+        """The page of ``client``; without one (or not linked), the only page, if there is
+        exactly one."""
+        pages = self.pages
+        for page in pages:
+            if client is not None and page.client == client:
+                return page
+        return pages[0] if len(pages) == 1 else None
+
+    def _opened(self, comm: Any, message: dict[str, Any]) -> None:
+        data = (message.get("content") or {}).get("data") or {}
+        if not isinstance(data, dict) or data.get("type") != "hello":
+            comm.close({"error": "the first message of a page is its hello"})
+            return
+        if data.get("protocol") != PROTOCOL:
+            self.refused = (
+                f"a page speaks version {data.get('protocol')!r} of the notebook link and this "
+                f"kernel's atomic-jupyter version {PROTOCOL}: install the same atomic-jupyter "
+                "in the kernel and in the Jupyter server, and reload the page"
+            )
+            comm.close({"error": self.refused})
+            return
+        page = Page(
+            comm=comm,
+            client=str(data.get("client") or ""),
+            path=str(data.get("path") or ""),
+            app=str(data.get("app") or ""),
+        )
+        self.refused = ""
+        self._pages[comm.comm_id] = page
+        comm.on_msg(lambda msg: self._received(page, msg))
+        comm.on_close(lambda _msg: self._closed(page))
+        self.changed.emit()
+
+    def _received(self, page: Page, message: dict[str, Any]) -> None:
+        data = (message.get("content") or {}).get("data") or {}
+        if not isinstance(data, dict):
+            return
+        if data.get("type") == "reply":
+            entry = self._pending.pop(data.get("id"), None)  # type: ignore[arg-type]
+            if entry is not None and not entry[1].done():
+                entry[1].set_result(data)
+        elif data.get("type") == "decision" and isinstance(data.get("call"), str):
+            self.decisions.emit(page, data)
+
+    def _closed(self, page: Page) -> None:
+        self._pages.pop(page.comm.comm_id, None)
+        for key, (owner, future) in list(self._pending.items()):
+            if owner is page:
+                del self._pending[key]
+                if not future.done():
+                    future.set_exception(PageError(f"the notebook {page.label} was closed"))
+        self.changed.emit()
+
+    # ------------------------------------------------------------------ requests
+
+    def request(self, page: Page, op: str, **fields: Any) -> Future[dict[str, Any]]:
+        """Ask ``page``; the future's result is its reply (``ok`` true), or it fails with a
+        :class:`PageError` (the page said why, or went)."""
+        number = next(self._ids)
+        asked: Future[dict[str, Any]] = Future()
+        answer: Future[dict[str, Any]] = Future()
+
+        def settle(done: Future[dict[str, Any]]) -> None:
+            error = done.exception()
+            if error is not None:
+                answer.set_exception(error)
+                return
+            reply = done.result()
+            if reply.get("ok") is True:
+                answer.set_result(reply)
+            else:
+                answer.set_exception(PageError(str(reply.get("error") or "the page said no")))
+
+        asked.add_done_callback(settle)
+        if page.comm.comm_id not in self._pages:
+            asked.set_exception(PageError(f"the notebook {page.label} is not linked any more"))
+            return answer
+        self._pending[number] = (page, asked)
+        page.comm.send({"type": "request", "id": number, "op": op, **fields})
+        return answer
+
+    def close(self) -> None:
+        """Close the announcement and every page's comm (the kernel is shutting down)."""
+        for page in self.pages:
+            self._closed(page)
+        if self._announcement is not None:
+            self._announcement.close()
+
+
+_LINKS: weakref.WeakKeyDictionary[Any, PageLink] = weakref.WeakKeyDictionary()
+
+
+def link_of(shell: InteractiveShell | None = None) -> PageLink | None:
+    """The kernel's notebook link, made on first use (on the main thread); None outside an
+    IPython kernel (a terminal IPython has no comms)."""
+    if shell is None:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+    if shell is None or getattr(shell, "kernel", None) is None:
+        return None
+    link = _LINKS.get(shell)
+    if link is None:
+        import comm
+
+        link = _LINKS[shell] = PageLink(comm.get_comm_manager(), comm.create_comm)
+    return link
