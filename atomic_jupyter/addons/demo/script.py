@@ -17,6 +17,11 @@ any other cited prompt
     its value (``primes: a list of 6 items: `[2, 3, 5, 7, 11, 13]```), and one sentence on what
     the demo can say about it: it sees summaries, not live objects, and computes nothing.
 
+When the agent offers the notebook tools (a JupyterLab or Notebook 7 page is linked), a prompt
+about a cell by its position (``change cell 2 to `x = 2```, ``explain cell 2``, ``add a
+markdown cell after cell 1: `# Setup```, ``delete cell 3``, ``run cell 2``) reads the notebook,
+then proposes that change or runs that cell (:mod:`~atomic_jupyter.addons.demo.notebook_cells`).
+
 A prompt that names a tool the agent offers and is not one of its own (a function the notebook
 exposed with ``session.expose``) calls it, with arguments taken from the prompt in the schema's
 order (numbers for numbers, quoted text for strings), then says what it answered.
@@ -67,6 +72,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from atomic_jupyter.addons.demo.cited import cited_answer, cited_values, first_line, inline
+from atomic_jupyter.addons.demo.notebook_cells import (
+    NOTEBOOK_PROMPTS,
+    notebook_intent,
+    notebook_turn,
+)
 from atomic_jupyter.addons.model_server import (
     ChatRequest,
     Text,
@@ -145,6 +155,10 @@ def demo_script(request: ChatRequest) -> Turn:
         if "plot" in _WORD.findall(question.lower()):  # "describe $`df` and plot it": run code
             return _plot(request, question, values)
         return _turn(request, [_text(cited_answer(prompt))])
+    on_notebook = notebook_intent(request)
+    if on_notebook is not None:  # "change cell 2 to `x = 2`": the open notebook's cells
+        intent_name, match = on_notebook
+        return notebook_turn(request, intent_name, match, _turn, _text, _results(request))
     kernel_tool = _offered_kernel_tool(request)
     if kernel_tool is not None:  # "use circle_area for a radius of 2": the notebook's function
         return _kernel_call(request, kernel_tool)
@@ -167,7 +181,10 @@ def demo_script(request: ChatRequest) -> Turn:
 # --------------------------------------------------------------------------- kernel tools
 
 #: The agent's own tools: a prompt naming one of these is not about a notebook function.
-BUILT_IN_TOOLS = frozenset({"bash", "read", "edit", "write", "ls", "grep", "find", "python"})
+BUILT_IN_TOOLS = frozenset(
+    {"bash", "read", "edit", "write", "ls", "grep", "find", "python"}
+    | {"notebook_read", "notebook_edit", "notebook_run"}
+)
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _QUOTED = re.compile(r"[\"']([^\"']*)[\"']")
 
@@ -292,6 +309,10 @@ set `ANTHROPIC_API_KEY` in the kernel's environment before starting (for example
 FALLBACK = (
     FALLBACK_HEAD
     + "".join(f"| `{keyword}` | {prompt} |\n" for keyword, prompt in DEMO_PROMPTS.items())
+    + "".join(
+        f"| `{keyword}` | {prompt.replace('`', '')} (in JupyterLab) |\n"
+        for keyword, prompt in NOTEBOOK_PROMPTS.items()
+    )
     + FALLBACK_TAIL
 )
 
