@@ -601,23 +601,27 @@ def _run(arguments: dict[str, Any], info: CallInfo) -> ToolReply | Future[ToolRe
                 )
                 return
         ran = link.request(page, "run", cell_ids=ids)
-        ran.add_done_callback(lambda settled: result.set_result(_ran(settled)))
+        ran.add_done_callback(lambda settled: result.set_result(_ran(settled, page.label)))
 
     link.request(page, "read").add_done_callback(checked)
     return result
 
 
-def _ran(done: Future[dict[str, Any]]) -> ToolReply:
+def _ran(done: Future[dict[str, Any]], notebook: str) -> ToolReply:
     try:
         cells = done.result().get("cells") or []
     except PageError as exc:
         return ToolReply(error=str(exc))
     images: list[tuple[str, str]] = []
     text, failed, outputs = run_text(cells, images, MODEL_IMAGES)
+    count = len(cells)
     if failed:
-        return ToolReply(error=text or "the cell failed")
+        return ToolReply(
+            error=f"A cell failed in {notebook} (the cells after it did not run):\n{text}"
+        )
+    head = f"Ran {count} cell{'s' * (count != 1)} of {notebook}:"
     details = {"outputs": outputs, "kernel": True}
-    return ToolReply(text=text or "(no output)", images=tuple(images), details=details)
+    return ToolReply(text=f"{head}\n{text}", images=tuple(images), details=details)
 
 
 # --------------------------------------------------------------------------- the tools

@@ -251,14 +251,20 @@ export class Proposal {
     if (!notebook) throw new ProposalError('the notebook is closed');
     const shared = notebook.sharedModel;
     const applied: { op: string; cell_id: string; index: number }[] = [];
-    shared.transact(() => {
-      // Sources first, then deletions, then insertions (their anchors found after deletions).
+    const setSources = () => {
       for (const p of this.planned) {
         if (p.op === 'replace') {
-          const cell = findCell(this.panel, p.cellId!)!;
-          cell.model.sharedModel.setSource(p.source);
+          findCell(this.panel, p.cellId!)!.model.sharedModel.setSource(p.source);
         }
       }
+    };
+    // Each cell keeps its own undo history unless the notebook's is document-wide: a changed
+    // source is then one undo step in its cell (Ctrl+Z in the cell brings it back), and the
+    // cells inserted and deleted one step of the notebook's; document-wide, all is one step.
+    const documentWide = !(shared as any).disableDocumentWideUndoRedo;
+    if (!documentWide) setSources();
+    shared.transact(() => {
+      if (documentWide) setSources();
       const deletedAt = new Map<string, number>();
       for (const p of this.planned) {
         if (p.op === 'delete') {

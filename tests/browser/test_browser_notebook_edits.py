@@ -184,7 +184,7 @@ def test_the_agent_runs_a_cell_as_shift_enter_would(nb: NotebookPage) -> None:
     transcript = run_done(nb, "p_run")
     prompt = nb.cell("data").locator(".jp-InputArea-prompt").first
     expect(prompt).to_have_text(re.compile(r"^\[\d+\]:$"))
-    expect(nb.output("data")).to_have_text("1")
+    expect(nb.output("data").locator(".jp-OutputArea-output")).to_have_text("1")
     expect(tool).to_contain_text("ran as [")
     expect(transcript.locator(".atomic-assistant-text").last).not_to_contain_text("did not work")
 
@@ -197,7 +197,7 @@ def test_a_cell_typed_in_while_the_change_waits_is_refused_and_left_as_typed(
     expect(proposal).to_be_visible(timeout=60_000)
     editor = nb.cell("data").locator(".cm-content").first
     editor.click()
-    nb.page.keyboard.press("End")
+    nb.page.keyboard.press("Control+End")
     nb.page.keyboard.type("  # mine")
     nb.page.keyboard.press("Escape")
     proposal.locator("button.aj-proposal-accept").click()

@@ -125,7 +125,7 @@ def notebook_turn(
     first = next((line for line in outcome.splitlines() if line.strip()), "(nothing)")
     if "rejected" in outcome:
         said = f"You rejected the change, so I left the notebook as it was. {first[:300]}"
-    elif outcome.startswith("Applied"):
+    elif outcome.startswith(("Applied", "Ran ")):
         said = f"Done: {first[:300]}"
     else:
         said = f"That did not work: {first[:300]}"
