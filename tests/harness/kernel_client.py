@@ -495,6 +495,11 @@ class BrowserLikeKernel:
         self.errors: list[dict[str, Any]] = []
         self.messages: list[dict[str, Any]] = []
         self.execution_state: str = "starting"
+        #: Called with each IOPub message first; one that returns True took it (a stand-in
+        #: notebook page, tests/harness/notebook_page.py).
+        self.iopub_hooks: list[Callable[[dict[str, Any]], bool]] = []
+        #: The same for shell replies to requests the hook's owner sent itself.
+        self.shell_hooks: list[Callable[[dict[str, Any]], bool]] = []
 
         self._km: KernelManager | None = None
         self._kc: BlockingKernelClient | None = None
@@ -721,6 +726,8 @@ class BrowserLikeKernel:
     # ----------------------------------------------------------- handlers
 
     def _on_shell(self, msg: dict[str, Any]) -> None:
+        if any(hook(msg) for hook in list(self.shell_hooks)):
+            return
         pending = self._pending.get(_parent_id(msg) or "")
         if pending is not None and msg["header"]["msg_type"] == "execute_reply":
             pending.reply = msg["content"]
@@ -730,6 +737,8 @@ class BrowserLikeKernel:
         msg_type = msg["header"]["msg_type"]
         content = msg["content"]
         parent = _parent_id(msg)
+        if any(hook(msg) for hook in list(self.iopub_hooks)):
+            return
         if self.tracker.handle(msg):
             return
         if msg_type == "status":

@@ -23,6 +23,7 @@ from atomic_jupyter.ui.tool_cards.views import output_view
 __all__ = ["render_notebook_edit", "render_notebook_read", "render_notebook_run"]
 
 _WORDS = {"replace": "change", "insert": "new", "delete": "delete"}
+_DONE = {"replace": "changed", "insert": "inserted", "delete": "deleted"}
 _MAX_CHANGES = 50
 
 
@@ -85,7 +86,7 @@ def render_notebook_edit(call: ToolCall) -> ToolCard:
     for change in changes:
         op = as_str(change.get("op")) or "replace"
         counts[op] = counts.get(op, 0) + 1
-    summary = ", ".join(plural(n, f"{_WORDS.get(op, op)} cell") for op, n in counts.items())
+    summary = ", ".join(f"{plural(n, 'cell')} {_DONE.get(op, op)}" for op, n in counts.items())
     notebook = as_str(details.get("notebook"))
     if notebook:
         summary += f" · {one_line(notebook, 60)}"
@@ -95,6 +96,8 @@ def render_notebook_edit(call: ToolCall) -> ToolCard:
         command += note(f"… {plural(len(changes) - len(shown), 'more change')} not shown")
     if not call.done:
         status = text_of(call.output).strip()
+        if details.get("decision") == "pending":
+            status = "waiting for a decision: here, or in the notebook's cells"
         body = note(status[:500]) if status else ""
     elif call.is_error:
         body = error(text_of(call.result)[:4000])
