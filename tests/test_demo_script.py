@@ -39,6 +39,9 @@ PI_TOOLS: dict[str, tuple[set[str], set[str]]] = {
     "edit": ({"path", "edits"}, {"path", "edits"}),
     "write": ({"path", "content"}, {"path", "content"}),
     "ls": (set(), {"path", "limit"}),
+    "notebook_read": (set(), {"cell_id"}),
+    "notebook_edit": ({"operations"}, {"operations"}),
+    "notebook_run": ({"cell_ids"}, {"cell_ids"}),
 }
 DEFAULT_TOOLS = ("read", "bash", "edit", "write")
 
@@ -831,3 +834,83 @@ def test_a_plot_prompt_without_a_citation_names_a_variable_or_asks_for_one() -> 
     # An agent without the python tool: said, not called.
     turn = demo_script(python_request(cited(PLOT), offered=False))
     assert kinds(turn) == [Text] and "`python` tool" in text_of(turn)
+
+
+# --------------------------------------------------------------------------- the open notebook
+
+NOTEBOOK_TOOLS = (*DEFAULT_TOOLS, "notebook_read", "notebook_edit", "notebook_run")
+LISTING = (
+    "Notebook a.ipynb (JupyterLab): 3 cells. Showing cells 1–3.\n"
+    "--- cell 1 · id aa · code · ran as [1]\nimport math\n[outputs]\n[stdout] hi\n"
+    "--- cell 2 · id bb · code · not run\ndef area(r):\n    return math.pi * r ** 2\n"
+    "--- cell 3 · id cc · markdown\n(empty)"
+)
+
+
+def parts(turn: Turn) -> tuple[str, list[ToolCall]]:
+    text = "".join(getattr(p, "text", "") for p in turn.parts if isinstance(p, Text))
+    return text, [p for p in turn.parts if isinstance(p, ToolCall)]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "wanted"),
+    [
+        (
+            "change cell 2 to `x = 2\\ny = 3`",
+            {"operations": [{"op": "replace", "cell_id": "bb", "source": "x = 2\ny = 3"}]},
+        ),
+        (
+            "add a markdown cell after cell 1: `# Setup`",
+            {
+                "operations": [
+                    {"op": "insert", "cell_type": "markdown", "source": "# Setup", "after": "aa"}
+                ]
+            },
+        ),
+        (
+            "add a code cell at the top: `import os`",
+            {
+                "operations": [
+                    {"op": "insert", "cell_type": "code", "source": "import os", "after": "start"}
+                ]
+            },
+        ),
+        ("delete cell 3", {"operations": [{"op": "delete", "cell_id": "cc"}]}),
+        ("run cell 1", {"cell_ids": ["aa"]}),
+    ],
+)
+def test_the_demo_reads_the_notebook_then_proposes_the_change_the_prompt_names(prompt, wanted):
+    first = demo_script(request(prompt, tools=NOTEBOOK_TOOLS))
+    assert parts(first)[1] == [ToolCall("notebook_read", {})]
+    read = ToolCall("notebook_read", {})
+    _text, calls = parts(demo_script(request(prompt, [(read, LISTING)], tools=NOTEBOOK_TOOLS)))
+    assert [c.arguments for c in calls] == [wanted]
+
+
+def test_explain_inserts_a_markdown_cell_that_names_what_the_code_defines():
+    read = ToolCall("notebook_read", {})
+    turn = demo_script(request("explain cell 2", [(read, LISTING)], tools=NOTEBOOK_TOOLS))
+    (call,) = parts(turn)[1]
+    (operation,) = call.arguments["operations"]
+    assert operation["op"] == "insert" and operation["after"] == "bb"
+    assert operation["source"].startswith("**Cell 2** has 2 lines of code and defines `area`.")
+
+
+def test_the_demo_says_what_came_of_the_change_and_knows_no_missing_cell():
+    read = ToolCall("notebook_read", {})
+    missing = demo_script(request("delete cell 9", [(read, LISTING)], tools=NOTEBOOK_TOOLS))
+    assert parts(missing) == ("The notebook has no cell 9.", [])
+    edit = ToolCall("notebook_edit", {"operations": []})
+    done = [(read, LISTING), (edit, "Applied to a.ipynb (JupyterLab) (accepted): 1 cell deleted.")]
+    assert parts(demo_script(request("delete cell 3", done, tools=NOTEBOOK_TOOLS)))[0].startswith(
+        "Done: Applied to a.ipynb"
+    )
+    rejected = [(read, LISTING), (edit, "The person rejected the change to the notebook")]
+    said = parts(demo_script(request("delete cell 3", rejected, tools=NOTEBOOK_TOOLS)))[0]
+    assert said.startswith("You rejected the change")
+
+
+def test_without_the_notebook_tools_a_cell_prompt_is_not_a_notebook_prompt():
+    assert intent_of("delete cell 3") == "clean"
+    _text, calls = parts(demo_script(request("delete cell 3")))
+    assert [c.name for c in calls] == ["bash"]

@@ -1,0 +1,168 @@
+"""The kernel's side of the notebook link (``notebook/page_link.py``) with stand-in comms: a
+page links with its hello, one of another protocol version is refused in words, requests are
+answered by id, a page that goes fails what it owed, and a decision reaches the listeners."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from atomic_jupyter.notebook.page_link import (
+    ANNOUNCE,
+    PAGE_TARGET,
+    Origin,
+    PageError,
+    PageLink,
+    current_origin,
+)
+
+
+class Comm:
+    def __init__(self, comm_id: str = "c1", target_name: str = PAGE_TARGET) -> None:
+        self.comm_id = comm_id
+        self.target_name = target_name
+        self.sent: list[dict[str, Any]] = []
+        self.closed: list[Any] = []
+        self._closed = False
+        self.on_msg_cb: Any = None
+        self.on_close_cb: Any = None
+
+    def send(self, data: dict[str, Any]) -> None:
+        self.sent.append(data)
+
+    def close(self, data: Any = None) -> None:
+        self.closed.append(data)
+        self._closed = True
+
+    def on_msg(self, callback: Any) -> None:
+        self.on_msg_cb = callback
+
+    def on_close(self, callback: Any) -> None:
+        self.on_close_cb = callback
+
+    def receive(self, data: dict[str, Any]) -> None:
+        self.on_msg_cb({"content": {"data": data}})
+
+
+class Manager:
+    def __init__(self) -> None:
+        self.targets: dict[str, Any] = {}
+
+    def register_target(self, name: str, callback: Any) -> None:
+        self.targets[name] = callback
+
+
+def hello(**changes: Any) -> dict[str, Any]:
+    data = {
+        "type": "hello",
+        "protocol": 1,
+        "client": "client-1",
+        "path": "a/b.ipynb",
+        "app": "JupyterLab",
+    }
+    return {"content": {"data": {**data, **changes}}}
+
+
+@pytest.fixture
+def made() -> tuple[PageLink, Manager, list[Comm]]:
+    manager = Manager()
+    announced: list[Comm] = []
+
+    def create_comm(target_name: str, data: Any) -> Comm:
+        announced.append(Comm("announce", target_name))
+        return announced[-1]
+
+    return PageLink(manager, create_comm), manager, announced
+
+
+def test_the_kernel_announces_itself_and_a_page_links_with_its_hello(made):
+    link, manager, announced = made
+    assert [c.target_name for c in announced] == [ANNOUNCE]
+    changes: list[int] = []
+    link.changed.add(lambda: changes.append(1))
+    comm = Comm()
+    manager.targets[PAGE_TARGET](comm, hello())
+    (page,) = link.pages
+    assert (page.client, page.path, page.app) == ("client-1", "a/b.ipynb", "JupyterLab")
+    assert page.label == "b.ipynb (JupyterLab)"
+    assert changes == [1]
+    assert link.page_for("client-1") is page and link.page_for("other") is page  # the only one
+    link.announce()  # the announcement is still open: nothing new
+    assert len(announced) == 1
+    announced[0]._closed = True  # a frontend closed it: the next announcement opens another
+    link.announce()
+    assert len(announced) == 2
+
+
+def test_a_page_of_another_version_is_refused_and_told_why(made):
+    link, manager, _ = made
+    comm = Comm()
+    manager.targets[PAGE_TARGET](comm, hello(protocol=2))
+    assert link.pages == []
+    assert "version 2 of the notebook link" in link.refused
+    assert comm.closed and "reload the page" in comm.closed[0]["error"]
+    other = Comm("c2")
+    manager.targets[PAGE_TARGET](other, {"content": {"data": {"type": "reply"}}})
+    assert link.pages == [] and other.closed
+
+
+def test_requests_are_answered_by_id_and_a_refusal_is_an_error(made):
+    link, manager, _ = made
+    comm = Comm()
+    manager.targets[PAGE_TARGET](comm, hello())
+    (page,) = link.pages
+    first = link.request(page, "read")
+    second = link.request(page, "decide", call="x", accept=True)
+    assert [m["op"] for m in comm.sent] == ["read", "decide"]
+    assert comm.sent[1] == {
+        "type": "request",
+        "id": comm.sent[1]["id"],
+        "op": "decide",
+        "call": "x",
+        "accept": True,
+    }
+    comm.receive({"type": "reply", "id": comm.sent[1]["id"], "ok": False, "error": "changed"})
+    comm.receive({"type": "reply", "id": comm.sent[0]["id"], "ok": True, "cells": []})
+    assert first.result(0) == {"type": "reply", "id": comm.sent[0]["id"], "ok": True, "cells": []}
+    with pytest.raises(PageError, match="changed"):
+        second.result(0)
+    comm.receive({"type": "reply", "id": 999, "ok": True})  # a late or stray reply: ignored
+
+
+def test_a_page_that_goes_fails_what_it_owed_and_a_decision_reaches_the_listeners(made):
+    link, manager, _ = made
+    comm = Comm()
+    manager.targets[PAGE_TARGET](comm, hello())
+    (page,) = link.pages
+    decided: list[tuple[Any, dict[str, Any]]] = []
+    link.decisions.add(lambda p, data: decided.append((p, data)))
+    comm.receive({"type": "decision", "call": "c", "accept": False, "reason": "no"})
+    assert decided == [(page, {"type": "decision", "call": "c", "accept": False, "reason": "no"})]
+    owed = link.request(page, "read")
+    comm.on_close_cb({})
+    with pytest.raises(PageError, match="b.ipynb \\(JupyterLab\\) was closed"):
+        owed.result(0)
+    assert link.pages == []
+    with pytest.raises(PageError, match="not linked any more"):
+        link.request(page, "read").result(0)
+
+
+def test_two_pages_on_one_kernel_are_told_apart_by_the_prompts_client(made):
+    link, manager, _ = made
+    manager.targets[PAGE_TARGET](Comm("c1"), hello(client="one", path="one.ipynb"))
+    manager.targets[PAGE_TARGET](Comm("c2"), hello(client="two", path="two.ipynb"))
+    assert link.page_for("two").path == "two.ipynb"
+    assert link.page_for("three") is None and link.page_for(None) is None
+
+
+def test_the_origin_of_a_prompt_is_read_from_the_kernels_parent_header():
+    class Shell:
+        parent_header = {"header": {"session": "client-9"}, "metadata": {"cellId": "cell-3"}}
+
+    assert current_origin(Shell()) == Origin("client-9", "cell-3")
+
+    class Bare:
+        parent_header: dict[str, Any] = {}
+
+    assert current_origin(Bare()) == Origin(None, None)
