@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 
 from atomic_jupyter.notebook import registry
 from atomic_jupyter.notebook.config import AtomicAgent
+from atomic_jupyter.notebook.notebook_tools import show_link
 from atomic_jupyter.notebook.presentation import show_panel
 from atomic_jupyter.session.session import AgentSession
 from atomic_jupyter.transport.launch import LaunchSpec
@@ -128,6 +129,7 @@ def start(
         new.stop()  # its addons let go: the conversation's lock, servers, folders
         raise
     registry.put(new)
+    show_link(new)  # the panel says whether the agent can work on the open notebook
     if display:
         show_panel(new)
     return new

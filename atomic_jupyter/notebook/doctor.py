@@ -66,6 +66,8 @@ OPTIONAL = {"jupyter_server", "jupyterlab", "notebook"}
 LAB_EXTENSIONS = {
     "@jupyter-widgets/jupyterlab-manager": "jupyterlab_widgets",
     "anywidget": "anywidget",
+    # The notebook page's link (the agent reads and edits the open notebook), in our wheel.
+    "atomic-jupyter": "atomic-jupyter",
 }
 #: Where the prototype add-on finds TypeScript: up from the agent's package folder, then in the
 #: pinned installs.
@@ -182,6 +184,19 @@ def _lab_extension(folders: Sequence[Path], name: str) -> str | None:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         version = f"unreadable package.json ({type(exc).__name__})"
     return f"{version} in {manifest.parent}"
+
+
+def _notebook_link() -> str:
+    """Whether the agent can read and edit the open notebook here, and why not."""
+    from atomic_jupyter.notebook.notebook_tools import linked_pages, why_unavailable
+
+    why = why_unavailable()
+    if why is None:
+        pages = ", ".join(linked_pages())
+        return f"linked: {pages}; the agent may read, edit and run its cells (notebook tools)"
+    return (
+        f"not linked: {why}; the notebook tools are not offered (%atomic_agent cells still works)"
+    )
 
 
 def _in_kernel(environ: Mapping[str, str]) -> bool:
@@ -399,6 +414,7 @@ class _Doctor:
                     f"paths, so its widgets do not show there: pip install {distribution}."
                 )
         rows.append(("looked in", "\n".join(str(f) for f in folders)))
+        rows.append(("the open notebook", _notebook_link()))
         return rows
 
     def conversations(self) -> list[Row]:

@@ -39,7 +39,7 @@ from atomic_jupyter.notebook.page_link import (
     current_origin,
     link_of,
 )
-from atomic_jupyter.protocol.messages import ConfirmRequest, UIResponse
+from atomic_jupyter.protocol.messages import ConfirmRequest, SetStatusRequest, UIResponse
 from atomic_jupyter.session.kernel_tools import BuiltinTool, CallInfo, ToolReply
 
 if TYPE_CHECKING:
@@ -50,8 +50,10 @@ if TYPE_CHECKING:
 __all__ = [
     "EDIT_TITLE",
     "attach_kernel",
+    "linked_pages",
     "notebook_tools",
     "record_origin",
+    "show_link",
     "why_unavailable",
 ]
 
@@ -228,6 +230,27 @@ def _offer_again() -> None:
 
     for session in registry.all_sessions():
         session.offer_tools_again()
+        show_link(session)
+
+
+#: The panel's status entry that says whether the open notebook is linked.
+LINK_STATUS = "atomic-notebook"
+
+
+def show_link(session: Any) -> None:
+    """Say in the session's panel whether the agent can work on the open notebook (nothing
+    when its ``notebook_edits`` setting is ``off``)."""
+    unavailable = session.unavailable_tools
+    if EDIT_TOOL["name"] in unavailable:
+        text: str | None = (
+            "notebook: not linked, the agent cannot edit it (%atomic_agent doctor says why)"
+        )
+    elif any(t == EDIT_TOOL["name"] for t in session.offered_builtins):
+        pages = ", ".join(linked_pages())
+        text = f"notebook: {pages} linked (the agent may read and edit it)"
+    else:
+        text = None
+    session.extension_ui.apply(SetStatusRequest(id=LINK_STATUS, key=LINK_STATUS, text=text))
 
 
 def record_origin(run: Any) -> None:
@@ -241,6 +264,13 @@ def record_origin(run: Any) -> None:
     link = link_of(shell)
     if link is not None:
         link.announce()
+
+
+def linked_pages() -> list[str]:
+    """The notebook pages linked to this kernel now, by name."""
+    shell = _shell()
+    link = link_of(shell) if shell is not None else None
+    return [page.label for page in link.pages] if link is not None else []
 
 
 def why_unavailable() -> str | None:
