@@ -30,6 +30,7 @@ SOURCE_LIMIT = 3_000
 CELL_LIMIT = 60_000
 #: Characters of a cell's outputs' summary in a listing, and of one output in a run's text.
 OUTPUTS_LIMIT, RUN_OUTPUT_LIMIT = 600, 4_000
+_WIDGET = "application/vnd.jupyter.widget-view+json"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 
@@ -55,6 +56,9 @@ def _outputs_line(outputs: Sequence[Any], limit: int) -> str:
             parts.append(f"[error] {text}")
         else:
             mimes = [m for m in output.get("mimes") or [] if isinstance(m, str)]
+            if _WIDGET in mimes:  # a live widget (ours too): its text says nothing
+                parts.append("[widget]")
+                continue
             rich = [m for m in mimes if m != "text/plain"]
             label = "result" if kind == "execute_result" else "display"
             extra = f" ({', '.join(rich)})" if rich else ""

@@ -14,7 +14,7 @@ from typing import Any
 from atomic_jupyter.ui.tool_cards.card import ToolCall, ToolCard
 from atomic_jupyter.ui.tool_cards.diff import diff_view, pair_rows
 from atomic_jupyter.ui.tool_cards.generic import render_generic
-from atomic_jupyter.ui.tool_cards.markup import div, error, esc, note, root
+from atomic_jupyter.ui.tool_cards.markup import details, div, error, esc, note, root
 from atomic_jupyter.ui.tool_cards.python import render_python
 from atomic_jupyter.ui.tool_cards.styles import LABEL_STYLE
 from atomic_jupyter.ui.tool_cards.values import as_dict, as_str, one_line, plural, text_of
@@ -134,5 +134,13 @@ def render_notebook_read(call: ToolCall) -> ToolCard:
     if not call.done:
         return ToolCard(summary)
     text = text_of(call.result)
-    body = error(text[:4000]) if call.is_error else output_view(text, tail=False)
+    if call.is_error:
+        return ToolCard(summary, body_html=root(error(text[:4000])))
+    head, _, rest = text.partition("\n")
+    lines = rest.count("\n") + 1 if rest else 0
+    body = output_view(head, tail=False)
+    if rest:
+        body += details(
+            f"What the agent read ({plural(lines, 'line')})", output_view(rest, tail=False)
+        )
     return ToolCard(summary, body_html=root(body))
