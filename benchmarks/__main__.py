@@ -22,11 +22,21 @@ from . import (
     bench_import,
     bench_kernel,
     bench_lifecycle,
+    bench_notebook_edits,
     bench_startup,
 )
 from .common import Config, Results, machine, markdown_table, text_table
 
-SECTIONS = ("decode", "kernel", "startup", "costs", "lifecycle", "agent_code", "import")
+SECTIONS = (
+    "decode",
+    "kernel",
+    "startup",
+    "costs",
+    "lifecycle",
+    "agent_code",
+    "import",
+    "notebook_edits",
+)
 
 
 def _load() -> str:
@@ -86,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         bench_agent_code.run(cfg, results)
     if "import" in sections:
         bench_import.run(cfg, results)
+    if "notebook_edits" in sections:
+        bench_notebook_edits.run(cfg, results)
 
     elapsed = time.monotonic() - started
     load_after = _load()
@@ -105,6 +117,7 @@ def main(argv: list[str] | None = None) -> int:
                 "7 record size",
                 bench_agent_code.SECTION,
                 bench_import.SECTION,
+                bench_notebook_edits.SECTION,
             ]
         )
     }

@@ -251,3 +251,57 @@ def test_quickstart_runs_on_a_kernel_of_the_fresh_environment(
     assert str(anywhere.venv / "lib") in text  # the wheel's Node.js and the demo's extensions
     assert "demo/offline-demo" in text
     assert str(ROOT) not in json.dumps(outputs)  # nothing of the checkout took part
+
+
+@pytest.mark.browser
+def test_the_wheels_notebook_extension_is_enabled_and_edits_a_notebook_in_that_jupyterlab(
+    anywhere: Anywhere, chromium: object
+) -> None:
+    """The prebuilt extension comes with the wheel: the fresh environment's JupyterLab lists it
+    as enabled and, with no Node.js and no build, links a notebook and shows the agent's
+    change in the cell, where Accept applies it."""
+    from playwright.sync_api import expect
+
+    from tests.browser.browser_harness import LabServer, write_notebook
+    from tests.browser.conftest import OPEN_PAGES, new_page
+
+    run([str(anywhere.python), "-m", "pip", "install", "--quiet", "jupyterlab>=4.2,<5"],
+        cwd=anywhere.scratch, env=anywhere.env)  # fmt: skip
+    listed = run([str(anywhere.venv / "bin" / "jupyter"), "labextension", "list"],
+                 cwd=anywhere.scratch, env=anywhere.env)  # fmt: skip
+    said = strip_colours(listed.stdout + listed.stderr)
+    assert re.search(r"atomic-jupyter v\S+ enabled OK \(python, atomic-jupyter\)", said), said
+
+    server = LabServer(anywhere.scratch / "lab", str(anywhere.python), {})
+    for key in CHECKOUT_ONLY:
+        server.env.pop(key, None)
+    server.env.update({key: anywhere.env[key] for key in ("HOME", "XDG_DATA_HOME", "PATH")})
+    cells = [
+        ("start", "%load_ext atomic_jupyter\n%atomic_agent start --demo"),
+        ("data", "x = 1"),
+        ("prompt", "%%atomic_agent\nchange cell 2 to `x = 2`"),
+    ]
+    write_notebook(server.root / "wheel.ipynb", [source for _, source in cells])
+    server.start()
+    nb, context = new_page(chromium, "wheel.ipynb", [name for name, _ in cells])
+    try:
+        nb.page.goto(server.lab_url("wheel.ipynb"))
+        nb.wait_ready()
+        nb.run("start")
+        expect(nb.page.locator(".jp-NotebookPanel[data-aj-link='open']")).to_have_count(
+            1, timeout=60_000
+        )
+        nb.run("prompt")
+        proposal = nb.cell("data").locator(".aj-proposal")
+        expect(proposal.locator(".aj-diff-added")).to_have_text(["+ x = 2"], timeout=60_000)
+        proposal.locator("button.aj-proposal-accept").click()
+        expect(nb.cell("data").locator(".cm-content")).to_have_text("x = 2")
+        assert nb.page_errors == [], nb.page_errors
+    finally:
+        OPEN_PAGES.remove(nb)
+        context.close()
+        server.stop()
+
+
+def strip_colours(text: str) -> str:
+    return re.sub(r"\x1b\[[0-9;]*m", "", text)

@@ -240,6 +240,9 @@ LINK_STATUS = "atomic-notebook"
 def show_link(session: Any) -> None:
     """Say in the session's panel whether the agent can work on the open notebook (nothing
     when its ``notebook_edits`` setting is ``off``)."""
+    shell = _shell()
+    if shell is None or getattr(shell, "kernel", None) is None:
+        return  # no notebook here (a terminal, a script): nothing to say
     unavailable = session.unavailable_tools
     if EDIT_TOOL["name"] in unavailable:
         text: str | None = (
