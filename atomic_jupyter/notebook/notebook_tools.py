@@ -23,6 +23,7 @@ refused in words instead of waiting forever. Everything here runs on the kernel'
 
 from __future__ import annotations
 
+import sys
 import threading
 import weakref
 from collections.abc import Callable
@@ -182,9 +183,9 @@ _STATES: weakref.WeakKeyDictionary[Any, _KernelState] = weakref.WeakKeyDictionar
 
 
 def _shell() -> InteractiveShell | None:
-    from IPython import get_ipython
-
-    shell: InteractiveShell | None = get_ipython()
+    """The running IPython (None when IPython was never imported: the command line)."""
+    ipython = sys.modules.get("IPython")
+    shell: InteractiveShell | None = getattr(ipython, "get_ipython", lambda: None)()
     return shell
 
 

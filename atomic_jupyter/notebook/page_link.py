@@ -31,6 +31,7 @@ while a cell blocks. Everything here runs on the main thread.
 from __future__ import annotations
 
 import itertools
+import sys
 import weakref
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -248,10 +249,9 @@ _LINKS: weakref.WeakKeyDictionary[Any, PageLink] = weakref.WeakKeyDictionary()
 def link_of(shell: InteractiveShell | None = None) -> PageLink | None:
     """The kernel's notebook link, made on first use (on the main thread); None outside an
     IPython kernel (a terminal IPython has no comms)."""
-    if shell is None:
-        from IPython import get_ipython
-
-        shell = get_ipython()
+    if shell is None:  # the running IPython; none if IPython was never imported
+        ipython = sys.modules.get("IPython")
+        shell = getattr(ipython, "get_ipython", lambda: None)()
     if shell is None or getattr(shell, "kernel", None) is None:
         return None
     link = _LINKS.get(shell)

@@ -37,6 +37,7 @@ CELLS = [
     ("p_typed", "%%atomic_agent\nchange cell 3 to `x = 7`"),
     ("p_rule", "%%atomic_agent\nchange cell 3 to `x = 8`"),
     ("p_after_rule", "%%atomic_agent\nchange cell 3 to `x = 9`"),
+    ("p_restart", "%%atomic_agent\nadd a code cell at the end: `x = 10`"),
 ]
 
 
@@ -224,6 +225,21 @@ def test_from_now_on_makes_a_rule_and_the_next_change_is_applied_without_asking(
     outcome = card(nb, "p_after_rule").locator(".atomic-dialog-outcome")
     expect(outcome).to_have_text(f"{EDIT_TITLE} → Yes (rule)")
     expect(proposal_in(nb, "data")).to_have_count(0)
+
+
+def test_a_change_waiting_when_the_kernel_restarts_is_dropped_from_the_page(
+    nb: NotebookPage,
+) -> None:
+    # The rule made above answers changes at once: this one asks, as the session is new.
+    nb.run("start")
+    expect(nb.page.locator(".jp-NotebookPanel[data-aj-link='open']")).to_have_count(1)
+    nb.run("p_restart")
+    placeholder = nb.notebook.locator(".aj-proposal-new-cell")
+    expect(placeholder).to_be_visible(timeout=60_000)
+    cells_before = nb.notebook.locator(".jp-Cell").count()
+    nb.restart_kernel()
+    expect(placeholder).to_have_count(0)
+    assert nb.notebook.locator(".jp-Cell").count() == cells_before  # nothing was applied
 
 
 def test_the_saved_file_holds_the_changes_and_the_cards_read_without_a_kernel(
