@@ -273,7 +273,7 @@ def record_origin(run: Any) -> None:
 def linked_pages() -> list[str]:
     """The notebook pages linked to this kernel now, by name."""
     shell = _shell()
-    link = link_of(shell) if shell is not None else None
+    link = link_of(shell, make=False) if shell is not None else None
     return [page.label for page in link.pages] if link is not None else []
 
 
@@ -282,9 +282,9 @@ def why_unavailable() -> str | None:
     shell = _shell()
     if shell is None or getattr(shell, "kernel", None) is None:
         return "no Jupyter kernel runs here"
-    link = link_of(shell)
+    link = link_of(shell, make=False)  # asked on the reader thread too: never made here
     if link is None:
-        return "this kernel has no comms"
+        return "atomic-jupyter's side of the notebook link is not open in this kernel"
     if not link.pages:
         if link.refused:
             return link.refused

@@ -25,13 +25,16 @@ The messages (``labextension/src/protocol.ts`` declares the same):
 
 Comm messages reach the kernel on its shell channel, so they are handled on the main thread
 while the kernel is idle: a request's answer arrives after the cell that asked has ended, never
-while a cell blocks. Everything here runs on the main thread.
+while a cell blocks. Everything here runs on the main thread, but for reading which pages are
+linked (:attr:`PageLink.pages`, under a lock: the reader thread asks whether the notebook
+tools can be offered) and :func:`link_of` with ``make=False``.
 """
 
 from __future__ import annotations
 
 import itertools
 import sys
+import threading
 import weakref
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -124,7 +127,8 @@ class PageLink:
     """
 
     def __init__(self, comm_manager: Any, create_comm: Callable[..., Any]) -> None:
-        self._pages: dict[str, Page] = {}  # by comm id
+        self._pages: dict[str, Page] = {}  # by comm id (read from any thread: the lock)
+        self._lock = threading.Lock()
         self._pending: dict[int, tuple[Page, Future[dict[str, Any]]]] = {}
         self._ids = itertools.count(1)
         #: Called with no argument when a page is linked or goes.
@@ -151,7 +155,8 @@ class PageLink:
     @property
     def pages(self) -> list[Page]:
         """The pages linked now, oldest first."""
-        return list(self._pages.values())
+        with self._lock:
+            return list(self._pages.values())
 
     def page_for(self, client: str | None) -> Page | None:
         """The page of ``client``; without one (or not linked), the only page, if there is
@@ -182,7 +187,8 @@ class PageLink:
             app=str(data.get("app") or ""),
         )
         self.refused = ""
-        self._pages[comm.comm_id] = page
+        with self._lock:
+            self._pages[comm.comm_id] = page
         comm.on_msg(lambda msg: self._received(page, msg))
         comm.on_close(lambda _msg: self._closed(page))
         self.changed.emit()
@@ -199,7 +205,8 @@ class PageLink:
             self.decisions.emit(page, data)
 
     def _closed(self, page: Page) -> None:
-        self._pages.pop(page.comm.comm_id, None)
+        with self._lock:
+            self._pages.pop(page.comm.comm_id, None)
         for key, (owner, future) in list(self._pending.items()):
             if owner is page:
                 del self._pending[key]
@@ -228,7 +235,7 @@ class PageLink:
                 answer.set_exception(PageError(str(reply.get("error") or "the page said no")))
 
         asked.add_done_callback(settle)
-        if page.comm.comm_id not in self._pages:
+        if page not in self.pages:
             asked.set_exception(PageError(f"the notebook {page.label} is not linked any more"))
             return answer
         self._pending[number] = (page, asked)
@@ -246,16 +253,17 @@ class PageLink:
 _LINKS: weakref.WeakKeyDictionary[Any, PageLink] = weakref.WeakKeyDictionary()
 
 
-def link_of(shell: InteractiveShell | None = None) -> PageLink | None:
-    """The kernel's notebook link, made on first use (on the main thread); None outside an
-    IPython kernel (a terminal IPython has no comms)."""
+def link_of(shell: InteractiveShell | None = None, *, make: bool = True) -> PageLink | None:
+    """The kernel's notebook link, made on first use (on the main thread; ``make=False``: only
+    if it was made, from any thread); None outside an IPython kernel (a terminal IPython has no
+    comms)."""
     if shell is None:  # the running IPython; none if IPython was never imported
         ipython = sys.modules.get("IPython")
         shell = getattr(ipython, "get_ipython", lambda: None)()
     if shell is None or getattr(shell, "kernel", None) is None:
         return None
     link = _LINKS.get(shell)
-    if link is None:
+    if link is None and make:
         import comm
 
         link = _LINKS[shell] = PageLink(comm.get_comm_manager(), comm.create_comm)
