@@ -8,9 +8,17 @@ BIN := $(VENV)/bin
 export ATOMIC_JUPYTER_AGENT_HOME := $(CURDIR)/.agents
 # Set-up done: everything (make setup: the package with its test, lab and docs extras), and what
 # make lab needs (make setup-lab: the package with its lab extra). Both go stale when
-# pyproject.toml changes; make setup leaves both up to date.
+# pyproject.toml or the JupyterLab extension's sources (LABEXTENSION_SOURCES) change; make setup
+# leaves both up to date.
 STAMP := $(VENV)/.installed
 LAB_STAMP := $(VENV)/.installed-lab
+# The JupyterLab extension (labextension/): pip's build of the package builds it (hatch_build.py,
+# with npm ci when node_modules is missing or stale; nothing when the build is newer than every
+# source) and installs it into the venv's share/jupyter/labextensions/ (a copy, as from a wheel):
+# a change to its sources reinstalls the package, so JupyterLab never runs an older build.
+LABEXTENSION_SOURCES := hatch_build.py labextension/package.json labextension/package-lock.json \
+	labextension/tsconfig.json labextension/webpack.config.js labextension/install.json \
+	$(shell find labextension/src labextension/style -type f 2>/dev/null)
 ALL_EXTRAS := test,lab,docs
 # Each set-up step says what it does, shows its progress (a line at least every 5 s) and how
 # long it took; it runs with the system Python, before the venv exists.
@@ -66,7 +74,7 @@ bench: setup agent
 
 ## Static checks: ruff (lint and format) of the package, tests, benchmarks and scripts; strict
 ## mypy of the package.
-LINTED := atomic_jupyter tests benchmarks scripts docs/conf.py docs/_ext
+LINTED := atomic_jupyter tests benchmarks scripts docs/conf.py docs/_ext hatch_build.py
 lint: setup
 	$(BIN)/ruff check $(LINTED)
 	$(BIN)/ruff format --check $(LINTED)
@@ -83,11 +91,11 @@ define install
 	@$(STEP) --pip --log $(VENV)/pip.log "installing $(2)" $(BIN)/python -m pip install -e '.[$(1)]'
 endef
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(LABEXTENSION_SOURCES)
 	$(call install,$(ALL_EXTRAS),atomic-jupyter with JupyterLab and the test and docs tools)
 	@touch $(STAMP) $(LAB_STAMP)
 
-$(LAB_STAMP): pyproject.toml
+$(LAB_STAMP): pyproject.toml $(LABEXTENSION_SOURCES)
 	$(call install,lab,atomic-jupyter with JupyterLab)
 	@touch $(LAB_STAMP)
 
@@ -101,7 +109,7 @@ agent-current: setup-lab
 	@$(STEP) "installing the agent (its current line)" $(BIN)/atomic-jupyter install-agent --line current
 
 clean:
-	rm -rf $(VENV) .agents
+	rm -rf $(VENV) .agents labextension/node_modules labextension/lib atomic_jupyter/labextension
 
 ## The documentation site into docs/_build/html, with warnings as errors; the notebooks run on
 ## the offline demo model as it builds (tests/test_docs_site.py builds it too).

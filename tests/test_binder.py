@@ -30,10 +30,13 @@ from tests.harness.support import ROOT, path_without_node
 # The build installs packages into a scratch prefix: minutes on a loaded machine.
 pytestmark = [pytest.mark.binder, pytest.mark.agent, pytest.mark.kernel, pytest.mark.timeout(600)]
 
-#: What repo2docker copies that postBuild and the quickstart need.
+#: What repo2docker copies that postBuild and the quickstart need (the package's build builds
+#: the JupyterLab extension from labextension/ with hatch_build.py).
 REPO_FILES = [
     "pyproject.toml",
     "README.md",
+    "hatch_build.py",
+    "labextension",
     "atomic_jupyter",
     "binder",
     "notebooks",
@@ -60,7 +63,11 @@ def binder_prefix(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             shutil.copytree(
                 source,
                 target,
-                ignore=shutil.ignore_patterns("__pycache__", "node_modules", ".ipynb_checkpoints"),
+                # Nothing a clone lacks: no npm packages, no tsc output, no extension built
+                # into atomic_jupyter/labextension/.
+                ignore=shutil.ignore_patterns(
+                    "__pycache__", "node_modules", ".ipynb_checkpoints", "lib", "labextension"
+                ),
             )
         else:
             shutil.copy(source, target)

@@ -4,7 +4,9 @@ The module builds the sdist and the wheel once from the checkout (``python -m bu
 --wheel``, isolated, into a scratch folder: nothing is written into the checkout), then a second
 wheel from the unpacked sdist, the way pip builds from an sdist. The tests check them as an
 upload would (``twine check --strict``), read the wheel's metadata as pip does, and compare the
-two wheels member by member.
+two wheels member by member. Each wheel build builds the JupyterLab extension from the sdist's
+``labextension/`` (``hatch_build.py``: ``npm ci``, ``tsc``, ``build-labextension``), which the
+wheel ships as shared data.
 
 ``scripts/lab.sh`` is then started as ``make lab`` starts it (on a free port, with a fresh token,
 with private Jupyter directories) to check that JupyterLab's default for the news question is
@@ -47,7 +49,30 @@ PIN_FILES = [
     for name in ("package.json", "package-lock.json")
 ]
 #: The files at the top of the sdist: what builds the package and what explains it.
-SDIST_TOP = {PACKAGE, "README.md", "LICENSE", "ARCHITECTURE.md", "pyproject.toml", "PKG-INFO"}
+SDIST_TOP = {
+    PACKAGE,
+    "labextension",
+    "hatch_build.py",
+    "README.md",
+    "LICENSE",
+    "ARCHITECTURE.md",
+    "pyproject.toml",
+    "PKG-INFO",
+}
+#: The JupyterLab extension's npm name, and where a wheel installs it (shared data).
+LABEXTENSION = "atomic-jupyter"
+LABEXTENSION_DATA = f"data/share/jupyter/labextensions/{LABEXTENSION}/"
+#: What builds the extension: its sources, its lockfile (npm ci) and its build settings.
+LABEXTENSION_SOURCES = [
+    "labextension/package.json",
+    "labextension/package-lock.json",
+    "labextension/tsconfig.json",
+    "labextension/webpack.config.js",
+    "labextension/install.json",
+    "labextension/src/index.ts",
+    "labextension/style/index.css",
+    "hatch_build.py",
+]
 #: hatchling adds the checkout's .gitignore, so that a build from the sdist leaves out what a
 #: build from the checkout leaves out.
 SDIST_TOP_OPTIONAL = {".gitignore"}
@@ -118,6 +143,11 @@ def dist_info(wheel: Path) -> str:
     return f"{name}-{version}.dist-info"
 
 
+def shared_data(wheel: Path) -> str:
+    """Where the wheel keeps the extension: ``atomic_jupyter-0.1.0.data/data/share/...``."""
+    return dist_info(wheel).removesuffix(".dist-info") + f".data/{LABEXTENSION_DATA}"
+
+
 def wheel_metadata(wheel: Path) -> email.message.Message:
     raw = wheel_members(wheel)[f"{dist_info(wheel)}/METADATA"]
     return email.parser.BytesParser().parsebytes(raw)
@@ -128,6 +158,15 @@ def sdist_names(sdist: Path) -> list[str]:
     with tarfile.open(sdist) as archive:
         names = [member.name for member in archive.getmembers() if member.isfile()]
     return [name.split("/", 1)[1] for name in names]
+
+
+def read_sdist_member(sdist: Path, name: str) -> bytes:
+    """The bytes of the sdist's ``name`` (a path without the leading ``name-version/``)."""
+    with tarfile.open(sdist) as archive:
+        member = next(m for m in archive.getmembers() if m.name.split("/", 1)[-1] == name)
+        extracted = archive.extractfile(member)
+        assert extracted is not None, name
+        return extracted.read()
 
 
 # --------------------------------------------------------------------------- the build
@@ -215,13 +254,37 @@ def test_wheel_holds_only_the_package_and_its_metadata(dists):
     strays = [
         name
         for name in names
-        if not name.startswith((f"{PACKAGE}/", f"{dist_info(dists.wheel)}/"))
+        if not name.startswith(
+            (f"{PACKAGE}/", f"{dist_info(dists.wheel)}/", shared_data(dists.wheel))
+        )
         or "__pycache__" in name
         or "node_modules" in name
         or name.endswith(".pyc")
     ]
     assert strays == []
     assert not [name for name in names if name.startswith(("tests/", "agent/"))]
+    # The built extension is shared data only, not also package data.
+    assert not [name for name in names if name.startswith(f"{PACKAGE}/labextension/")]
+
+
+def test_wheel_ships_the_built_labextension_where_jupyterlab_finds_it(dists):
+    members = wheel_members(dists.wheel)
+    data = shared_data(dists.wheel)
+    assert f"{data}package.json" in members, f"no prebuilt extension in {dists.wheel.name}"
+    package = json.loads(members[f"{data}package.json"])
+    assert package["name"] == LABEXTENSION
+    # jupyter labextension list shows this version: the Python package's.
+    assert package["version"] == dists.wheel.name.split("-")[1]
+    # build-labextension names the entry point once webpack is done: a whole build.
+    entry = package["jupyterlab"]["_build"]["load"]
+    assert entry.startswith("static/remoteEntry.") and entry.endswith(".js"), entry
+    assert f"{data}{entry}" in members
+    static = [name for name in members if name.startswith(f"{data}static/")]
+    assert [name for name in static if "/static/remoteEntry." in name] == [f"{data}{entry}"]
+    assert not [name for name in members if name.startswith(data) and "node_modules" in name]
+    install = json.loads(members[f"{data}install.json"])
+    assert install["packageManager"] == "python"
+    assert install["packageName"] == "atomic-jupyter"
 
 
 # --------------------------------------------------------------------------- the sdist
@@ -238,6 +301,23 @@ def test_sdist_holds_only_what_builds_and_explains_the_package(dists):
     ]
     assert strays == []
     assert set(PIN_FILES) <= set(names)
+
+
+def test_sdist_holds_the_labextension_sources_and_lockfile_but_no_build(dists):
+    names = sdist_names(dists.sdist)
+    missing = [name for name in LABEXTENSION_SOURCES if name not in names]
+    assert missing == []
+    # npm ci installs exactly the lockfile's packages: the checkout's.
+    lockfile = "labextension/package-lock.json"
+    assert read_sdist_member(dists.sdist, lockfile) == (ROOT / lockfile).read_bytes()
+    built = [
+        name
+        for name in names
+        if "node_modules/" in name
+        or name.startswith(("labextension/lib/", f"{PACKAGE}/labextension/"))
+        or name.endswith(".tsbuildinfo")
+    ]
+    assert built == []
 
 
 def test_wheel_built_from_the_sdist_is_the_wheel_built_from_the_checkout(dists):
