@@ -234,26 +234,19 @@ def _offer_again() -> None:
         show_link(session)
 
 
-#: The panel's status entry that says whether the open notebook is linked.
+#: The panel's status entry that says the open notebook is not linked, and what it says.
 LINK_STATUS = "atomic-notebook"
+NOT_LINKED = "notebook: no page linked, the agent cannot edit it (%atomic_agent doctor says why)"
 
 
 def show_link(session: Any) -> None:
-    """Say in the session's panel whether the agent can work on the open notebook (nothing
-    when its ``notebook_edits`` setting is ``off``)."""
+    """Say in the session's panel when the agent cannot work on the open notebook (no page
+    linked: nbclient, VS Code, a page still loading); nothing once a page is linked, or when
+    the session's ``notebook_edits`` setting is ``off``."""
     shell = _shell()
     if shell is None or getattr(shell, "kernel", None) is None:
         return  # no notebook here (a terminal, a script): nothing to say
-    unavailable = session.unavailable_tools
-    if EDIT_TOOL["name"] in unavailable:
-        text: str | None = (
-            "notebook: not linked, the agent cannot edit it (%atomic_agent doctor says why)"
-        )
-    elif any(t == EDIT_TOOL["name"] for t in session.offered_builtins):
-        pages = ", ".join(linked_pages())
-        text = f"notebook: {pages} linked (the agent may read and edit it)"
-    else:
-        text = None
+    text = NOT_LINKED if EDIT_TOOL["name"] in session.unavailable_tools else None
     session.extension_ui.apply(SetStatusRequest(id=LINK_STATUS, key=LINK_STATUS, text=text))
 
 

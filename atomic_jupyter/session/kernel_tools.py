@@ -324,11 +324,6 @@ class KernelTools:
         setting = tool.governed_by
         return self._modes.get(setting, "ask") if setting is not None else ""
 
-    @property
-    def builtin_names(self) -> list[str]:
-        """The built-in tools this session offers (not those its settings turn off)."""
-        return list(self._builtins)
-
     def unavailable(self) -> dict[str, str]:
         """The built-in tools this session would offer but cannot now, and why."""
         found = {name: tool.available() for name, tool in self._builtins.items()}

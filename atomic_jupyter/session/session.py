@@ -375,11 +375,6 @@ class AgentSession(SessionCommands):
             self.extension_ui.diagnose(f"could not offer the notebook's tools again: {exc}")
 
     @property
-    def offered_builtins(self) -> list[str]:
-        """The built-in tools this session offers (when they are available)."""
-        return self._kernel_tools.builtin_names
-
-    @property
     def unavailable_tools(self) -> dict[str, str]:
         """The built-in tools this session would offer but cannot now, and why (the
         notebook tools where no notebook page is linked)."""
