@@ -145,6 +145,20 @@ def test_a_prompt_that_waits_gets_a_refusal_not_a_deadlock(kernel, scripted_mode
     assert "--wait" in answer
 
 
+def test_a_policy_decides_a_change_at_once_in_an_unattended_run(kernel, scripted_model, page):
+    kernel.execute('%atomic_agent policy --title "change to the notebook" yes')
+    target = page.cells[1]
+    operations = [{"op": "replace", "cell_id": target.id, "source": "x = 3\nx"}]
+    try:
+        area = area_of(kernel.execute(call("notebook_edit", {"operations": operations})))
+        wait_done(kernel, area)
+    finally:
+        kernel.execute("%atomic_agent policy --clear")
+    assert target.source == "x = 3\nx"
+    assert "Applied to stand-in.ipynb" in last_tool_answer(scripted_model)
+    assert page.proposals == {}
+
+
 def test_the_notebook_closed_while_a_change_waits_cancels_it(kernel, scripted_model, page):
     target = page.cells[1]
     operations = [{"op": "delete", "cell_id": target.id}]

@@ -1,4 +1,5 @@
-"""The open notebook as the model reads it: its cells (bounded) and what a run of cells showed.
+"""The open notebook as the model reads it: the notebook tools' descriptions, its cells
+(bounded) and what a run of cells showed.
 
 Pure functions over what the page sent (:mod:`~atomic_jupyter.notebook.page_link`): no I/O, no
 kernel. A 500-cell notebook does not flood the model: a listing keeps to
@@ -15,6 +16,9 @@ from typing import Any
 
 __all__ = [
     "CELL_LIMIT",
+    "EDIT_TOOL",
+    "READ_TOOL",
+    "RUN_TOOL",
     "LISTING_LIMIT",
     "Listing",
     "cell_listing",
@@ -30,6 +34,91 @@ SOURCE_LIMIT = 3_000
 CELL_LIMIT = 60_000
 #: Characters of a cell's outputs' summary in a listing, and of one output in a run's text.
 OUTPUTS_LIMIT, RUN_OUTPUT_LIMIT = 600, 4_000
+#: The most operations in one change, and the most cells one call runs.
+OPERATIONS_MAX, RUN_MAX = 50, 20
+
+READ_TOOL: dict[str, Any] = {
+    "name": "notebook_read",
+    "description": (
+        "Read the person's open Jupyter notebook as it is on screen: every cell in order with "
+        "its id, type (code, markdown, raw), source, a summary of its outputs, its execution "
+        "count, whether it was edited since it ran, and which cell the prompt came from. "
+        "Long notebooks come in ranges (start, end: 1-based positions); cell_id reads one cell "
+        "in full. Read a cell before you change it with notebook_edit."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "start": {"type": "integer", "minimum": 1, "description": "first cell (1-based)"},
+            "end": {"type": "integer", "minimum": 1, "description": "last cell (1-based)"},
+            "cell_id": {"type": "string", "description": "read this cell alone, in full"},
+        },
+        "additionalProperties": False,
+    },
+}
+EDIT_TOOL: dict[str, Any] = {
+    "name": "notebook_edit",
+    "description": (
+        "Change the person's open notebook: replace a cell's whole source, insert a code or "
+        "markdown cell (after a cell, 'start' for the top, or at the end), delete a cell. All "
+        "operations of one call are one change: it is shown to the person as a diff in the "
+        "cells and applied only if they accept it (a rejection comes back as an error with "
+        "their reason). Cells are named by the ids notebook_read gives; read a cell before "
+        "changing it (a cell edited since you read it is refused: read it again). Editing does "
+        "not run anything: use notebook_run for that."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "operations": {
+                "type": "array",
+                "minItems": 1,
+                "maxItems": OPERATIONS_MAX,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "op": {"type": "string", "enum": ["replace", "insert", "delete"]},
+                        "cell_id": {"type": "string", "description": "replace, delete"},
+                        "source": {"type": "string", "description": "replace, insert"},
+                        "after": {
+                            "type": "string",
+                            "description": "insert: the cell id it goes after, or 'start'; "
+                            "leave out for the end",
+                        },
+                        "cell_type": {"type": "string", "enum": ["code", "markdown"]},
+                    },
+                    "required": ["op"],
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "required": ["operations"],
+        "additionalProperties": False,
+    },
+}
+RUN_TOOL: dict[str, Any] = {
+    "name": "notebook_run",
+    "description": (
+        "Run code cells of the person's open notebook, in order, as Shift+Enter would: the "
+        "outputs and execution counts go into the cells, and you get what they printed, "
+        "displayed or raised (figures as images). Stops at the first cell that fails. Name "
+        "cells by the ids notebook_read gives. The person may have to approve each call."
+    ),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "cell_ids": {
+                "type": "array",
+                "items": {"type": "string"},
+                "minItems": 1,
+                "maxItems": RUN_MAX,
+            }
+        },
+        "required": ["cell_ids"],
+        "additionalProperties": False,
+    },
+}
+
 _WIDGET = "application/vnd.jupyter.widget-view+json"
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 

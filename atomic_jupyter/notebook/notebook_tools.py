@@ -31,12 +31,21 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from atomic_jupyter.notebook.notebook_text import cell_listing, run_text
+from atomic_jupyter.notebook.notebook_text import (
+    EDIT_TOOL,
+    OPERATIONS_MAX,
+    READ_TOOL,
+    RUN_MAX,
+    RUN_TOOL,
+    cell_listing,
+    run_text,
+)
 from atomic_jupyter.notebook.page_link import (
     Origin,
     Page,
     PageError,
     PageLink,
+    current_message_type,
     current_origin,
     link_of,
 )
@@ -61,94 +70,11 @@ __all__ = [
 #: The confirm's title for a change (a rule or ``%atomic_agent policy --title`` matches it).
 EDIT_TITLE = "Apply the agent's change to the notebook?"
 RUN_TITLE = "Run cells of the notebook in the kernel?"
-#: The longest source a cell may be given, and the most operations in one change.
-SOURCE_MAX, OPERATIONS_MAX = 5_000_000, 50
-#: The most cells one call runs, and images given to the model from them.
-RUN_MAX, MODEL_IMAGES = 20, 6
+#: The longest source a cell may be given.
+SOURCE_MAX = 5_000_000
+#: Images given to the model from a run of cells.
+MODEL_IMAGES = 6
 _PROMPT_MAGIC = ("%%atomic_agent", "%atomic_agent")
-
-READ_TOOL: dict[str, Any] = {
-    "name": "notebook_read",
-    "description": (
-        "Read the person's open Jupyter notebook as it is on screen: every cell in order with "
-        "its id, type (code, markdown, raw), source, a summary of its outputs, its execution "
-        "count, whether it was edited since it ran, and which cell the prompt came from. "
-        "Long notebooks come in ranges (start, end: 1-based positions); cell_id reads one cell "
-        "in full. Read a cell before you change it with notebook_edit."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "start": {"type": "integer", "minimum": 1, "description": "first cell (1-based)"},
-            "end": {"type": "integer", "minimum": 1, "description": "last cell (1-based)"},
-            "cell_id": {"type": "string", "description": "read this cell alone, in full"},
-        },
-        "additionalProperties": False,
-    },
-}
-EDIT_TOOL: dict[str, Any] = {
-    "name": "notebook_edit",
-    "description": (
-        "Change the person's open notebook: replace a cell's whole source, insert a code or "
-        "markdown cell (after a cell, 'start' for the top, or at the end), delete a cell. All "
-        "operations of one call are one change: it is shown to the person as a diff in the "
-        "cells and applied only if they accept it (a rejection comes back as an error with "
-        "their reason). Cells are named by the ids notebook_read gives; read a cell before "
-        "changing it (a cell edited since you read it is refused: read it again). Editing does "
-        "not run anything: use notebook_run for that."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "operations": {
-                "type": "array",
-                "minItems": 1,
-                "maxItems": OPERATIONS_MAX,
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "op": {"type": "string", "enum": ["replace", "insert", "delete"]},
-                        "cell_id": {"type": "string", "description": "replace, delete"},
-                        "source": {"type": "string", "description": "replace, insert"},
-                        "after": {
-                            "type": "string",
-                            "description": "insert: the cell id it goes after, or 'start'; "
-                            "leave out for the end",
-                        },
-                        "cell_type": {"type": "string", "enum": ["code", "markdown"]},
-                    },
-                    "required": ["op"],
-                    "additionalProperties": False,
-                },
-            }
-        },
-        "required": ["operations"],
-        "additionalProperties": False,
-    },
-}
-RUN_TOOL: dict[str, Any] = {
-    "name": "notebook_run",
-    "description": (
-        "Run code cells of the person's open notebook, in order, as Shift+Enter would: the "
-        "outputs and execution counts go into the cells, and you get what they printed, "
-        "displayed or raised (figures as images). Stops at the first cell that fails. Name "
-        "cells by the ids notebook_read gives. The person may have to approve each call."
-    ),
-    "parameters": {
-        "type": "object",
-        "properties": {
-            "cell_ids": {
-                "type": "array",
-                "items": {"type": "string"},
-                "minItems": 1,
-                "maxItems": RUN_MAX,
-            }
-        },
-        "required": ["cell_ids"],
-        "additionalProperties": False,
-    },
-}
-
 
 # --------------------------------------------------------------------------- kernel state
 
@@ -175,8 +101,6 @@ class _KernelState:
     origins: weakref.WeakKeyDictionary[Any, Origin] = field(
         default_factory=weakref.WeakKeyDictionary
     )
-    #: Runs work on the main thread (a decision made on another thread).
-    main: Any = None
 
 
 _STATES: weakref.WeakKeyDictionary[Any, _KernelState] = weakref.WeakKeyDictionary()
@@ -195,11 +119,10 @@ def _state(shell: InteractiveShell) -> _KernelState:
     state = _STATES.get(shell)
     if state is not None:
         return state
-    from atomic_jupyter.ui.dispatch import UiDispatcher
-
-    state = _STATES[shell] = _KernelState()
-    state.main = UiDispatcher()
-    state.main.capture_loop()
+    # Made in the middle of a cell (%load_ext, a start): that cell's pre_run_cell came before.
+    state = _STATES[shell] = _KernelState(
+        cell_running=current_message_type(shell) == "execute_request"
+    )
 
     def before(*_args: Any) -> None:
         state.cell_running = True
@@ -307,6 +230,22 @@ def _then(future: Future[Any], make: Callable[[Any], ToolReply]) -> Future[ToolR
 
     future.add_done_callback(done)
     return result
+
+
+def _guarded(
+    result: Future[ToolReply], callback: Callable[[Future[Any]], None]
+) -> Callable[[Future[Any]], None]:
+    """``callback`` for a page's reply; a bug in it (an odd reply) answers the call with the
+    error instead of leaving it unanswered (a future swallows what its callbacks raise)."""
+
+    def guarded(done: Future[Any]) -> None:
+        try:
+            callback(done)
+        except Exception as exc:
+            if not result.done():
+                result.set_result(ToolReply(error=f"{type(exc).__name__}: {exc}"))
+
+    return guarded
 
 
 def _target(info: CallInfo) -> tuple[InteractiveShell, _KernelState, PageLink, Page] | ToolReply:
@@ -462,8 +401,14 @@ def _edit(arguments: dict[str, Any], info: CallInfo) -> ToolReply | Future[ToolR
             info.preview(details)
         waiting = state.waiting[call] = _Waiting(page, call)
         decide = _decider(state, link, waiting, details, read, result)
-        if not ask or info.open_dialog is None:
+        if info.run is not None and getattr(info.run, "finished", False):
+            decide(False, "the run ended before the change was shown")  # stopped meanwhile
+            return
+        if not ask:
             decide(True, "applied without asking (notebook_edits is allow)")
+            return
+        if info.open_dialog is None:  # no session to ask in: nothing is applied unasked
+            decide(False, "there was nobody to ask")
             return
         message = (
             f"{_summary(changes)} in {page.label}: the diff is above and in the notebook, "
@@ -474,19 +419,20 @@ def _edit(arguments: dict[str, Any], info: CallInfo) -> ToolReply | Future[ToolR
         def answered(response: UIResponse) -> None:
             accept = response.confirmed is True
             how = "accepted" if accept else "rejected"
-            _on_main(state, lambda: decide(accept, how))
+            _on_main(info, lambda: decide(accept, how))
 
         waiting.dialog = info.open_dialog(request, answered)
-        waiting.dialog.observe(lambda d: _gone_dialog(state, d, decide))
+        waiting.dialog.observe(lambda d: _gone_dialog(info, d, decide))
+        _gone_dialog(info, waiting.dialog, decide)  # closed before it was observed
 
-    proposed.add_done_callback(shown)
+    proposed.add_done_callback(_guarded(result, shown))
     return result
 
 
-def _gone_dialog(state: _KernelState, dialog: Dialog, decide: Callable[[bool, str], None]) -> None:
+def _gone_dialog(info: CallInfo, dialog: Dialog, decide: Callable[[bool, str], None]) -> None:
     """The confirm closed or expired without an answer (the agent went): drop the change."""
     if dialog.state in ("closed", "expired"):
-        _on_main(state, lambda: decide(False, f"the question was {dialog.state}"))
+        _on_main(info, lambda: decide(False, f"the question was {dialog.state}"))
 
 
 def _decider(
@@ -540,15 +486,18 @@ def _decider(
             lines = [f"Applied to {waiting.page.label} ({how}): {_summary(details['changes'])}."]
             for entry in applied:
                 if isinstance(entry, dict):
-                    lines.append(
-                        f"- {entry.get('op')}: cell id {entry.get('cell_id')}, now cell "
-                        f"{int(entry.get('index', -1)) + 1}"
+                    index = entry.get("index")
+                    where = (
+                        f"now cell {index + 1}"
+                        if type(index) is int and index >= 0
+                        else "no longer in the notebook"
                     )
+                    lines.append(f"- {entry.get('op')}: cell id {entry.get('cell_id')}, {where}")
             lines.append("The cells did not run; use notebook_run to run code cells.")
             final = {**details, "decision": "accepted", "applied": applied}
             result.set_result(ToolReply(text="\n".join(lines), details=final))
 
-        asked.add_done_callback(settled)
+        asked.add_done_callback(_guarded(result, settled))
 
     return decide
 
@@ -581,12 +530,13 @@ def _pages_changed(state: _KernelState, link: PageLink) -> None:
             waiting.dialog.cancel(how=f"the notebook {waiting.page.label} was closed")
 
 
-def _on_main(state: _KernelState, work: Callable[[], None]) -> None:
-    """Run ``work`` on the main thread (at once when this is it; else on the kernel's loop)."""
-    if threading.current_thread() is threading.main_thread() or state.main is None:
+def _on_main(info: CallInfo, work: Callable[[], None]) -> None:
+    """Run ``work`` on the main thread: at once when this is it, else through the session's
+    main-thread queue (the agent's exit closes a question on its own thread)."""
+    if threading.current_thread() is threading.main_thread() or info.on_main is None:
         work()
         return
-    state.main.call(work)
+    info.on_main(work)
 
 
 # --------------------------------------------------------------------------- run
@@ -628,9 +578,11 @@ def _run(arguments: dict[str, Any], info: CallInfo) -> ToolReply | Future[ToolRe
                 )
                 return
         ran = link.request(page, "run", cell_ids=ids)
-        ran.add_done_callback(lambda settled: result.set_result(_ran(settled, page.label)))
+        ran.add_done_callback(
+            _guarded(result, lambda settled: result.set_result(_ran(settled, page.label)))
+        )
 
-    link.request(page, "read").add_done_callback(checked)
+    link.request(page, "read").add_done_callback(_guarded(result, checked))
     return result
 
 

@@ -54,6 +54,7 @@ __all__ = [
     "Page",
     "PageError",
     "PageLink",
+    "current_message_type",
     "current_origin",
     "link_of",
 ]
@@ -76,9 +77,8 @@ class Origin:
     cell_id: str | None
 
 
-def current_origin(shell: Any) -> Origin:
-    """The origin of the message the kernel handles now (a cell's execute request, or a click
-    on the panel's Send)."""
+def _parent(shell: Any) -> dict[str, Any] | None:
+    """The message the kernel handles now, as ipykernel keeps it."""
     parent: Any = getattr(shell, "parent_header", None)
     if not parent:
         kernel = getattr(shell, "kernel", None)
@@ -87,7 +87,21 @@ def current_origin(shell: Any) -> Origin:
             parent = getter() if getter is not None else None
         except Exception:  # an older ipykernel asks for the channel
             parent = None
-    if not isinstance(parent, dict):
+    return parent if isinstance(parent, dict) else None
+
+
+def current_message_type(shell: Any) -> str | None:
+    """The type of the message the kernel handles now (``execute_request`` in a cell)."""
+    header = (_parent(shell) or {}).get("header")
+    kind = header.get("msg_type") if isinstance(header, dict) else None
+    return kind if isinstance(kind, str) else None
+
+
+def current_origin(shell: Any) -> Origin:
+    """The origin of the message the kernel handles now (a cell's execute request, or a click
+    on the panel's Send)."""
+    parent = _parent(shell)
+    if parent is None:
         return Origin(None, None)
     header = parent.get("header") or {}
     metadata = parent.get("metadata") or {}

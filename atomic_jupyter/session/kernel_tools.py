@@ -119,6 +119,8 @@ class CallInfo:
         (policies and rules decide it first); the answer goes to ``answer``, not to the agent.
     preview:
         ``preview(details)``: what the card shows of the call while it runs.
+    on_main:
+        ``on_main(work)``: run ``work`` on the kernel's main thread (from another thread).
     """
 
     call_id: str
@@ -129,6 +131,7 @@ class CallInfo:
     mode: str = ""
     open_dialog: Callable[[DialogRequest, Callable[[UIResponse], Any]], Dialog] | None = None
     preview: Callable[[dict[str, Any]], None] | None = None
+    on_main: Callable[[Callable[[], None]], None] | None = None
 
 
 @dataclass(frozen=True)
@@ -455,7 +458,7 @@ class KernelTools:
             return True
         if builtin is not None:
             info = self._call_info(str(call.get("id") or ""))
-            info = replace(info, mode=self.mode_of(builtin))
+            info = replace(info, mode=self.mode_of(builtin), on_main=schedule)
             schedule(lambda: self._run_builtin(request.id, builtin, arguments, info))
         elif tool is not None:
             schedule(lambda: self._run(request.id, tool, arguments))

@@ -69,6 +69,7 @@ export class NotebookLink {
   private kernel: Kernel.IKernelConnection | null = null;
   private readonly proposals = new Map<string, Proposal>();
   private disposed = false;
+  private readonly onPageHide: () => void;
 
   constructor(panel: NotebookPanel, app: string) {
     this.panel = panel;
@@ -88,6 +89,9 @@ export class NotebookLink {
       if (status === 'connected') this.attach(context.session?.kernel ?? null);
     }, this);
     panel.disposed.connect(() => this.dispose(), this);
+    // A page that goes (reloaded, closed) says so, so the kernel stops counting on it.
+    this.onPageHide = () => this.dispose();
+    window.addEventListener('pagehide', this.onPageHide);
     void context.ready.then(() => this.attach(context.session?.kernel ?? null));
   }
 
@@ -115,7 +119,7 @@ export class NotebookLink {
     if (this.comm !== null && !this.comm.isDisposed) return;
     const comm = kernel.createComm(PAGE_TARGET);
     this.comm = comm;
-    comm.onMsg = msg => this.handle(msg.content.data as unknown as Request);
+    comm.onMsg = msg => this.handle(msg.content.data as unknown as Request, comm);
     comm.onClose = () => {
       if (this.comm === comm) {
         this.comm = null;
@@ -134,14 +138,16 @@ export class NotebookLink {
     this.panel.node.dataset.ajLink = 'open';
   }
 
-  private send(message: Reply | Decision): void {
-    if (this.comm && !this.comm.isDisposed) this.comm.send(message as any);
+  private send(message: Reply | Decision, comm: Kernel.IComm | null = this.comm): void {
+    if (comm && !comm.isDisposed) comm.send(message as any);
   }
 
-  private handle(request: Request): void {
+  private handle(request: Request, comm: Kernel.IComm): void {
     if (request?.type !== 'request') return;
+    // A late reply goes to the comm the request came on (a restarted kernel has a new one,
+    // whose request ids start again).
     const reply = (body: Omit<Reply, 'type' | 'id'>) =>
-      this.send({ type: 'reply', id: request.id, ...body } as Reply);
+      this.send({ type: 'reply', id: request.id, ...body } as Reply, comm);
     try {
       switch (request.op) {
         case 'read':
@@ -280,6 +286,7 @@ export class NotebookLink {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    window.removeEventListener('pagehide', this.onPageHide);
     this.withdrawAll();
     if (this.comm && !this.comm.isDisposed) {
       try {

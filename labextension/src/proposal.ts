@@ -251,6 +251,7 @@ export class Proposal {
     if (!notebook) throw new ProposalError('the notebook is closed');
     const shared = notebook.sharedModel;
     const applied: { op: string; cell_id: string; index: number }[] = [];
+    const inserted: string[] = [];
     const setSources = () => {
       for (const p of this.planned) {
         if (p.op === 'replace') {
@@ -265,39 +266,49 @@ export class Proposal {
     if (!documentWide) setSources();
     shared.transact(() => {
       if (documentWide) setSources();
-      const deletedAt = new Map<string, number>();
+      // Each insert's place, found before any cell goes: after a cell the change deletes, a
+      // new cell goes after the nearest earlier cell that stays (or at the top).
+      const deleted = new Set(this.planned.filter(p => p.op === 'delete').map(p => p.cellId!));
+      const ids = shared.cells.map(c => c.id);
+      const anchors = this.planned.map(p => {
+        if (p.op !== 'insert' || p.after === null || p.after === 'start') return p.after;
+        let at = ids.indexOf(p.after);
+        while (at >= 0 && deleted.has(ids[at])) at--;
+        return at >= 0 ? ids[at] : 'start';
+      });
       for (const p of this.planned) {
         if (p.op === 'delete') {
-          const index = shared.cells.findIndex(c => c.id === p.cellId);
-          deletedAt.set(p.cellId!, index);
-          shared.deleteCell(index);
+          shared.deleteCell(shared.cells.findIndex(c => c.id === p.cellId));
         }
       }
-      let lastAfter: string | null | undefined;
-      let next = 0;
-      for (const p of this.planned) {
-        if (p.op !== 'insert') continue;
+      // Several inserts at one place keep their order: each goes after the one before it.
+      const lastAt = new Map<string, string>();
+      this.planned.forEach((p, k) => {
+        if (p.op !== 'insert') return;
+        const anchor = anchors[k];
+        const key = anchor ?? '\u0000end';
+        const after = lastAt.get(key) ?? anchor;
         let index: number;
-        if (p.after === lastAfter && lastAfter !== undefined) {
-          index = next;
-        } else if (p.after === 'start') {
-          index = 0;
-        } else if (p.after === null) {
+        if (after === null) {
           index = shared.cells.length;
+        } else if (after === 'start') {
+          index = 0;
         } else {
-          const at = shared.cells.findIndex(c => c.id === p.after);
-          index = at >= 0 ? at + 1 : (deletedAt.get(p.after) ?? shared.cells.length);
+          index = shared.cells.findIndex(c => c.id === after) + 1;
         }
         const cell = shared.insertCell(index, {
           cell_type: p.cellType as 'code',
           source: p.source,
           metadata: {}
         });
-        applied.push({ op: 'insert', cell_id: cell.id, index });
-        lastAfter = p.after;
-        next = index + 1;
-      }
+        inserted.push(cell.id);
+        if (anchor !== null) lastAt.set(key, cell.id);
+      });
     });
+    // Positions once everything is applied (-1: the cell was deleted).
+    for (const id of inserted) {
+      applied.push({ op: 'insert', cell_id: id, index: shared.cells.findIndex(c => c.id === id) });
+    }
     for (const p of this.planned) {
       if (p.op === 'insert') continue;
       const index = shared.cells.findIndex(c => c.id === p.cellId);
