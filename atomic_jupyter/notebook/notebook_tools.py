@@ -606,35 +606,27 @@ def _ran(done: Future[dict[str, Any]], notebook: str) -> ToolReply:
 # --------------------------------------------------------------------------- the tools
 
 
+def _tool(spec: dict[str, Any], run: Any, **options: Any) -> BuiltinTool:
+    """A notebook tool of ``spec`` (name, description, parameters), offered while a page is
+    linked."""
+    return BuiltinTool(
+        spec["name"], spec["description"], spec["parameters"], run, available=why_unavailable,
+        **options,
+    )  # fmt: skip
+
+
 def notebook_tools() -> list[BuiltinTool]:
     """``notebook_read``, ``notebook_edit`` and ``notebook_run``: offered while a page is
     linked (:func:`why_unavailable`)."""
     return [
-        BuiltinTool(
-            READ_TOOL["name"],
-            READ_TOOL["description"],
-            READ_TOOL["parameters"],
-            _read,
-            setting="notebook_edits",
-            available=why_unavailable,
-        ),
-        BuiltinTool(
-            EDIT_TOOL["name"],
-            EDIT_TOOL["description"],
-            EDIT_TOOL["parameters"],
-            _edit,
-            setting="notebook_edits",
-            available=why_unavailable,
-        ),
-        BuiltinTool(
-            RUN_TOOL["name"],
-            RUN_TOOL["description"],
-            RUN_TOOL["parameters"],
+        _tool(READ_TOOL, _read, setting="notebook_edits"),
+        _tool(EDIT_TOOL, _edit, setting="notebook_edits"),
+        _tool(
+            RUN_TOOL,
             _run,
             setting="kernel_code",
             asks_first=True,
             approval_title=RUN_TITLE,
             approval_message="The cells run in this notebook's kernel, as Shift+Enter would.",
-            available=why_unavailable,
         ),
     ]
