@@ -173,3 +173,22 @@ def test_the_notebook_closed_while_a_change_waits_cancels_it(kernel, scripted_mo
     assert target in page.cells
     said = kernel.execute("print(sorted(aj.session().unavailable_tools))").stdout.strip()
     assert said == str(NOTEBOOK_TOOLS)
+
+
+def test_allow_applies_a_change_unasked_and_off_offers_no_notebook_tool(
+    kernel, scripted_model, page
+):
+    page.attach()
+    kernel.wait_for(lambda: page.linked, what="the page's link again")
+    kernel.execute(scripted_start(scripted_model, "--notebook-edits allow"))
+    wait_done(kernel, area_of(kernel.execute(call("notebook_read", {}))))
+    target = page.cells[0]
+    operations = [{"op": "replace", "cell_id": target.id, "source": "import cmath"}]
+    wait_done(kernel, area_of(kernel.execute(call("notebook_edit", {"operations": operations}))))
+    assert target.source == "import cmath"
+    assert "(applied without asking (notebook_edits is allow))" in last_tool_answer(scripted_model)
+
+    kernel.execute(scripted_start(scripted_model, "--notebook-edits off"))
+    kernel.execute("%%atomic_agent --wait\nhello", timeout=60)
+    assert offered(scripted_model) == ["notebook_cells", "notebook_variables"]
+    assert kernel.execute("print(aj.session().unavailable_tools)").stdout.strip() == "{}"

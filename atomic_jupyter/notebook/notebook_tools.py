@@ -624,8 +624,10 @@ def notebook_tools() -> list[BuiltinTool]:
         _tool(
             RUN_TOOL,
             _run,
-            setting="kernel_code",
+            setting="notebook_edits",
+            also_needs="kernel_code",
             asks_first=True,
+            asks_by="kernel_code",
             approval_title=RUN_TITLE,
             approval_message="The cells run in this notebook's kernel, as Shift+Enter would.",
         ),

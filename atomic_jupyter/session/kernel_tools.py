@@ -155,8 +155,12 @@ class BuiltinTool:
         The session setting that governs it (:data:`TOOL_SETTINGS`): not offered when that
         setting is ``"off"``; None: always offered.
     asks_first:
-        Whether the agent asks the person before each call (a confirm) when ``setting`` is
-        ``"ask"``.
+        Whether the agent asks the person before each call (a confirm) when ``asks_by`` (by
+        default ``setting``) is ``"ask"``.
+    asks_by:
+        The setting whose ``"ask"`` makes the agent ask first (running cells: ``kernel_code``).
+    also_needs:
+        Another setting that must not be ``"off"`` for the tool to be offered.
     available:
         Whether it can be offered now (the notebook tools: while a notebook page is linked);
         a call when it is not is refused in words.
@@ -171,6 +175,8 @@ class BuiltinTool:
     approval_message: str = ""
     setting: str | None = None
     asks_first: bool = False
+    asks_by: str | None = None
+    also_needs: str | None = None
     available: Callable[[], str | None] = field(default=lambda: None, repr=False)
 
     @property
@@ -316,7 +322,12 @@ class KernelTools:
         self.kernel_code = kernel_code
         self.notebook_edits = notebook_edits
         self._modes = modes
-        self._builtins = {tool.name: tool for tool in _builtins if self.mode_of(tool) != "off"}
+        self._builtins = {
+            tool.name: tool
+            for tool in _builtins
+            if self.mode_of(tool) != "off"
+            and (tool.also_needs is None or modes.get(tool.also_needs) != "off")
+        }
         self._call_info = call_info or (lambda call_id: CallInfo(call_id, ""))
         self._accepting = accepting
         self._progress = progress
@@ -382,7 +393,9 @@ class KernelTools:
     def specs(self) -> list[dict[str, Any]]:
         """Every tool offered, as the extension registers them: built-ins first."""
         builtins = [
-            tool.to_json(self.mode_of(tool))
+            tool.to_json(
+                self._modes.get(tool.asks_by, "ask") if tool.asks_by else self.mode_of(tool)
+            )
             for tool in self._builtins.values()
             if tool.available() is None
         ]
