@@ -122,13 +122,19 @@ def test_an_edit_of_a_cell_changed_since_it_was_read_is_refused(kernel, scripted
     assert page.proposals == {}
 
 
-def test_an_unknown_id_and_an_unread_cell_are_refused_in_words(kernel, scripted_model, page):
+def test_an_unknown_id_an_unread_cell_and_a_change_that_changes_nothing_are_refused(
+    kernel, scripted_model, page
+):
     cases = [
         (
             [{"op": "delete", "cell_id": "nope"}],
             "read cell nope (notebook_read) before changing it",
         ),
         ([{"op": "insert", "after": "nope", "source": "1"}], "no cell 'nope' to insert after"),
+        (
+            [{"op": "replace", "cell_id": page.cells[1].id, "source": page.cells[1].source}],
+            "is its source",
+        ),
     ]
     for operations, wanted in cases:
         area = area_of(kernel.execute(call("notebook_edit", {"operations": operations})))
