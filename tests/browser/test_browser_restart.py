@@ -87,6 +87,9 @@ def test_after_a_shutdown_the_panel_and_a_waiting_dialog_show_their_records(
     nb.run("ask")
     ask = nb.output("ask")
     expect(ask.get_by_role("button", name="Yes")).to_be_visible()
+    # The record copies follow the outputs at most every RECORD_INTERVAL (2 s): the copy has
+    # the question before the kernel goes (a shutdown sooner keeps the copy of before).
+    expect(ask.locator(".atomic-record-copy")).to_contain_text("waiting for an answer")
     nb.page.evaluate("() => window.jupyterapp.commands.execute('kernelmenu:shutdown')")
     for cell in ("start", "ask"):
         expect(nb.output(cell).locator(".atomic-output:visible")).to_have_count(0)
