@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -299,26 +300,27 @@ class Transcript:
     def show_progress(self, call_id: str, text: str) -> bool:
         """Say what the running tool call ``call_id`` is doing (its output while it runs,
         ``"running in the kernel… 3 s"``); whether the call is in this transcript."""
-        with self.lock:
-            block = self._tools.get(call_id)
-            if block is None:
-                return False
-            if not block.done:
-                block.output = text
-                block.touch()
-                self.rev += 1
-            return True
+        return self._while_running(call_id, lambda block: setattr(block, "output", text))
 
     def show_details(self, call_id: str, details: dict[str, Any]) -> bool:
         """Give the running tool call ``call_id`` the details its card shows until its result
         comes (a notebook change waiting for a decision); whether the call is here."""
+
+        def preview(block: ToolBlock) -> None:
+            block.details = details
+            block.previewed = True
+
+        return self._while_running(call_id, preview)
+
+    def _while_running(self, call_id: str, change: Callable[[ToolBlock], None]) -> bool:
+        """Apply ``change`` to the tool call ``call_id`` if it still runs (a finished call keeps
+        its result); whether the call is in this transcript."""
         with self.lock:
             block = self._tools.get(call_id)
             if block is None:
                 return False
             if not block.done:
-                block.details = details
-                block.previewed = True
+                change(block)
                 block.touch()
                 self.rev += 1
             return True

@@ -124,6 +124,24 @@ def notebook7(
         server.stop()
 
 
+@contextlib.contextmanager
+def opened_in_notebook7(
+    server: LabServer, chromium: Any, filename: str, cells: Sequence[tuple[str, str]]
+) -> Iterator[NotebookPage]:
+    """``cells`` written to ``filename`` and open in Notebook 7 (``server``), its kernel ready;
+    afterwards the tab is closed and the kernel shut down."""
+    write_notebook(server.root / filename, [source for _, source in cells])
+    notebook, context = new_page(chromium, filename, [name for name, _ in cells])
+    try:
+        notebook.page.goto(server.lab_url(filename))
+        notebook.wait_ready()
+        yield notebook
+    finally:
+        OPEN_PAGES.remove(notebook)
+        context.close()
+        server.shutdown_kernel_of(filename)
+
+
 @pytest.fixture(scope="module")
 def open_notebook(lab_server: LabServer, chromium: Any) -> Iterator[OpenNotebook]:
     """``open_notebook(filename, [(cell name, source), ...])``: write it, open it, wait for its kernel.

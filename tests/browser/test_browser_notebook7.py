@@ -22,9 +22,8 @@ from .browser_harness import (
     LabServer,
     NotebookPage,
     panel_of,
-    write_notebook,
 )
-from .conftest import OPEN_PAGES, new_page
+from .conftest import opened_in_notebook7
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
@@ -49,16 +48,8 @@ def named(fragment: str) -> str:
 
 @pytest.fixture(scope="module")
 def nb(notebook7: LabServer, chromium: Any) -> Iterator[NotebookPage]:
-    write_notebook(notebook7.root / FILENAME, [source for _, source in CELLS])
-    notebook, context = new_page(chromium, FILENAME, [name for name, _ in CELLS])
-    try:
-        notebook.page.goto(notebook7.lab_url(FILENAME))
-        notebook.wait_ready()
+    with opened_in_notebook7(notebook7, chromium, FILENAME, CELLS) as notebook:
         yield notebook
-    finally:
-        OPEN_PAGES.remove(notebook)
-        context.close()
-        notebook7.shutdown_kernel_of(FILENAME)
 
 
 def test_the_quickstart_runs_in_notebook_7(nb: NotebookPage) -> None:

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from .browser_harness import LabServer, NotebookPage, panel_of, write_notebook
-from .conftest import OPEN_PAGES, new_page
+from .browser_harness import LabServer, NotebookPage, panel_of
+from .conftest import opened_in_notebook7
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
@@ -26,16 +26,8 @@ CELLS = [
 
 @pytest.fixture(scope="module")
 def nb(notebook7: LabServer, chromium: Any) -> Iterator[NotebookPage]:
-    write_notebook(notebook7.root / FILENAME, [source for _, source in CELLS])
-    notebook, context = new_page(chromium, FILENAME, [name for name, _ in CELLS])
-    try:
-        notebook.page.goto(notebook7.lab_url(FILENAME))
-        notebook.wait_ready()
+    with opened_in_notebook7(notebook7, chromium, FILENAME, CELLS) as notebook:
         yield notebook
-    finally:
-        OPEN_PAGES.remove(notebook)
-        context.close()
-        notebook7.shutdown_kernel_of(FILENAME)
 
 
 def test_a_change_is_shown_in_the_cell_and_accepted_there_in_notebook_7(nb: NotebookPage) -> None:
