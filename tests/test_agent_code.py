@@ -221,6 +221,23 @@ def test_cells_puts_one_runs_code_below_each_call_headed_and_says_when_there_is_
     assert "Runs that did: 1, 2" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(
+    "allow_stdin, inserted", [(True, True), (False, False)], ids=["a person's", "nbconvert's"]
+)
+def test_cells_says_where_the_code_is_for_the_client_that_ran_the_cell(
+    shell, capsys, monkeypatch, allow_stdin, inserted
+):
+    """JupyterLab sends its cells with stdin allowed and inserts the cell; nbconvert and
+    papermill allow no stdin and insert nothing, so the code is printed where it can be read."""
+    request = {"header": {"msg_type": "execute_request"}, "content": {"allow_stdin": allow_stdin}}
+    monkeypatch.setattr(shell, "parent_header", request, raising=False)
+    agent_code.run_python({"code": "a = 1"}, CallInfo("c", "default", 1))
+    text = agent_code.insert_cells(shell, "default")
+    said = capsys.readouterr().out
+    assert ("is in a new cell below" in said) is inserted, said
+    assert ("this run inserts no cells" in said and text in said) is not inserted, said
+
+
 # --------------------------------------------------------------------------- the session's side
 
 

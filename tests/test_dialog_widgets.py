@@ -208,8 +208,9 @@ def error_shown(output: Output, dialog_id: str | None = None) -> str:
 
 
 def assert_collapsed(output: Output, outcome: str, dialog_id: str | None = None) -> None:
-    """The page shows the settled dialog as the record's card, its outcome line holding
-    ``outcome``, and no controls at all."""
+    """The page shows the settled dialog as the record's card: its question names the dialog,
+    its outcome line says what came of it (``outcome`` is ``"Title → what"``: the line holds
+    ``"→ what"``, the title is said once), and no controls at all."""
     dialog_id = the_id(output, dialog_id)
     page = page_html(output.widget)
     assert dialog_id not in output.content.dialogs
@@ -221,7 +222,11 @@ def assert_collapsed(output: Output, outcome: str, dialog_id: str | None = None)
     card = page[page.index(mark) :]
     found = _OUTCOME.search(card)
     assert found is not None, card
-    assert html.unescape(re.sub(r"<[^>]+>", "", found.group(1))) == outcome
+    title, arrow, result = outcome.partition(" → ")
+    assert arrow, f"an outcome names its dialog: {outcome!r}"
+    assert html.unescape(re.sub(r"<[^>]+>", "", found.group(1))) == f"→ {result}"
+    text = html.unescape(re.sub(r"<[^>]+>", "", card))
+    assert text.count(title) == 1, text
 
 
 @pytest.fixture(autouse=True)
@@ -600,7 +605,10 @@ def test_outcome_of_an_untitled_dialog_names_the_method():
     view, dialog, _ = make_view(select_request(["Alpha"], title=""))
     assert '<strong class="atomic-dialog-title">select request</strong>' in controls(view)
     click(view, "option:0")
-    assert_collapsed(view, "select → Alpha (clicked)")
+    assert dialog.outcome == "select → Alpha (clicked)"
+    assert_collapsed(
+        view, "select → Alpha (clicked)"
+    )  # the record: "select dialog", then "→ Alpha"
 
 
 def test_outcome_of_a_long_answer_is_one_shortened_line():

@@ -333,7 +333,8 @@ def test_a_view_renders_what_the_reader_thread_delivers_only_on_the_kernel_threa
         view.dispatcher, lambda: dialog.id not in panel.content.dialogs, "the dialog to collapse"
     )
     (outcome,) = page_tree(panel).find_all("atomic-dialog-outcome")
-    assert outcome.text == dialog.outcome == "Pick → closed: the agent exited"
+    assert dialog.outcome == "Pick → closed: the agent exited"
+    assert outcome.text == dialog.result == "→ closed: the agent exited"
     assert thread_guard.take() == []
     view.close()
 

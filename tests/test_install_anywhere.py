@@ -1,7 +1,8 @@
 """Install anywhere: ``pip install atomic-jupyter`` into the Jupyter a person already has.
 
-The module builds the wheel from the checkout (into a scratch folder: nothing is written into
-the checkout), makes a fresh virtual environment outside the checkout and pip-installs the
+The module takes the wheel built from the checkout once per run
+(:mod:`tests.harness.checkout_dists`: into a scratch folder, nothing written into the
+checkout), makes a fresh virtual environment outside the checkout and pip-installs the
 wheel into it, dependencies from the package index. Everything after that runs as a person
 who has only that environment would run it: the working directory, HOME and XDG_DATA_HOME in
 the scratch folder, no PYTHONPATH or VIRTUAL_ENV, none of the checkout's agent settings
@@ -30,6 +31,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from tests.harness.checkout_dists import checkout_dists
 from tests.harness.support import CURRENT_LINE, ROOT, path_without_node
 
 # Building, pip-installing and npm-installing into fresh folders: minutes on a loaded machine.
@@ -96,14 +98,12 @@ def without_checkout(environ: dict[str, str]) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def anywhere(tmp_path_factory: pytest.TempPathFactory) -> Anywhere:
     scratch = tmp_path_factory.mktemp("anywhere")
-    dist, venv = scratch / "dist", scratch / "venv"
+    venv = scratch / "venv"
     home, data_home = scratch / "home", scratch / "data"
     home.mkdir()
-    left_before = {name for name in ("dist", "build") if (ROOT / name).exists()}
-    run([sys.executable, "-m", "build", "--wheel", "--outdir", str(dist), str(ROOT)], cwd=scratch)
-    left = {name for name in ("dist", "build") if (ROOT / name).exists()} - left_before
-    assert not left, f"the build left {sorted(left)} in the checkout"
-    (wheel,) = dist.glob("atomic_jupyter-*.whl")
+    built = checkout_dists(tmp_path_factory)  # once per run (test_packaging checks it)
+    assert not built.left_in_checkout, f"the build left {built.left_in_checkout} in the checkout"
+    wheel = built.wheel
 
     # pip runs with the person's own HOME (its cache and configuration), outside the checkout.
     run([sys.executable, "-m", "venv", str(venv)], cwd=scratch)

@@ -96,7 +96,7 @@ def test_select_click_sends_the_option_and_collapses(kernel, panel) -> None:
     assert dialog.description["options"] == ["Alpha", "Beta", "Gamma"]
     dialog.choose(1)
     wait_note(kernel, panel, 'got select: "Beta"')
-    assert outcome_of(kernel, dialog) == "Pick one → Beta (clicked)"
+    assert outcome_of(kernel, dialog) == "→ Beta (clicked)"
 
 
 def test_select_with_many_options_uses_a_dropdown(kernel, panel) -> None:
@@ -116,7 +116,7 @@ def test_confirm_yes_and_no(kernel, panel, answer: str, sent: str) -> None:
     assert dialog.description["message"] == "This is the message.\nIt has two lines."
     dialog.confirm(answer == "Yes")
     wait_note(kernel, panel, f"[info] got confirm: {sent}")
-    assert outcome_of(kernel, dialog) == f"Proceed? → {answer} (clicked)"
+    assert outcome_of(kernel, dialog) == f"→ {answer} (clicked)"
 
 
 @pytest.mark.parametrize(
@@ -183,7 +183,7 @@ def test_double_click_sends_one_answer(kernel, panel) -> None:
     dialog.confirm(False)  # races the collapse, as a fast double click does
     last = dialog.confirm(True)
     kernel.wait_idle(last)
-    assert outcome_of(kernel, dialog) == "Proceed? → Yes (clicked)"
+    assert outcome_of(kernel, dialog) == "→ Yes (clicked)"
     # The late clicks were not errors: the first answer stands, and nothing says otherwise.
     assert "atomic-dialog-error" not in page_of(kernel, dialog.output)
     wait_note(kernel, panel, "got confirm: true")
@@ -201,7 +201,7 @@ def test_two_dialogs_at_once_each_answer_their_own(kernel, panel) -> None:
     inp = dialog_in(kernel, area, "input")
     assert select.output == inp.output and select.id != inp.id  # one output, two dialogs
     inp.submit("second first")
-    assert outcome_of(kernel, inp) == "Second of two → second first (clicked)"
+    assert outcome_of(kernel, inp) == "→ second first (clicked)"
     # The other dialog still waits, its controls drawn.
     assert select.id in kernel.tracker.pages[select.output].content.dialogs
     assert 'class="atomic-option">Two<' in page_of(kernel, select.output)

@@ -88,7 +88,7 @@ def test_a_change_accepted_in_the_card_is_applied_by_the_page(kernel, scripted_m
     assert target.source == "x = 1\nx"  # shown, not applied
     assert list(page.proposals) != []
     dialog.confirm(True)
-    assert outcome_of(kernel, dialog) == f"{EDIT_TITLE} → Yes (clicked)"
+    assert outcome_of(kernel, dialog) == "→ Yes (clicked)"
     wait_done(kernel, area)
     assert target.source == "x = 2\nx"
     answer = last_tool_answer(scripted_model)
@@ -104,7 +104,7 @@ def test_a_change_rejected_in_a_cell_gives_the_model_the_reason(kernel, scripted
     dialog = dialog_in(kernel, area, "confirm")
     (proposed,) = list(page.proposals)
     page.click(proposed, accept=False, reason="keep x small")
-    assert outcome_of(kernel, dialog) == f"{EDIT_TITLE} → No (clicked in the notebook)"
+    assert outcome_of(kernel, dialog) == "→ No (clicked in the notebook)"
     wait_done(kernel, area)
     assert target.source == "x = 2\nx"
     answer = last_tool_answer(scripted_model)
@@ -172,7 +172,7 @@ def test_the_notebook_closed_while_a_change_waits_cancels_it(kernel, scripted_mo
     dialog = dialog_in(kernel, area, "confirm")
     page.detach()
     assert outcome_of(kernel, dialog) == (
-        f"{EDIT_TITLE} → cancelled (the notebook stand-in.ipynb (stand-in page) was closed)"
+        "→ cancelled (the notebook stand-in.ipynb (stand-in page) was closed)"
     )
     wait_done(kernel, area)
     assert "Nothing was changed" in last_tool_answer(scripted_model)

@@ -50,7 +50,7 @@ def click_command_and_answer(
     title = dialog.description["title"]
     assert title.startswith("Open the")
     dialog.confirm(answer == "Yes")
-    assert outcome_of(kernel, dialog) == f"{title} → {answer} (clicked)"
+    assert outcome_of(kernel, dialog) == f"→ {answer} (clicked)"
     return title
 
 
@@ -133,7 +133,8 @@ def test_a_prototypes_output_becomes_its_record_when_the_session_stops(
         assert said[:2] == ["extension recorded v1 loaded: /gate", "commands: /gate"]
         # The run of the command clicked, as the live output showed it.
         assert "> /gate" in said, said
-        assert "  Open the v9 gate? → Yes (clicked)" in said, said
+        assert "[confirm dialog] Open the v9 gate?" in said, said
+        assert "  → Yes (clicked)" in said, said
         assert "extension recorded v1 loaded" in final["text/html"]
         assert "atomic-record-run" in final["text/html"]
     finally:

@@ -126,8 +126,8 @@ def test_a_guarded_commands_dialog_sits_in_its_card_and_a_rule_decides_the_next(
     (offered,) = elements(page_of(kernel, output), "atomic-make-rule")
     assert visible_text(offered) == RULE_TEXT
     dialog.confirm(True, rule=True)  # Yes, with the box checked
-    assert outcome_of(kernel, dialog).startswith("Run a dangerous command? → Yes (clicked)")
-    made = "Run a dangerous command? → Yes (clicked) · made the rule for this session"
+    assert outcome_of(kernel, dialog).startswith("→ Yes (clicked)")
+    made = "→ Yes (clicked) · made the rule for this session"
     kernel.wait_for(
         lambda: texts_of(kernel, output, "atomic-dialog-outcome") == [made],
         what="the settled line to say a rule was made",
@@ -144,7 +144,7 @@ def test_a_guarded_commands_dialog_sits_in_its_card_and_a_rule_decides_the_next(
         ),
         what="the settled dialog in the card",
     )
-    assert [visible_text(o) for o in settled] == ["Run a dangerous command? → Yes (rule)"]
+    assert [visible_text(o) for o in settled] == ["→ Yes (rule)"]
     assert "atomic-dialog-controls" not in page_of(kernel, again)  # nobody was asked
     assert (
         "allowed"

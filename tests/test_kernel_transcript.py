@@ -224,7 +224,8 @@ def test_wait_stops_early_for_a_dialog_then_finishes_after_the_click(
     record = visible_text(final["text/html"])
     assert displayed(kernel, copy) == REMOVED_VIEW  # the copy is removed: one record per output
     assert "> run the dangerous command" in record
-    assert "dangerous-but-fine" in record and "Run a dangerous command? → Yes (clicked)" in record
+    assert "dangerous-but-fine" in record and "→ Yes (clicked)" in record
+    assert record.count("Run a dangerous command?") == 1, record  # the dialog named once
     assert record.count("Yes (clicked)") == 1, record  # in the card, and nowhere else
     # The live card, as the page last showed it before its record replaced it (the output's
     # widget is closed now).
@@ -234,7 +235,8 @@ def test_wait_stops_early_for_a_dialog_then_finishes_after_the_click(
     # The dialog sits in the card of the command it asks about, above its output, settled.
     (in_card,) = elements(card, "atomic-tool-dialogs")
     assert f'data-dialog-done="{dialog.id}"' in in_card
-    assert "Run a dangerous command? → Yes (clicked)" in visible_text(in_card)
+    assert "Run a dangerous command?" in visible_text(in_card)
+    assert "→ Yes (clicked)" in visible_text(in_card)
     assert card.index(in_card) < card.index(elements(card, "atomic-tool-output")[0])
 
 
@@ -253,10 +255,7 @@ def test_policy_from_the_magic_answers_and_is_shown_like_a_click(kernel: Browser
             ),
             what="the dialog's outcome",
         )
-        assert (
-            outcome
-            == "Run a dangerous command? → No (answer policy: confirm titled /dangerous/ → No)"
-        )
+        assert outcome == "→ No (answer policy: confirm titled /dangerous/ → No)"
         assert "atomic-dialog-controls" not in page_of(kernel, output)  # never asked a person
     finally:
         kernel.execute("%atomic_agent policy --clear")
@@ -276,7 +275,10 @@ def test_stop_button_aborts_the_run(kernel: BrowserLikeKernel) -> None:
     kernel.send_custom(output, {"type": "stop"})  # what a click on it sends
     wait_done(kernel, output, timeout=15)
     page = page_of(kernel, output)
-    assert "aborted" in element_text(page, "atomic-assistant-error").lower()
+    assert (
+        element_text(page, "atomic-assistant-stopped")
+        == "The answer ends here: the run was stopped."
+    )
     assert elements(page, "atomic-stop") == []  # a run that is over has no Stop button
     (answer,) = [a for a in answers(kernel, output) if a.key == streamed.key]
     assert "slow" in visible_text(answer.html)

@@ -4,8 +4,10 @@ failed cells, resolved against a real IPython shell that runs real cells."""
 from __future__ import annotations
 
 import collections
+import dataclasses
 import re
-from typing import Any
+import tracemalloc
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -378,3 +380,51 @@ def test_a_summary_reads_as_plain_text_without_backquotes() -> None:
     assert summarize(re).startswith("module re (")
     for value in (area, "text", df, [1], re, len, None, b"x", np.arange(3), pd.Series([1])):
         assert "`" not in summarize(value).splitlines()[0], value
+
+
+@dataclasses.dataclass
+class Holder:
+    """A dataclass whose generated repr renders its fields in full."""
+
+    name: str
+    rows: list[int]
+
+
+class Pair(NamedTuple):
+    left: list[int]
+    right: str
+
+
+@pytest.mark.parametrize(
+    "make, starts",
+    [
+        (
+            lambda big: Holder("h", big),
+            "tests.test_kernel_values.Holder: Holder(name='h', rows=[0, 1, 2",
+        ),
+        (
+            lambda big: Pair(big, "x" * 10_000_000),
+            "tests.test_kernel_values.Pair: Pair(left=[0, 1, 2",
+        ),
+        (
+            lambda big: collections.defaultdict(list, {"a": big}),
+            "collections.defaultdict of 1 item",
+        ),
+        (lambda big: [Holder("deep", big)], "list of 1 item:\n[Holder(name='deep'"),
+    ],
+    ids=["dataclass", "named tuple", "container subclass", "nested"],
+)
+def test_a_summary_of_a_huge_value_is_bounded_in_memory(make: Any, starts: str) -> None:
+    """A 10-million-item list inside a dataclass, a named tuple or a defaultdict: their own
+    repr would build about 90 MB to show 4,000 characters; the summary builds next to none."""
+    big = list(range(10_000_000))
+    value = make(big)
+    tracemalloc.start()
+    try:
+        text = summarize(value)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert text.startswith(starts), text[:200]
+    assert len(text) <= SUMMARY_LIMIT + 200
+    assert peak < 1_000_000, f"{peak:,} bytes to summarize"

@@ -178,7 +178,7 @@ RECORDED = {
     "clean up the scratch files": [
         "> clean up the scratch files",
         "tool bash",
-        "rm -rf ./demo-scratch → Block (answered by code)",
+        "→ Block (answered by code)",
     ],
     "/demo-confirm": ["> /demo-confirm", "→ Yes (answered by code)"],
 }

@@ -1,9 +1,9 @@
 """Packaging: the sdist and the wheel as PyPI and pip see them, and the first look of ``make lab``.
 
-The module builds the sdist and the wheel once from the checkout (``python -m build --sdist
---wheel``, isolated, into a scratch folder: nothing is written into the checkout), then a second
-wheel from the unpacked sdist, the way pip builds from an sdist. The tests check them as an
-upload would (``twine check --strict``), read the wheel's metadata as pip does, and compare the
+The module takes the sdist and the wheel built once per run from the checkout
+(:mod:`tests.harness.checkout_dists`: ``python -m build --sdist --wheel``, isolated, into a
+scratch folder: nothing is written into the checkout), then builds a second wheel from the
+unpacked sdist, the way pip builds from an sdist. The tests check them as an upload would (``twine check --strict``), read the wheel's metadata as pip does, and compare the
 two wheels member by member. Each wheel build builds the JupyterLab extension from the sdist's
 ``labextension/`` (``hatch_build.py``: ``npm ci``, ``tsc``, ``build-labextension``), which the
 wheel ships as shared data.
@@ -36,6 +36,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness.checkout_dists import checkout_dists
 from tests.harness.support import ROOT
 
 # Isolated builds install hatchling from PyPI; a loaded machine needs a while.
@@ -116,20 +117,17 @@ def only(folder: Path, pattern: str) -> Path:
 
 @pytest.fixture(scope="module")
 def dists(tmp_path_factory: pytest.TempPathFactory) -> Dists:
+    built = checkout_dists(tmp_path_factory)  # once per run (test_install_anywhere installs it)
     scratch = tmp_path_factory.mktemp("packaging")
-    before = {name for name in ("dist", "build") if (ROOT / name).exists()}
-    out = scratch / "from-checkout"
-    build = [sys.executable, "-m", "build"]
-    run([*build, "--sdist", "--wheel", "--outdir", str(out), str(ROOT)], cwd=scratch)
-    left = sorted({name for name in ("dist", "build") if (ROOT / name).exists()} - before)
-    sdist = only(out, "*.tar.gz")
     unpacked = scratch / "sdist"
-    with tarfile.open(sdist) as archive:
+    with tarfile.open(built.sdist) as archive:
         archive.extractall(unpacked, filter="data")
     source = only(unpacked, "*")
     again = scratch / "from-sdist"
-    run([*build, "--wheel", "--outdir", str(again), str(source)], cwd=scratch)
-    return Dists(only(out, "*.whl"), sdist, only(again, "*.whl"), left)
+    run(
+        [sys.executable, "-m", "build", "--wheel", "--outdir", str(again), str(source)], cwd=scratch
+    )
+    return Dists(built.wheel, built.sdist, only(again, "*.whl"), built.left_in_checkout)
 
 
 def wheel_members(wheel: Path) -> dict[str, bytes]:

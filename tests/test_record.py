@@ -249,7 +249,11 @@ def test_a_dialog_says_who_decided_and_how(answer: Any, how: Any, said: str) -> 
     answer(dialog)
     assert dialog.outcome == said
     record = dialog_record(dialog)
-    assert said in check(record.html) and said in record.plain
+    # The record names the dialog once, in its question, then says what came of it.
+    result = said.removeprefix("Proceed? ")
+    assert result == dialog.result
+    assert f"Proceed?{result}" in check(record.html) and check(record.html).count("Proceed?") == 1
+    assert record.plain == f"[confirm dialog] Proceed?\n  {result}"
 
 
 def test_a_notice_says_a_dialog_waits_then_how_it_was_settled() -> None:

@@ -455,7 +455,7 @@ def test_a_dialog_answered_from_the_page_reaches_the_dialog_once() -> None:
     assert len(wire.sent) == 1 and dialog.answer == "Beta"
     assert output.widget.messages == sent  # the page had nothing new to show
     (outcome,) = page_tree(output.widget).find_all("atomic-dialog-outcome")
-    assert outcome.text == "Pick → Beta (clicked)"
+    assert outcome.text == "→ Beta (clicked)"
 
 
 def test_an_answer_that_was_not_sent_says_why_under_the_controls() -> None:
@@ -532,7 +532,9 @@ def test_a_dialog_settled_elsewhere_is_drawn_settled() -> None:
     dialog.respond("Alpha", by="code")  # no click: the output follows the dialog
     assert output.content.dialogs == {}
     assert 'data-dialog-done="d1"' in page_html(output.widget)
-    assert "Pick → Alpha" in page_text(output.widget)
+    assert "select dialog: Pick → Alpha (answered by code)" in " ".join(
+        page_text(output.widget).split()
+    )
 
 
 EVIL_TITLE = '<script>alert("t")</script>'
@@ -571,7 +573,7 @@ def test_every_string_from_the_agent_is_escaped_in_the_page_and_plain_in_the_des
     assert wire.sent[0]["value"] == EVIL_OPTION
     no_markup_from_the_agent()
     (outcome,) = page_tree(output.widget).find_all("atomic-dialog-outcome")
-    assert outcome.text == f"{EVIL_TITLE} → {EVIL_OPTION} (clicked)"
+    assert outcome.text == f"→ {EVIL_OPTION} (clicked)"
     assert re.search(r"<(script|img)\b", json.dumps(output.widget.snapshot()).lower()) is None
 
 

@@ -91,11 +91,13 @@ def test_in_a_card_the_command_comes_first_then_its_dialog_then_output_and_resul
 def test_each_thing_appears_once_in_the_record_and_in_the_live_view() -> None:
     run, dialog = guarded_run()
     record = run_record(run)
-    assert record.plain.count(dialog.outcome) == 1
-    assert record.html.count("Allow rm? → No (clicked)") == 1
+    # The dialog's title once (its question), then what came of it.
+    assert record.plain.count("Allow rm?") == record.plain.count(dialog.result) == 1
+    assert record.html.count("Allow rm?") == record.html.count("→ No (clicked)") == 1
     assert record.plain.count("I will clean up.") == 1
     view = RunOutput(run, on_stop=lambda: None)
-    assert page_html(view.widget).count("Allow rm? → No (clicked)") == 1
+    page = page_html(view.widget)
+    assert page.count("Allow rm?") == page.count("→ No (clicked)") == 1
 
 
 def _tree(widget: Any) -> list[Any]:
@@ -121,3 +123,28 @@ def test_a_custom_entry_is_a_small_card_with_its_type_and_folded_long_data() -> 
     assert "entry status-card" in record.plain and "<b>hi</b>" in record.plain
     assert "<b>" not in record.html and "&lt;b&gt;hi&lt;/b&gt;" in record.html
     assert record.plain.count("entry ") == 1
+
+
+def test_a_stop_is_said_one_way_however_the_run_was_stopped() -> None:
+    """The Stop button and ``session.abort()`` stop a run the same way: the answer they cut
+    and a dialog they cancelled both say "the run was stopped", never the agent's own words
+    ("Request was aborted", which differ by line)."""
+    for by in ("stop", "abort"):
+        run = PromptRun("r1", "go slow")
+        apply(run, "agent_start")
+        apply(run, "message_start", message={"role": "assistant", "content": []})
+        cut = {
+            "role": "assistant",
+            "content": [{"type": "text", "text": "slow slow"}],
+            "stopReason": "aborted",
+            "errorMessage": "Request was aborted",
+        }
+        apply(run, "message_end", message=cut)
+        dialog, _sent = confirm_dialog("d1", "Go on?")
+        run.transcript.add_dialog(dialog)
+        dialog.cancel(by=by)
+        apply(run, "agent_end")
+        plain = run_record(run).plain
+        assert "The answer ends here: the run was stopped." in plain, plain
+        assert "→ cancelled (the run was stopped)" in plain, plain
+        assert "aborted" not in plain and "error" not in plain, plain

@@ -201,7 +201,7 @@ def test_a_dialog_raised_while_a_tool_runs_sits_in_its_card() -> None:
     assert len(sent) == 1 and dialog.answer is False
     _first, second = cards(view)
     (outcome,) = second.child("atomic-tool-dialogs").find_all("atomic-dialog-outcome")
-    assert outcome.text == "Run a dangerous command? → No (clicked)"
+    assert outcome.text == "→ No (clicked)"
     assert not second.find_all("atomic-dialog-controls") and view.content.dialogs == {}
 
     apply(run, "tool_execution_end", toolCallId="c2", toolName="bash", result={"content": []})

@@ -120,9 +120,9 @@ DATAFRAME = (
 )
 
 
-def test_the_code_is_highlighted_and_numbered_and_the_summary_is_its_first_line() -> None:
+def test_the_code_is_highlighted_and_numbered_and_the_heading_says_what_it_does() -> None:
     shown = card(args={"code": CODE})
-    assert shown.summary == "import math # the first line"
+    assert shown.summary == "x = math.pi · 3 lines"  # not the import
     assert "aj-tool-code" in shown.command_html and "<span style=" in shown.command_html
     numbers = re.findall(
         r'<pre style="[^"]*user-select:none;[^"]*">([^<]*)</pre>', shown.command_html
@@ -309,3 +309,24 @@ def test_render_tool_picks_the_python_card() -> None:
     call = ToolCall("python", {"code": "print('hi')"}, "", "hi\n", {"outputs": []}, done=True)
     assert render_tool(call) == render_python(call)
     assert "aj-tool-code" in render_tool(call).command_html
+
+
+@pytest.mark.parametrize(
+    "code, heading",
+    [
+        # The heading said the import before: the least useful line.
+        (
+            "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()",
+            "plt.plot([1, 2]) · 3 lines",
+        ),
+        (
+            "# Plot the sales by month\nimport pandas as pd\npd.Series([1]).plot()",
+            "Plot the sales by month · 3 lines",
+        ),
+        ("from math import pi\nimport os", "from math import pi · 2 lines"),  # nothing but imports
+        ("df.describe()", "df.describe()"),  # one line: no count
+        ("#\nx = 1", "x = 1 · 2 lines"),  # an empty comment says nothing
+    ],
+)
+def test_the_heading_says_what_the_code_does_and_how_long_it_is(code: str, heading: str) -> None:
+    assert card(args={"code": code}).summary == heading

@@ -30,6 +30,7 @@ from atomic_jupyter.notebook.kernel_values import (
     install_error_log,
     summarize,
 )
+from atomic_jupyter.notebook.page_link import current_request_is_unattended
 from atomic_jupyter.session.kernel_tools import BuiltinTool, CallInfo, ToolReply
 
 if TYPE_CHECKING:
@@ -367,9 +368,10 @@ def insert_cells(
     span = f"Agent[{chosen[0].number}]" + (
         f" to Agent[{chosen[-1].number}]" if len(chosen) > 1 else ""
     )
-    print(
-        f"The code of {what} ({len(chosen)} call{'s' * (len(chosen) != 1)}, {span}) is in a "
-        "new cell below. (A frontend that ignores IPython's set_next_input, such as nbconvert "
-        "or papermill, inserts nothing: use --print.)"
-    )
+    said = f"The code of {what} ({len(chosen)} call{'s' * (len(chosen) != 1)}, {span})"
+    if current_request_is_unattended(shell):
+        # nbconvert, papermill: no cell is inserted, so the code goes where it can be read.
+        print(f"{said}, to copy into a cell (this run inserts no cells):\n\n{text}")
+    else:
+        print(f"{said} is in a new cell below.")
     return text

@@ -5,10 +5,14 @@ gives cell ``n``'s source (``In[n]``) or output (``Out[n]``), or the last failed
 
 :func:`summarize` never renders a huge value in full (reprlib, slices, ``head()``), and
 duck-types data frames, series and arrays (pandas, polars, numpy) without importing them.
+Containers, their subclasses, named tuples and dataclass instances are shown by a bounded repr
+(at most :data:`MAX_ITEMS` items and 300 characters of a string at each of 4 levels), so their
+size does not matter; any other object's own ``repr`` is called once and its result cut.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import re
 import reprlib
@@ -95,9 +99,19 @@ def _table(value: Any) -> str:
         return str(value)
 
 
+def _field_names(value: object) -> list[str] | None:
+    """The fields a dataclass instance or a named tuple shows in its ``repr`` (None: neither)."""
+    if isinstance(value, tuple) and isinstance(getattr(type(value), "_fields", None), tuple):
+        return [str(name) for name in type(value)._fields]  # type: ignore[attr-defined]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [field.name for field in dataclasses.fields(value) if field.repr]
+    return None
+
+
 class _BigRepr(reprlib.Repr):
-    """:mod:`reprlib` with room to show more, which also bounds subclasses of the builtin
-    containers (``defaultdict``, ``Counter``) whose own ``repr`` would render every item."""
+    """:mod:`reprlib` with room to show more, which also bounds what a plain ``repr`` would
+    render in full: subclasses of the builtin containers (``defaultdict``, ``Counter``), named
+    tuples and dataclass instances (field by field, each bounded), at any depth."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -108,10 +122,20 @@ class _BigRepr(reprlib.Repr):
         self.maxlong = 100
 
     def repr1(self, x: Any, level: int) -> str:
+        names = _field_names(x)
+        if names is not None:
+            return self._fields(x, names, level)
         for base in (dict, list, tuple, set, frozenset):
-            if isinstance(x, base) and type(x) is not base and len(x) > 1000:
+            if isinstance(x, base) and type(x) is not base:
                 return str(getattr(self, f"repr_{base.__name__}")(x, level))
         return super().repr1(x, level)
+
+    def _fields(self, x: Any, names: list[str], level: int) -> str:
+        title = type(x).__qualname__
+        if level <= 0:
+            return f"{title}(...)"
+        shown = [f"{name}={self.repr1(getattr(x, name), level - 1)}" for name in names[:MAX_ITEMS]]
+        return f"{title}({', '.join(shown)}{', ...' if len(names) > MAX_ITEMS else ''})"
 
 
 _REPR = _BigRepr()
@@ -178,6 +202,8 @@ def _describe(value: Any) -> tuple[str, list[str]]:
         return _series(value, name)
     if hasattr(value, "shape") and hasattr(value, "dtype"):
         return _array(value, name)
+    if _field_names(value) is not None:  # its repr would render every field in full
+        return f"{name}: {_REPR.repr(value)}", []
     if isinstance(value, (dict, list, tuple, set, frozenset)):
         shown = _REPR.repr(value)
         left = [f"{len(value) - MAX_ITEMS:,} more items"] if len(value) > MAX_ITEMS else []
@@ -191,8 +217,9 @@ def summarize(value: object, limit: int = SUMMARY_LIMIT) -> str:
     Parameters
     ----------
     value:
-        Anything. Containers, strings, bytes, data frames, series and arrays are never rendered
-        in full; other objects by their ``repr``.
+        Anything. Containers (subclasses too), named tuples, dataclass instances, strings,
+        bytes, data frames, series and arrays are never rendered in full; other objects by
+        their own ``repr``.
     limit:
         The most characters of the summary, which then gets one closing line saying what was
         left out (characters, rows, columns, items).

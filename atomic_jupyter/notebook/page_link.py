@@ -97,6 +97,17 @@ def current_message_type(shell: Any) -> str | None:
     return kind if isinstance(kind, str) else None
 
 
+def current_request_is_unattended(shell: Any) -> bool:
+    """Whether the cell running now was sent by a client that no person answers (its
+    ``execute_request`` allows no stdin: nbconvert, papermill, nbclient, nbval), which also
+    inserts no cell when asked to. False when there is no current request (plain IPython)."""
+    parent = _parent(shell)
+    content = parent.get("content") if parent is not None else None
+    if not isinstance(content, dict) or current_message_type(shell) != "execute_request":
+        return False
+    return content.get("allow_stdin") is False
+
+
 def current_origin(shell: Any) -> Origin:
     """The origin of the message the kernel handles now (a cell's execute request, or a click
     on the panel's Send)."""

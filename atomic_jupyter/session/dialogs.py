@@ -50,8 +50,11 @@ class Dialog:
         ``"pending"``, ``"answered"``, ``"cancelled"``, ``"expired"`` or ``"closed"``.
     answer:
         What was sent: the value (str or bool), None for a cancel or when nothing was sent.
+    result:
+        What came of it, without the title: ``"→ Yes (clicked)"`` (empty while pending); what
+        the collapsed widget and the saved notebook show under the question.
     outcome:
-        One line saying what happened, for the collapsed widget and the saved notebook.
+        The same as one line that names the dialog: ``"Title → Yes (clicked)"``.
     received_at, deadline:
         Monotonic times; ``deadline`` is None without a timeout.
     changed:
@@ -74,7 +77,7 @@ class Dialog:
         self.method = typed.method
         self.state: DialogState = "pending"
         self.answer: str | bool | None = None
-        self.outcome = ""
+        self.result = ""
         self.answered_by: str | None = None
         #: How the answer's write to the agent went (a ``process.Delivery``), once answered.
         self.delivery: Any = None
@@ -96,6 +99,11 @@ class Dialog:
     def title(self) -> str:
         """The dialog's title (as shown)."""
         return self.shown.title
+
+    @property
+    def outcome(self) -> str:
+        """What came of the dialog as one line that names it (empty while it is pending)."""
+        return f"{self.title or self.method} {self.result}" if self.result else ""
 
     @property
     def pending(self) -> bool:
@@ -140,7 +148,7 @@ class Dialog:
             sent = self._exact(value)
             response = UIResponse.value_of(self.id, sent)
             shown = _one_line(value)
-        self._finish("answered", response, value, f"{self.title or self.method} → {shown}", by, how)
+        self._finish("answered", response, value, f"→ {shown}", by, how)
 
     def choose(self, index: int, *, by: str | None = None, how: str | None = None) -> None:
         """Answer a select dialog with its option number ``index`` (0-based): the option is
@@ -164,8 +172,7 @@ class Dialog:
             )
         label = shown.options[index] if index < len(shown.options) else typed.options[index]
         response = UIResponse.value_of(self.id, typed.options[index])
-        outcome = f"{self.title or self.method} → {_one_line(label)}"
-        self._finish("answered", response, label, outcome, by, how)
+        self._finish("answered", response, label, f"→ {_one_line(label)}", by, how)
 
     def _exact(self, value: str) -> str:
         """The value to send for ``value`` (as shown): a select's option as the agent sent it,
@@ -206,7 +213,7 @@ class Dialog:
             "cancelled",
             UIResponse.cancellation(self.id),
             None,
-            f"{self.title or self.method} → cancelled",
+            "→ cancelled",
             by,
             how,
         )
@@ -216,19 +223,19 @@ class Dialog:
         default = "No" if isinstance(self.typed, ConfirmRequest) else "no answer"
         return self._settle(
             "expired",
-            f"{self.title or self.method} → timed out: {default} (the agent's default)",
+            f"→ timed out: {default} (the agent's default)",
         )
 
     def close(self, reason: str) -> bool:
         """Mark the dialog closed without an answer (the agent went away). Return whether it was pending."""
-        return self._settle("closed", f"{self.title or self.method} → closed: {reason}")
+        return self._settle("closed", f"→ closed: {reason}")
 
     def _finish(
         self,
         state: DialogState,
         response: UIResponse,
         answer: str | bool | None,
-        outcome: str,
+        result: str,
         by: str | None,
         how: str | None = None,
     ) -> None:
@@ -242,7 +249,7 @@ class Dialog:
             self.state = state
             self.answer = answer
             self.answered_by = by or "code"
-            self.outcome = f"{outcome} ({how or _BY.get(self.answered_by, self.answered_by)})"
+            self.result = f"{result} ({how or _BY.get(self.answered_by, self.answered_by)})"
         self._notify()
 
     def add_note(self, text: str) -> None:
@@ -250,23 +257,23 @@ class Dialog:
         with self._lock:
             if self.state == "pending":
                 return
-            self.outcome += f" · {text}"
+            self.result += f" · {text}"
         self._notify()
 
     def mark_undelivered(self, reason: str) -> None:
         """The answer never reached the agent (it stopped reading): say so in the outcome."""
         with self._lock:
-            if self.state not in ("answered", "cancelled") or "not delivered" in self.outcome:
+            if self.state not in ("answered", "cancelled") or "not delivered" in self.result:
                 return
-            self.outcome += f" (not delivered: {reason})"
+            self.result += f" (not delivered: {reason})"
         self._notify()
 
-    def _settle(self, state: DialogState, outcome: str) -> bool:
+    def _settle(self, state: DialogState, result: str) -> bool:
         with self._lock:
             if self.state != "pending":
                 return False
             self.state = state
-            self.outcome = outcome
+            self.result = result
         self._notify()
         return True
 
@@ -280,13 +287,18 @@ class Dialog:
         self.changed.emit(self)
 
 
+#: How a stopped run is said, whoever stopped it (the Stop button, ``session.abort()``,
+#: ``%atomic_agent abort``): in a dialog it cancelled and at the end of the answer it cut.
+STOPPED_BY = "the run was stopped"
+
 #: Who answered (``answered_by``) -> the words the outcome line says it in.
 _BY = {
     "clicked": "clicked",
     "code": "answered by code",
     "policy": "answer policy",
     "rule": "rule",
-    "stop": "the run was stopped",
+    "stop": STOPPED_BY,
+    "abort": STOPPED_BY,
 }
 
 

@@ -129,6 +129,12 @@ class AssistantBlock(Block):
         return self._read("thinking")
 
     @property
+    def stopped(self) -> bool:
+        """Whether the message was cut short because the run was stopped (``stopReason``
+        aborted: the Stop button, ``session.abort()`` or ``%atomic_agent abort``)."""
+        return self.message.get("stopReason") == "aborted"
+
+    @property
     def error(self) -> str | None:
         """Why the message ended badly (``stopReason`` error or aborted), else None."""
         reason = self.message.get("stopReason")

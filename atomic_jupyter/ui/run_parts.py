@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from atomic_jupyter.protocol.messages import ConfirmRequest, SelectRequest
+from atomic_jupyter.session.dialogs import STOPPED_BY
 from atomic_jupyter.session.transcript import (
     AssistantBlock,
     Block,
@@ -224,6 +225,11 @@ def describe_block(block: Block) -> Part | None:
     return None
 
 
+#: What an answer cut short by a stop says, however the run was stopped (its Stop button,
+#: ``session.abort()``, ``%atomic_agent abort``): the words a dialog it cancelled says too.
+STOPPED = f"The answer ends here: {STOPPED_BY}."
+
+
 def _assistant(block: AssistantBlock) -> Group:
     thinking, text, error = block.thinking, block.text, block.error
     parts: list[Part] = []
@@ -238,7 +244,9 @@ def _assistant(block: AssistantBlock) -> Group:
             )
         )
     parts.append(AnswerSlot("atomic-assistant-text", text))
-    if error:
+    if block.stopped:  # the agent's own words for it differ by line and by where it stopped
+        parts.append(Text("atomic-assistant-error atomic-assistant-stopped", STOPPED, "warning"))
+    elif error:
         parts.append(
             Text("atomic-assistant-error", f"The answer ended with an error: {error}", "error")
         )
@@ -357,7 +365,7 @@ def describe_tool(block: ToolBlock) -> Group:
 
 def _question(dialog: Dialog) -> str:
     shown = dialog.shown
-    question = dialog.title or dialog.method
+    question = dialog.title
     if isinstance(shown, ConfirmRequest) and shown.message:
         question += f"\n{shown.message}"
     if isinstance(shown, SelectRequest) and dialog.pending:
@@ -369,16 +377,17 @@ def describe_dialog(dialog: Dialog) -> Group:
     """A dialog as the record keeps it: its question, and what came of it (who decided, and
     how), in the words of the collapsed live dialog."""
     asked = _question(dialog)
+    said_asked = f": {asked}" if asked else ""
     question = Text(
         "atomic-dialog-question",
-        f"{dialog.method} dialog: {asked}",
+        f"{dialog.method} dialog{said_asked}",
         "muted",
-        plain=f"[{dialog.method} dialog] {asked}",
+        plain=f"[{dialog.method} dialog]{' ' if asked else ''}{asked}",
     )
     if dialog.pending:
         said = Text("atomic-dialog-waiting", "waiting for an answer", "bold")
     else:
-        said = Text(f"atomic-dialog-outcome atomic-dialog-{dialog.state}", dialog.outcome, "bold")
+        said = Text(f"atomic-dialog-outcome atomic-dialog-{dialog.state}", dialog.result, "bold")
     return Group(
         f"atomic-dialog atomic-dialog-{dialog.method} atomic-record-dialog",
         (question, said),

@@ -137,9 +137,7 @@ def test_demo_guard_dialog(
     notes = panel_of(nb).locator(".atomic-notification").filter(has_text=note)
     expect(notes).to_have_count(0)
     dialog.get_by_role("button", name=choice, exact=True).click()
-    expect(nb.output(cell).locator(".atomic-dialog-outcome")).to_have_text(
-        f"{GUARD_TITLE} → {choice} (clicked)"
-    )
+    expect(nb.output(cell).locator(".atomic-dialog-outcome")).to_have_text(f"→ {choice} (clicked)")
     expect(notes).to_have_count(1)
     transcript = expect_run_done(nb, cell)
     expect(transcript.locator(".atomic-tool").first).to_have_class(re.compile(rf"\b{tool_class}\b"))

@@ -101,7 +101,7 @@ def test_select_click_an_option(nb: NotebookPage) -> None:
     report = Reports(nb, reported("select", "Beta"))
     options.filter(has_text="Beta").click()
     report.expect_one_more()
-    expect_outcome(nb, "select", "Pick one → Beta (clicked)")
+    expect_outcome(nb, "select", "→ Beta (clicked)")
     nb.screenshot(nb.cell("select"), "select-after")
 
 
@@ -115,7 +115,7 @@ def test_select_many_options_in_a_dropdown(nb: NotebookPage) -> None:
     report = Reports(nb, reported("select", "Option 7"))
     dialog.locator("button.atomic-submit").click()
     report.expect_one_more()
-    expect_outcome(nb, "select_many", "Pick from many → Option 7 (clicked)")
+    expect_outcome(nb, "select_many", "→ Option 7 (clicked)")
 
 
 @pytest.mark.parametrize(
@@ -134,7 +134,7 @@ def test_confirm(nb: NotebookPage, cell: str, button: str, answer: bool, shown: 
     report = Reports(nb, reported("confirm", answer))
     dialog.get_by_role("button", name=button, exact=True).click()
     report.expect_one_more()
-    expect_outcome(nb, cell, f"Proceed? → {shown} (clicked)")
+    expect_outcome(nb, cell, f"→ {shown} (clicked)")
     nb.screenshot(nb.cell(cell), f"confirm-after-{shown.lower()}")
 
 
@@ -153,7 +153,7 @@ def test_input_typed_unicode(nb: NotebookPage) -> None:
     report = Reports(nb, reported("input", text))
     dialog.locator("button.atomic-submit").click()
     report.expect_one_more()
-    expect_outcome(nb, "input", f"Your name → {text} (clicked)")
+    expect_outcome(nb, "input", f"→ {text} (clicked)")
     nb.screenshot(nb.cell("input"), "input-after")
 
 
@@ -173,7 +173,7 @@ def test_editor_typed_multiline_unicode(nb: NotebookPage) -> None:
     report = Reports(nb, reported("editor", text))
     dialog.locator("button.atomic-submit").click()
     report.expect_one_more()
-    expect_outcome(nb, "editor", "Edit the text → First line, naïve (3 lines) (clicked)")
+    expect_outcome(nb, "editor", "→ First line, naïve (3 lines) (clicked)")
     nb.screenshot(nb.cell("editor"), "editor-after")
 
 
@@ -198,7 +198,7 @@ def test_cancel(nb: NotebookPage, method: str, title: str, default: object) -> N
     report = Reports(nb, reported(method, default))
     dialog.locator("button.atomic-cancel").click()
     report.expect_one_more()
-    expect_outcome(nb, cell, f"{title} → cancelled (clicked)")
+    expect_outcome(nb, cell, "→ cancelled (clicked)")
     nb.screenshot(nb.cell(cell), f"cancel-{method}-after")
 
 
@@ -217,7 +217,7 @@ def test_timed_dialog_counts_down_and_expires(nb: NotebookPage) -> None:
         # It counts down while the page waits: a smaller number shows next.
         lower = "".join(str(n) for n in range(1, seen[0]))
         expect(countdown).to_have_text(re.compile(rf"^expires in [{lower}] s$"), timeout=10_000)
-    expect_outcome(nb, "timed", "Proceed? → timed out: No (the agent's default)")
+    expect_outcome(nb, "timed", "→ timed out: No (the agent's default)")
     report.expect_one_more()
     nb.screenshot(nb.cell("timed"), "timed-expired")
 
@@ -262,7 +262,7 @@ def test_fire_and_forget_fields_then_send_from_the_editor(nb: NotebookPage) -> N
     report = Reports(nb, reported("select", "Gamma"))
     dialog.get_by_role("button", name="Gamma").click()
     report.expect_one_more()
-    expect(panel.locator(".atomic-dialog-outcome")).to_have_text("Pick one → Gamma (clicked)")
+    expect(panel.locator(".atomic-dialog-outcome")).to_have_text("→ Gamma (clicked)")
     nb.screenshot(nb.cell("start"), "panel-send-dialog-after")
     assert nb.page_errors == [], nb.page_errors
     assert nb.js_dialogs == [], nb.js_dialogs

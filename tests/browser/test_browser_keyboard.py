@@ -93,9 +93,7 @@ def test_a_dialog_answered_with_the_keyboard_alone(nb: NotebookPage) -> None:
     report = reports(nb, "select", "Beta")
     nb.page.keyboard.press("Space")
     expect(report).to_have_count(1)
-    expect(nb.output("keys").locator(".atomic-dialog-outcome")).to_have_text(
-        "Pick one → Beta (clicked)"
-    )
+    expect(nb.output("keys").locator(".atomic-dialog-outcome")).to_have_text("→ Beta (clicked)")
 
 
 def test_enter_presses_a_focused_button(nb: NotebookPage) -> None:
@@ -107,7 +105,7 @@ def test_enter_presses_a_focused_button(nb: NotebookPage) -> None:
     nb.page.keyboard.press("Enter")
     expect(report).to_have_count(1)
     expect(nb.output("confirm_keys").locator(".atomic-dialog-outcome")).to_have_text(
-        "Proceed? → No (clicked)"
+        "→ No (clicked)"
     )
 
 
@@ -122,7 +120,7 @@ def test_escape_cancels_a_dialog_and_is_no_notebook_shortcut(nb: NotebookPage) -
     field.press("Escape")
     expect(report).to_have_count(1)
     expect(nb.output("escape").locator(".atomic-dialog-outcome")).to_have_text(
-        "Your name → cancelled (clicked)"
+        "→ cancelled (clicked)"
     )
     assert nb.notebook.locator(".jp-Cell").count() == cells
 

@@ -82,7 +82,7 @@ def test_the_quickstart_runs_in_notebook_7(nb: NotebookPage) -> None:
     nb.screenshot(nb.cell(guarded), "notebook7-guard-dialog")
     dialog.get_by_role("button", name="Block", exact=True).click()
     expect(nb.output(guarded).locator(".atomic-transcript .atomic-dialog-outcome")).to_have_text(
-        f"{GUARD_TITLE} → Block (clicked)"
+        "→ Block (clicked)"
     )
     # The notice of the wait that stopped for it no longer repeats it: the outcome is shown
     # once, in the card.

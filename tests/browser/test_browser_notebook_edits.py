@@ -103,9 +103,7 @@ def test_a_change_shows_as_a_diff_in_the_cell_and_the_card_and_accept_applies_it
     proposal.locator("button.aj-proposal-accept").click()
     expect(proposal).to_have_count(0)
     assert source_of(nb, "data") == "x = 2\nx"
-    expect(tool.locator(".atomic-dialog-outcome")).to_have_text(
-        f"{EDIT_TITLE} → Yes (clicked in the notebook)"
-    )
+    expect(tool.locator(".atomic-dialog-outcome")).to_have_text("→ Yes (clicked in the notebook)")
     transcript = run_done(nb, "p_change")
     expect(transcript.locator(".atomic-assistant-text").last).to_contain_text("Done: Applied")
     expect(nb.cell("data")).not_to_have_class(re.compile(r"aj-proposed-change"))
@@ -133,9 +131,7 @@ def test_a_rejected_change_leaves_the_cell_and_the_model_gets_the_reason(
     transcript = run_done(nb, "p_reject")
     assert source_of(nb, "data") == "x = 1\nx"
     tool = card(nb, "p_reject")
-    expect(tool.locator(".atomic-dialog-outcome")).to_have_text(
-        f"{EDIT_TITLE} → No (clicked in the notebook)"
-    )
+    expect(tool.locator(".atomic-dialog-outcome")).to_have_text("→ No (clicked in the notebook)")
     expect(tool).to_contain_text("Their reason: keep x small")
     expect(transcript.locator(".atomic-assistant-text").last).to_contain_text(
         "You rejected the change"
@@ -157,9 +153,7 @@ def test_a_markdown_cell_inserted_after_cell_1_is_rendered_there(nb: NotebookPag
     expect(notes).to_have_class(re.compile(r"\bjp-MarkdownCell\b"))
     expect(notes.locator(".jp-RenderedMarkdown h1")).to_have_text(re.compile(r"^Notes"))
     run_done(nb, "p_markdown")
-    expect(card(nb, "p_markdown").locator(".atomic-dialog-outcome")).to_have_text(
-        f"{EDIT_TITLE} → Yes (clicked)"
-    )
+    expect(card(nb, "p_markdown").locator(".atomic-dialog-outcome")).to_have_text("→ Yes (clicked)")
 
 
 def test_a_deletion_is_marked_then_removes_the_cell(nb: NotebookPage) -> None:
@@ -223,7 +217,7 @@ def test_from_now_on_makes_a_rule_and_the_next_change_is_applied_without_asking(
     run_done(nb, "p_after_rule")
     assert source_of(nb, "data") == "x = 9"
     outcome = card(nb, "p_after_rule").locator(".atomic-dialog-outcome")
-    expect(outcome).to_have_text(f"{EDIT_TITLE} → Yes (rule)")
+    expect(outcome).to_have_text("→ Yes (rule)")
     expect(proposal_in(nb, "data")).to_have_count(0)
 
 
@@ -263,7 +257,7 @@ def test_the_saved_file_holds_the_changes_and_the_cards_read_without_a_kernel(
     assert "z = 3" not in sources
     with reopened_without_kernel(lab_server, chromium, FILENAME, nb.names) as again:
         record = again.output("p_change")
-        expect(record).to_contain_text(f"{EDIT_TITLE} → Yes (clicked in the notebook)")
+        expect(record).to_contain_text("→ Yes (clicked in the notebook)")
         expect(record.locator(".aj-diff-add").first).to_contain_text("x = 2")
         expect(again.output("p_reject")).to_contain_text("Their reason: keep x small")
         again.screenshot(again.cell("p_change"), "notebook-edit-record")

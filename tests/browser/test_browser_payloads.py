@@ -159,7 +159,7 @@ def test_payloads_in_every_dialog_field_are_text(nb: NotebookPage) -> None:
     answered(
         "select",
         payload("option-1"),
-        f"{payload('select-title')} → {one_line(payload('option-1'))}",
+        f"→ {one_line(payload('option-1'))}",
     )
 
     # select with many options: a dropdown
@@ -173,7 +173,7 @@ def test_payloads_in_every_dialog_field_are_text(nb: NotebookPage) -> None:
     answered(
         "select-many",
         payload("dropdown-option-3"),
-        f"{payload('dropdown-title')} → {one_line(payload('dropdown-option-3'))}",
+        f"→ {one_line(payload('dropdown-option-3'))}",
     )
 
     # confirm: title and message
@@ -183,7 +183,7 @@ def test_payloads_in_every_dialog_field_are_text(nb: NotebookPage) -> None:
     assert_safe(nb)
     nb.screenshot(dialog, "payload-confirm")
     dialog.locator("button.atomic-yes").click()
-    answered("confirm", True, f"{payload('confirm-title')} → Yes")
+    answered("confirm", True, "→ Yes")
 
     # input: title and placeholder; the typed answer is a payload too
     dialog = pending("input")
@@ -196,7 +196,7 @@ def test_payloads_in_every_dialog_field_are_text(nb: NotebookPage) -> None:
     answered(
         "input",
         payload("typed-answer"),
-        f"{payload('input-title')} → {one_line(payload('typed-answer'))}",
+        f"→ {one_line(payload('typed-answer'))}",
     )
 
     # editor: title and prefill, submitted as it is
@@ -209,7 +209,7 @@ def test_payloads_in_every_dialog_field_are_text(nb: NotebookPage) -> None:
     answered(
         "editor",
         payload("editor-prefill"),
-        f"{payload('editor-title')} → {one_line(payload('editor-prefill'))}",
+        f"→ {one_line(payload('editor-prefill'))}",
     )
 
     text = out.inner_text()

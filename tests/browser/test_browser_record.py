@@ -95,9 +95,12 @@ def test_the_reopened_quickstart_shows_the_conversation_not_broken_widgets(
     tools = cell_with(nb, "list the files here").locator(".atomic-tool")
     expect(tools.locator(".atomic-tool-header")).to_contain_text("tool bash · $ ls -la · done")
     guarded = cell_with(nb, "clean up the scratch files")
-    expect(guarded.locator(".atomic-tool .atomic-dialog-outcome")).to_have_text(
-        "Dangerous command (rm -rf): rm -rf ./demo-scratch → Block (answered by code)"
+    # The dialog is named once, by its question; its outcome line says what came of it.
+    dialog = guarded.locator(".atomic-tool .atomic-record-dialog")
+    expect(dialog.locator(".atomic-dialog-question")).to_have_text(
+        "select dialog: Dangerous command (rm -rf): rm -rf ./demo-scratch"
     )
+    expect(dialog.locator(".atomic-dialog-outcome")).to_have_text("→ Block (answered by code)")
     # The notice of the wait that stopped for that dialog neither says it waits nor repeats
     # its outcome: the outcome is shown once, in the card.
     expect(guarded).not_to_contain_text("needs your answer")

@@ -100,7 +100,7 @@ def test_a_copy_refresh_leaves_the_live_widgets_alone(
     )
     expect(copy_of(nb, "start")).to_contain_text("got confirm: true", timeout=15_000)
     expect(nb.output("ask").locator(".atomic-dialog-outcome")).to_have_text(
-        "Proceed? → Yes (answered by code)"
+        "→ Yes (answered by code)"
     )
     assert panel.evaluate("(e) => e.dataset.marked") == "yes"  # the same node: not rebuilt
     assert editor.evaluate("(e) => document.activeElement === e")

@@ -365,9 +365,7 @@ def test_a_guarded_commands_dialog_sits_in_its_card_and_makes_a_rule(nb: Noteboo
         ".atomic-tool .atomic-tool-dialogs .atomic-dialog-outcome"
     )
     expect(outcome).to_have_text(re.compile(r"made the rule for this session$"))
-    expect(outcome).to_have_text(
-        f"{CONFIRM_TITLE} → Yes (clicked) · made the rule for this session"
-    )
+    expect(outcome).to_have_text("→ Yes (clicked) · made the rule for this session")
     rules = panel_of(nb).locator(".atomic-rules")
     expect(rules.locator(".atomic-rule-text")).to_have_text(
         [f"confirm “{CONFIRM_TITLE}” → Yes (rule)"]
@@ -392,7 +390,7 @@ def test_the_rule_answers_the_next_guarded_command_without_a_click(nb: NotebookP
     card = run_done(nb, "danger_again")
     outcome = card.locator(".atomic-tool-dialogs .atomic-dialog-outcome")
     expect(outcome).to_have_text(re.compile(r"\(rule\)$"))
-    expect(outcome).to_have_text(f"{CONFIRM_TITLE} → Yes (rule)")
+    expect(outcome).to_have_text("→ Yes (rule)")
     expect(card.locator(".atomic-tool-dialogs button")).to_have_count(0)
     expect(card.locator(".atomic-tool-output")).to_contain_text("dangerous-but-fine")
     expect(

@@ -813,7 +813,7 @@ class BrowserLikeKernel:
 
     # ----------------------------------------------------------- executing
 
-    def submit(self, code: str, *, stop_on_error: bool = True) -> str:
+    def submit(self, code: str, *, stop_on_error: bool = True, allow_stdin: bool = False) -> str:
         """Send an ``execute_request`` without waiting for it.
 
         Parameters
@@ -822,13 +822,16 @@ class BrowserLikeKernel:
             Cell source.
         stop_on_error : bool
             Abort queued cells if this one fails (JupyterLab's default).
+        allow_stdin : bool
+            Whether the cell may ask for input: JupyterLab allows it, nbconvert does not (the
+            default here, so that no test can hang on a prompt).
 
         Returns
         -------
         str
             The request's msg_id, for :meth:`collect`.
         """
-        msg_id = self.kc.execute(code, allow_stdin=False, stop_on_error=stop_on_error)
+        msg_id = self.kc.execute(code, allow_stdin=allow_stdin, stop_on_error=stop_on_error)
         self._pending[msg_id] = _Pending(ExecResult(msg_id=msg_id, code=code))
         self._live[msg_id] = "execute"
         return msg_id
@@ -881,7 +884,9 @@ class BrowserLikeKernel:
             result.raise_for_error()
         return result
 
-    def execute(self, code: str, timeout: float = 60.0, check: bool = True) -> ExecResult:
+    def execute(
+        self, code: str, timeout: float = 60.0, check: bool = True, *, allow_stdin: bool = False
+    ) -> ExecResult:
         """Run a cell and wait for it to finish, processing all IOPub traffic meanwhile.
 
         Parameters
@@ -892,13 +897,17 @@ class BrowserLikeKernel:
             Seconds before giving up.
         check : bool
             Raise :class:`CellError` (an AssertionError) if the cell errored.
+        allow_stdin : bool
+            As :meth:`submit`.
 
         Returns
         -------
         ExecResult
             The cell's outcome and outputs.
         """
-        return self.collect(self.submit(code), timeout=timeout, check=check)
+        return self.collect(
+            self.submit(code, allow_stdin=allow_stdin), timeout=timeout, check=check
+        )
 
     # ----------------------------------------------------------- acting on widgets
 

@@ -151,8 +151,33 @@ def texts_of(kernel: BrowserLikeKernel, within: str, cls: str) -> list[str]:
 
 def run_state(kernel: BrowserLikeKernel, output: str) -> str:
     """What a run's header says of it (``sent``, ``working…``, ``done``, ``failed``), as the
-    page last showed it."""
+    page shows it: its live view's, or once the output is closed, its record's (the record
+    replaces the view; a run that ended before the page was ready sent it no more patches)."""
+    if output not in kernel.models:
+        record = record_of(kernel, output)
+        if record is not None:
+            return element_text(record, "atomic-run-state")
     return element_text(page_of(kernel, output), "atomic-run-state")
+
+
+def record_of(kernel: BrowserLikeKernel, output: str) -> str | None:
+    """The HTML that replaced the live view of the output widget ``output`` (a comm id) in
+    its display (``update_display_data`` of the same display id), or None."""
+    display_ids = {
+        record.transient.get("display_id")
+        for record in kernel.displays
+        if record.msg_type == "display_data"
+        and (record.data.get(WIDGET_VIEW) or {}).get("model_id") == output
+    } - {None}
+    shown = None
+    for record in kernel.displays:
+        if (
+            record.msg_type == "update_display_data"
+            and record.transient.get("display_id") in display_ids
+            and WIDGET_VIEW not in record.data
+        ):
+            shown = record.data.get("text/html")
+    return shown if isinstance(shown, str) else None
 
 
 def answers(kernel: BrowserLikeKernel, within: str) -> list[PageAnswer]:

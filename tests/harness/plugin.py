@@ -189,6 +189,23 @@ def _pinned_agent_name() -> str:
 
 PINNED_AGENT_NAME = _pinned_agent_name()
 
+#: The modules that take minutes (builds with pip and npm, the Binder replay, the docs site):
+#: run first, so that the two xdist workers (``--dist loadscope`` hands out modules in
+#: collection order) share them from the start and the run never ends waiting on one of them.
+SLOW_MODULES = (
+    "test_binder.py",
+    "test_packaging.py",
+    "test_install_anywhere.py",
+    "test_docs_site.py",
+)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put the tests of :data:`SLOW_MODULES` first, each module's tests in their order."""
+    items.sort(key=lambda item: item.path.name not in SLOW_MODULES)
+
+
 #: Outcomes of the tests that ran the real agent, and seconds spent per top folder.
 _REAL_AGENT: Counter[str] = Counter()
 _SECONDS: Counter[str] = Counter()

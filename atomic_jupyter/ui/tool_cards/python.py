@@ -162,6 +162,25 @@ def _error(text: str) -> str:
     return (note(left) if left else "") + error("\n".join(kept))
 
 
+_IMPORT = re.compile(r"(?:import|from)\s+[\w.]+")
+
+
+def code_heading(code: str, width: int = 100) -> str:
+    """What a python card's heading says of ``code``: what it does, as its opening comment
+    says it (``# Plot the sales by month``), else its first line that is not an import; then
+    how many lines it has, when more than one. At most ``width`` characters."""
+    lines = [line.strip() for line in code.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    if lines[0].startswith("#") and lines[0].lstrip("#").strip():
+        said = lines[0].lstrip("#").strip()
+    else:
+        statements = [line for line in lines if not line.startswith("#")]
+        said = next((line for line in statements if not _IMPORT.match(line)), lines[0])
+    count = f" · {len(lines)} lines" if len(lines) > 1 else ""
+    return one_line(said, width - len(count)) + count
+
+
 def render_python(call: ToolCall) -> ToolCard:
     """The card of code run in the notebook's kernel.
 
@@ -175,7 +194,7 @@ def render_python(call: ToolCall) -> ToolCard:
     Returns
     -------
     ToolCard
-        Its summary (the code's first non-empty line); before it runs (``command_html``) the
+        Its summary (:func:`code_heading`); before it runs (``command_html``) the
         code, highlighted as Python and numbered; after (``body_html``) the status while it
         runs, else its outputs in order and how long it took, else (a failed call) the
         traceback as the error; without ``details["outputs"]``, the result text and images.
@@ -187,7 +206,7 @@ def render_python(call: ToolCall) -> ToolCard:
         generic = render_generic(call)
         summary, command, args_html = generic.summary, generic.command_html, ""
     else:
-        summary = one_line(code.lstrip().partition("\n")[0], 100)
+        summary = code_heading(code)
         command = root(code_view(code, language="python")) if code.strip() else ""
         rest = args_rest(call.args, {"code": is_str})
         args_html = root(kv_table(call.args)) if rest else ""
