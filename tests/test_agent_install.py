@@ -826,3 +826,21 @@ def test_prune_leaves_a_line_alone_while_an_install_runs_there(tmp_path):
         holder.let_go()
         holder.close()
     assert prune_installs(home) == [f"Removed {stale} (an install of another version)."]
+
+
+#: npm ci sent SIGINT (a Ctrl-C in its terminal) while downloading: recorded on 2026-12-04.
+INTERRUPTED = """\
+npm http fetch GET 200 https://registry.npmjs.org/openai/-/openai-7.59.0.tgz 10095ms (cache miss)
+npm error process terminated
+npm error signal SIGINT
+npm error A complete log of this run can be found in: /tmp/npmint-cache/_logs/2026-12-04T18_25_01_799Z-debug-0.log
+"""
+
+
+def test_npm_ended_by_a_ctrl_c_is_read_as_interrupted_not_failed() -> None:
+    """npm may take the Ctrl-C of the process group and exit 1 before Python raises its own
+    KeyboardInterrupt: the installer reads the signal from npm's words and reports an
+    interruption, never "could not install" with npm's log path as its last line."""
+    log, _ = fed(INTERRUPTED)
+    assert log.signal == "SIGINT"
+    assert fed(REFUSED)[0].signal is None

@@ -42,7 +42,7 @@ from atomic_jupyter.ui.tool_cards.styles import record_styles
 
 # --- the checker ---------------------------------------------------------------------------------
 
-TAGS = {"div", "span", "pre", "table", "tr", "td", "details", "summary", "img", "b"}
+TAGS = {"div", "span", "pre", "code", "table", "tr", "td", "details", "summary", "img", "b"}
 VOID = {"img"}
 PROPERTIES = {
     "align-items", "background", "border", "border-collapse", "border-left", "border-radius", "color",

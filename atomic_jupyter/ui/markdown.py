@@ -614,6 +614,9 @@ def _compact_style(match: re.Match[str]) -> str:
     return f' style="{style}"' if style else ""
 
 
+_ALIGN_STYLE = ' style="text-align:'
+
+
 def _record_tag(match: re.Match[str]) -> str:
     close, name, attributes, newline = match.groups()
     if name in _DROPPED_TAGS:
@@ -622,6 +625,11 @@ def _record_tag(match: re.Match[str]) -> str:
         newline = ""
     if attributes:
         attributes = _STYLE_ATTRIBUTE.sub(_compact_style, attributes.replace(_LINK_TARGET, ""))
+    if name == "pre":  # its text in a code element: see record_markup
+        return "</code></pre>" if close else f"<pre{attributes}><code>{newline}"
+    if name in ("td", "th") and attributes.startswith(_ALIGN_STYLE):
+        # The cell's alignment as HTML's own attribute: shorter, and GitHub keeps it.
+        attributes = ' align="' + attributes[len(_ALIGN_STYLE) :]
     return f"<{close}{name}{attributes}>{newline}"
 
 
@@ -633,6 +641,10 @@ def record_markup(html: str) -> str:
     tables, quotes) and the link attributes it adds itself are left out, a table's row
     groups too, and the line breaks between blocks; code colours become short literal colours (see
     :func:`~atomic_jupyter.ui.highlight.record_token_styles`); a span left with nothing to
-    say is dropped.
+    say is dropped. A ``pre``'s text goes in a ``code`` element, as Markdown's code blocks
+    have it: that is what gives it a code font where the record is shown (JupyterLab's and
+    nbconvert's ``.jp-OutputArea-output pre`` take the text's font; ``code`` keeps the
+    code font everywhere, GitHub and the docs site too), for 13 characters and no style. A
+    table cell's alignment is its ``align`` attribute (which every sanitiser keeps).
     """
     return _BARE_SPAN.sub(r"\1", _TAG.sub(_record_tag, html))

@@ -166,3 +166,31 @@ def code_coloured(output: Any, dark: bool) -> None:
     look = keyword.evaluate(TOKEN_LOOK)
     assert look["token"] != look["text"], look
     assert look["contrast"] >= 3, (dark, look)
+
+
+@pytest.mark.parametrize("template", ["lab", "classic"])
+def test_nbconvert_html_shows_the_records_code_in_a_code_font(
+    lab_server: LabServer, chromium: Any, saved_quickstart: list[str], template: str
+) -> None:
+    """nbconvert's HTML of the saved quickstart, as a browser draws it: every pre-formatted
+    text of a record (code, a command, its output) is in a monospace font, so that columns
+    line up. (``.jp-OutputArea-output pre`` takes the text's font in nbconvert's lab
+    template, and in JupyterLab.)"""
+    from nbconvert import HTMLExporter
+
+    nb = nbformat.read(lab_server.root / FILENAME, as_version=4)
+    html, _ = HTMLExporter(template_name=template).from_notebook_node(nb)
+    page = chromium.new_page()
+    try:
+        page.set_content(html, wait_until="domcontentloaded")
+        fonts = page.evaluate(
+            """() => [...document.querySelectorAll('.atomic-record pre')].map(pre => {
+                const inner = pre.querySelector('code') || pre;
+                return [pre.textContent.slice(0, 40), getComputedStyle(inner).fontFamily];
+            })"""
+        )
+    finally:
+        page.close()
+    assert len(fonts) >= 3, fonts  # the code cited, the command listed, its output
+    proportional = [(text, font) for text, font in fonts if "monospace" not in font]
+    assert proportional == [], proportional

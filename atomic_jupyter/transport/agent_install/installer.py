@@ -223,6 +223,10 @@ def _run_npm(
     finally:
         if process.stdout is not None:
             process.stdout.close()
+    if code != 0 and log.signal in ("SIGINT", "SIGTERM", "SIGHUP"):
+        # npm caught the Ctrl-C (or the stop) of the whole process group and ended before
+        # this process took its own: an interruption, not a failure to report npm's words of.
+        raise KeyboardInterrupt
     if code != 0:
         used = str(npmrc) if npmrc is not None else person_npmrc(environ)
         failure = log.failure(code, _registry(environ, log.unreachable), used)

@@ -16,6 +16,8 @@ _FAILED_FETCH = re.compile(r"^npm http fetch GET (\S+) attempt \d+ failed with (
 #: npm's error line naming the address it could not fetch.
 _REQUEST = re.compile(r"\brequest to (\S+) failed\b")
 _CODE = re.compile(r"^npm (?:error|ERR!) code (\S+)")
+#: npm's own account of a signal that ended it ("npm error signal SIGINT").
+_SIGNAL = re.compile(r"^npm (?:ERR!|error) signal (SIG[A-Z]+)$")
 _ADDED = re.compile(r"^(added \d+ packages?.*)$")
 _ERROR = re.compile(r"^npm (?:error|ERR!)(?: (.*))?$")
 #: The parts of an npm error written for npm's developers: its JavaScript stack, the error
@@ -104,6 +106,8 @@ class NpmLog:
         self.code: str | None = None
         self.summary: str | None = None
         self.unreachable: str | None = None
+        #: The signal npm said it ended on (``SIGINT`` for a Ctrl-C), if it did.
+        self.signal: str | None = None
         self.tail: deque[str] = deque(maxlen=12)
         self._errors: list[str] = []
         self._usage = False
@@ -130,6 +134,8 @@ class NpmLog:
             )
         if match := _CODE.match(line):
             self.code = self.code or match.group(1)
+        if match := _SIGNAL.match(line):
+            self.signal = match.group(1)
         if match := _ADDED.match(line):
             self.summary = match.group(1)
         return None
