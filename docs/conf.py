@@ -6,6 +6,8 @@ internal link, a missing anchor or a notebook cell that fails stops the build.
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import shutil
 import sys
@@ -74,6 +76,29 @@ nb_execution_mode = "force"
 nb_execution_timeout = 300
 nb_execution_raise_on_error = True
 nb_execution_show_tb = True
+
+
+def _quiet_kernel_spec() -> str:
+    """A kernel spec of this build's own (the notebooks' ``python3`` runs as it): this Python's
+    ipykernel, logging errors only, so a build says nothing unless something is wrong (a
+    kernel started by nbclient warns on every start that it runs over TCP without encryption,
+    which on 127.0.0.1 is expected). Its folder goes first on ``JUPYTER_PATH``."""
+    folder = Path(tempfile.mkdtemp(prefix="atomic-docs-kernels-"))
+    spec = folder / "kernels" / "atomic-docs"
+    spec.mkdir(parents=True)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    argv.append("--IPKernelApp.log_level=ERROR")
+    kernel = {"argv": argv, "display_name": "Python 3 (docs)", "language": "python"}
+    (spec / "kernel.json").write_text(json.dumps(kernel), encoding="utf-8")
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(
+        [str(folder), *filter(None, [os.environ.get("JUPYTER_PATH")])]
+    )
+    return "atomic-docs"
+
+
+nb_kernel_rgx_aliases = {"python3": _quiet_kernel_spec()}
+# nbclient's own progress ("Executing notebook with kernel") is not news either.
+logging.getLogger("traitlets").setLevel(logging.WARNING)
 # The record is the output to show; a live widget view left in a saved output is not.
 nb_mime_priority_overrides = [
     ("html", "application/vnd.jupyter.widget-view+json", None),

@@ -10,6 +10,8 @@ import html
 import os
 import re
 import subprocess
+from dataclasses import dataclass
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -29,8 +31,17 @@ pytestmark = [
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
 
 
+@dataclass(frozen=True)
+class Build:
+    """``make docs`` run into a fresh folder: the folder, and what it printed."""
+
+    out: Path
+    stdout: str
+    stderr: str
+
+
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def build(tmp_path_factory: pytest.TempPathFactory) -> Build:
     """The site built by ``make docs`` into a fresh folder; fails with Sphinx's output."""
     out = tmp_path_factory.mktemp("site")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}
@@ -43,7 +54,63 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         timeout=840,
     )
     assert done.returncode == 0, f"make docs failed:\n{done.stdout[-4000:]}\n{done.stderr[-8000:]}"
-    return out
+    return Build(out, done.stdout, done.stderr)
+
+
+@pytest.fixture(scope="module")
+def site(build: Build) -> Path:
+    """The built site's folder."""
+    return build.out
+
+
+def test_make_docs_is_quiet_when_nothing_is_wrong(build: Build) -> None:
+    """No warning on a good build: not the kernels' "running over TCP without encryption",
+    not nbclient's "No handler found for comm target" (nbclient has no page to link), not
+    its progress lines. (Sphinx's own warnings fail the build: -W.)"""
+    assert build.stderr == "", build.stderr[-4000:]
+    assert "WARNING" not in build.stdout, build.stdout[-4000:]
+
+
+class ProseText(HTMLParser):
+    """The words of a page outside code and outside the notebooks' outputs (a record shows
+    what a person typed and the agent said, backquotes and all, as text)."""
+
+    SKIPPED = {"script", "style", "pre", "code", "kbd", "samp"}
+    VOID = {"br", "img", "hr", "input", "meta", "link", "wbr", "source", "col", "area"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.words: list[str] = []
+        self._stack: list[bool] = []  # per open element: whether it is skipped
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.VOID:
+            return
+        classes = (dict(attrs).get("class") or "").split()
+        skipped = tag in self.SKIPPED or "cell_output" in classes
+        self._stack.append(skipped or any(self._stack[-1:]))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag not in self.VOID and self._stack:
+            self._stack.pop()
+
+    def handle_data(self, data: str) -> None:
+        if not any(self._stack[-1:]):
+            self.words.append(data)
+
+
+def test_no_page_shows_a_raw_backquote_outside_code(site: Path) -> None:
+    """A backquote a reader sees outside code is Markdown or reStructuredText that was not
+    rendered (such as a setting's help inserted as plain text)."""
+    shown = {}
+    for page in sorted(site.rglob("*.html")):
+        prose = ProseText()
+        prose.feed(page.read_text(encoding="utf-8"))
+        words = " ".join(" ".join(prose.words).split())
+        found = [m.group(0) for m in re.finditer(r".{0,40}`.{0,40}", words)]
+        if found:
+            shown[str(page.relative_to(site))] = found[:3]
+    assert shown == {}, shown
 
 
 def page_text(page: Path) -> str:

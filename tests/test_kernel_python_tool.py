@@ -244,7 +244,7 @@ def test_agent_calls_are_cited_apart_from_the_persons_cells_and_err_follows_the_
 def test_cells_puts_the_runs_code_into_a_new_cell_below(kernel, scripted_model, approved):
     kernel.execute("%%atomic_agent --wait\n" + call("left_behind = 'first run'"), timeout=60)
     kernel.execute("%%atomic_agent --wait\n" + call("left_behind += ', second run'"), timeout=60)
-    result = kernel.execute("%atomic_agent cells", allow_stdin=True)  # as JupyterLab sends it
+    result = kernel.execute("%atomic_agent cells")  # as JupyterLab sends it
     (payload,) = [p for p in result.reply["payload"] if p["source"] == "set_next_input"]
     assert payload["replace"] is False
     assert "is in a new cell below" in result.stdout and "left_behind" not in result.stdout
@@ -253,7 +253,7 @@ def test_cells_puts_the_runs_code_into_a_new_cell_below(kernel, scripted_model, 
     assert payload["text"].startswith("# Agent[")
     run = int(payload["text"].split("run ", 1)[1].split(",", 1)[0])
     # As nbconvert sends it (no stdin): it inserts no cell, so the code is printed.
-    earlier = kernel.execute(f"%atomic_agent cells --run {run - 1}")
+    earlier = kernel.execute(f"%atomic_agent cells --run {run - 1}", allow_stdin=False)
     (payload,) = [p for p in earlier.reply["payload"] if p["source"] == "set_next_input"]
     assert "left_behind = 'first run'" in payload["text"]
     assert "new cell below" not in earlier.stdout and payload["text"] in earlier.stdout

@@ -4,6 +4,7 @@ answered by id, a page that goes fails what it owed, and a decision reaches the 
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -15,6 +16,7 @@ from atomic_jupyter.notebook.page_link import (
     PageError,
     PageLink,
     current_origin,
+    current_request_is_unattended,
 )
 
 
@@ -166,3 +168,30 @@ def test_the_origin_of_a_prompt_is_read_from_the_kernels_parent_header():
         parent_header: dict[str, Any] = {}
 
     assert current_origin(Bare()) == Origin(None, None)
+
+
+def test_a_cell_run_by_nbconvert_announces_nothing_and_a_persons_cell_does():
+    """nbconvert and papermill (no stdin: no person, no page) would warn "No handler found
+    for comm target 'atomic-jupyter-announce'"; a cell a person runs announces as before."""
+    manager, announced = Manager(), []
+    unattended = [True]
+
+    def create_comm(target_name: str, data: Any) -> Comm:
+        announced.append(Comm("announce", target_name))
+        return announced[-1]
+
+    link = PageLink(manager, create_comm, lambda: unattended[0])
+    assert announced == []
+    unattended[0] = False
+    link.announce()
+    assert [c.target_name for c in announced] == ["atomic-jupyter-announce"]
+
+
+def test_a_request_without_stdin_is_unattended():
+    def shell(content: dict[str, Any], msg_type: str = "execute_request") -> Any:
+        return SimpleNamespace(parent_header={"header": {"msg_type": msg_type}, "content": content})
+
+    assert current_request_is_unattended(shell({"allow_stdin": False}))
+    assert not current_request_is_unattended(shell({"allow_stdin": True}))
+    assert not current_request_is_unattended(shell({}, "comm_msg"))  # a click in a page
+    assert not current_request_is_unattended(SimpleNamespace(parent_header={}))

@@ -56,6 +56,7 @@ __all__ = [
     "PageLink",
     "current_message_type",
     "current_origin",
+    "current_request_is_unattended",
     "link_of",
 ]
 
@@ -149,9 +150,16 @@ class PageLink:
         The kernel's comm manager (``register_target``).
     create_comm:
         Opens a comm to the page: ``create_comm(target_name=..., data=...)``.
+    unattended:
+        Whether the cell running now came from a client with no page (no announcement then).
     """
 
-    def __init__(self, comm_manager: Any, create_comm: Callable[..., Any]) -> None:
+    def __init__(
+        self,
+        comm_manager: Any,
+        create_comm: Callable[..., Any],
+        unattended: Callable[[], bool] = lambda: False,
+    ) -> None:
         self._pages: dict[str, Page] = {}  # by comm id (read from any thread: the lock)
         self._lock = threading.Lock()
         self._pending: dict[int, tuple[Page, Future[dict[str, Any]]]] = {}
@@ -164,14 +172,19 @@ class PageLink:
         #: Why the last page that said hello was not linked ("" when none was refused).
         self.refused = ""
         self._create_comm = create_comm
+        self._unattended = unattended
         self._announcement: Any = None
         comm_manager.register_target(PAGE_TARGET, self._opened)
         self.announce()
 
     def announce(self) -> None:
         """Tell the pages this kernel serves that atomic-jupyter runs in it (again, when a
-        frontend closed the earlier announcement), so each opens its link."""
+        frontend closed the earlier announcement), so each opens its link. Not while a client
+        that no person answers runs the cell (``unattended``: nbconvert, papermill): it has no
+        page to link, and would warn of a comm target it does not know."""
         if self._announcement is not None and not getattr(self._announcement, "_closed", False):
+            return
+        if self._unattended():
             return
         self._announcement = self._create_comm(target_name=ANNOUNCE, data={"protocol": PROTOCOL})
 
@@ -291,5 +304,9 @@ def link_of(shell: InteractiveShell | None = None, *, make: bool = True) -> Page
     if link is None and make:
         import comm
 
-        link = _LINKS[shell] = PageLink(comm.get_comm_manager(), comm.create_comm)
+        link = _LINKS[shell] = PageLink(
+            comm.get_comm_manager(),
+            comm.create_comm,
+            lambda: current_request_is_unattended(shell),
+        )
     return link

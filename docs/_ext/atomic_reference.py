@@ -80,12 +80,31 @@ def _literal(text: str) -> nodes.literal_block:
     return block
 
 
+#: A code span in a help text: ``double`` or `single` backquotes.
+CODE_SPAN = re.compile(r"``(.+?)``|`([^`]+)`")
+
+
+def paragraph(text: str) -> nodes.paragraph:
+    """``text`` (a help string) as a paragraph, its backquoted spans as code."""
+    para = nodes.paragraph(text)
+    at = 0
+    for span in CODE_SPAN.finditer(text):
+        if span.start() > at:
+            para += nodes.Text(text[at : span.start()])
+        code = span.group(1) or span.group(2)
+        para += nodes.literal(code, code)
+        at = span.end()
+    if at < len(text):
+        para += nodes.Text(text[at:])
+    return para
+
+
 def _definitions(items: list[tuple[str, str]]) -> nodes.definition_list:
     listing = nodes.definition_list()
     for term, text in items:
         item = nodes.definition_list_item()
         item += nodes.term("", "", nodes.literal(term, term))
-        item += nodes.definition("", nodes.paragraph(text, text))
+        item += nodes.definition("", paragraph(text))
         listing += item
     return listing
 
@@ -137,7 +156,7 @@ class CommandLine(SphinxDirective):
                 title = f"atomic-jupyter {name}"
                 result.append(nodes.rubric(title, title))
                 if helps.get(name):
-                    result.append(nodes.paragraph(helps[name], helps[name]))
+                    result.append(paragraph(helps[name]))
                 result.append(_literal(sub.format_usage().replace("usage: ", "", 1)))
                 items = [
                     (option_label(a), option_help(a))

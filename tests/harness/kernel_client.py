@@ -813,7 +813,7 @@ class BrowserLikeKernel:
 
     # ----------------------------------------------------------- executing
 
-    def submit(self, code: str, *, stop_on_error: bool = True, allow_stdin: bool = False) -> str:
+    def submit(self, code: str, *, stop_on_error: bool = True, allow_stdin: bool = True) -> str:
         """Send an ``execute_request`` without waiting for it.
 
         Parameters
@@ -823,8 +823,8 @@ class BrowserLikeKernel:
         stop_on_error : bool
             Abort queued cells if this one fails (JupyterLab's default).
         allow_stdin : bool
-            Whether the cell may ask for input: JupyterLab allows it, nbconvert does not (the
-            default here, so that no test can hang on a prompt).
+            Whether the cell may ask for input: JupyterLab allows it (the default here, as a
+            browser sends it), nbconvert and papermill do not.
 
         Returns
         -------
@@ -885,7 +885,7 @@ class BrowserLikeKernel:
         return result
 
     def execute(
-        self, code: str, timeout: float = 60.0, check: bool = True, *, allow_stdin: bool = False
+        self, code: str, timeout: float = 60.0, check: bool = True, *, allow_stdin: bool = True
     ) -> ExecResult:
         """Run a cell and wait for it to finish, processing all IOPub traffic meanwhile.
 
