@@ -13,6 +13,7 @@ import pytest
 
 from tests.harness.kernel_widgets import dialog_in, elements, outputs_within, page_of
 from tests.harness.plugin import last_tool_answer, scripted_start
+from tests.harness.support import CURRENT_LINE, agent_example
 from tests.harness.widget_text import visible_text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent, pytest.mark.scripted_kernel]
@@ -264,3 +265,53 @@ def test_cells_puts_the_runs_code_into_a_new_cell_below(kernel, scripted_model, 
         [p for p in result.reply["payload"] if p["source"] == "set_next_input"][0]["text"]
     )
     assert kernel.execute("print(left_behind)").stdout.strip() == "first run, second run"
+
+
+def test_plan_mode_turns_python_off_with_edit_and_write_and_back_on(kernel, scripted_model):
+    """The agent's own plan-mode example makes the agent read-only (edit and write off; on
+    the 0.73 line it keeps only its own list of tools). python, which can change files and the
+    kernel, is off with them, the panel says so, and it comes back when they do."""
+    server, _home, args = scripted_model
+    plan = agent_example("plan-mode/index.ts")
+    kernel.execute(f"%atomic_agent start --name plan -e {plan} -- {' '.join(args)}")
+
+    def offered(prompt: str) -> set[str]:
+        kernel.execute(f"%%atomic_agent --name plan --wait\n{prompt}", timeout=60)
+        return set(server.requests[-1].tool_names)
+
+    def status() -> str:
+        said = kernel.execute("print(aj.session('plan').status.get('atomic-read-only'))")
+        return said.stdout.strip()
+
+    try:
+        assert {"python", "edit", "write"} <= offered("hello before planning")
+        kernel.execute("%%atomic_agent --name plan --wait\n/plan", timeout=60)
+        planning = offered("hello while planning")
+        assert not {"edit", "write"} & planning, planning  # the example's doing
+        assert "python" not in planning, planning
+        if CURRENT_LINE:  # the 0.73 line's example keeps only its own list of tools
+            assert "notebook_variables" in planning, planning  # reading stays
+        assert status() == "read-only: python off while edit and write are off"
+        kernel.execute("%%atomic_agent --name plan --wait\n/plan", timeout=60)
+        assert {"python", "edit", "write"} <= offered("hello after planning")
+        assert status() == "None"
+    finally:
+        kernel.execute("%atomic_agent stop --name plan")
+
+
+@pytest.mark.skipif(
+    not CURRENT_LINE, reason="the 0.73 line's plan mode turns every tool but its own list off"
+)
+def test_a_person_can_keep_python_on_while_the_agent_is_read_only(kernel, scripted_model):
+    server, _home, args = scripted_model
+    plan = agent_example("plan-mode/index.ts")
+    kernel.execute("%config AtomicAgent.kernel_code_when_read_only = True")
+    try:
+        kernel.execute(f"%atomic_agent start --name kept -e {plan} -- {' '.join(args)}")
+        kernel.execute("%%atomic_agent --name kept --wait\n/plan", timeout=60)
+        kernel.execute("%%atomic_agent --name kept --wait\nhello while planning", timeout=60)
+        offered = set(server.requests[-1].tool_names)
+        assert "python" in offered and "edit" not in offered, offered
+    finally:
+        kernel.execute("%config AtomicAgent.kernel_code_when_read_only = False")
+        kernel.execute("%atomic_agent stop --name kept")

@@ -72,6 +72,16 @@ class AtomicAgent(Configurable):
         ),
     ).tag(config=True)
 
+    kernel_code_when_read_only = Bool(
+        SessionSettings.kernel_code_when_read_only,
+        help=(
+            "Keep python, notebook_edit and notebook_run on while another extension makes the "
+            "agent read-only (its edit and write tools off, as the agent's plan mode does). "
+            "Off by default: they are off then too (else the model could still change files "
+            "through Python) and come back with edit and write. Read when a session starts."
+        ),
+    ).tag(config=True)
+
     startup_timeout = Float(
         SessionSettings.startup_timeout,
         help="Seconds to wait for a new agent to answer its first command.",

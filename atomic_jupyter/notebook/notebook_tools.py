@@ -620,7 +620,7 @@ def notebook_tools() -> list[BuiltinTool]:
     linked (:func:`why_unavailable`)."""
     return [
         _tool(READ_TOOL, _read, setting="notebook_edits"),
-        _tool(EDIT_TOOL, _edit, setting="notebook_edits"),
+        _tool(EDIT_TOOL, _edit, setting="notebook_edits", changes=True),
         _tool(
             RUN_TOOL,
             _run,
@@ -630,5 +630,6 @@ def notebook_tools() -> list[BuiltinTool]:
             asks_by="kernel_code",
             approval_title=RUN_TITLE,
             approval_message="The cells run in this notebook's kernel, as Shift+Enter would.",
+            changes=True,
         ),
     ]

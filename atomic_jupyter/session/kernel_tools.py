@@ -164,6 +164,10 @@ class BuiltinTool:
     available:
         Whether it can be offered now (the notebook tools: while a notebook page is linked);
         a call when it is not is refused in words.
+    changes:
+        Whether it can change files or the kernel (code it runs, cells it edits or runs): off
+        while another extension has made the agent read-only (``edit`` and ``write`` off),
+        unless the ``kernel_code_when_read_only`` setting keeps it on.
     """
 
     name: str
@@ -178,14 +182,16 @@ class BuiltinTool:
     asks_by: str | None = None
     also_needs: str | None = None
     available: Callable[[], str | None] = field(default=lambda: None, repr=False)
+    changes: bool = False
 
     @property
     def governed_by(self) -> str | None:
         """The setting that governs the tool (``kernel_code`` for code it runs)."""
         return "kernel_code" if self.runs_code else self.setting
 
-    def to_json(self, mode: str) -> dict[str, Any]:
-        """What the extension registers, for the value of its setting, ``mode``."""
+    def to_json(self, mode: str, when_read_only: bool = False) -> dict[str, Any]:
+        """What the extension registers, for the value of its setting, ``mode``
+        (``when_read_only``: the ``kernel_code_when_read_only`` setting)."""
         asks = self.runs_code or self.asks_first
         spec: dict[str, Any] = {
             "name": self.name,
@@ -198,6 +204,8 @@ class BuiltinTool:
             spec["approvalTitle"] = self.approval_title
         if self.approval_message:
             spec["approvalMessage"] = self.approval_message
+        if (self.changes or self.runs_code) and not when_read_only:
+            spec["followsWrite"] = True
         return spec
 
 
@@ -279,6 +287,9 @@ class KernelTools:
         The ``kernel_code`` mode (:data:`KERNEL_CODE_MODES`).
     notebook_edits:
         The ``notebook_edits`` mode (:data:`KERNEL_CODE_MODES`).
+    when_read_only:
+        The ``kernel_code_when_read_only`` setting: keep the tools that change files or the
+        kernel on while the agent is read-only.
     open_dialog, preview:
         As :class:`CallInfo` has them, by the call's id.
     call_info:
@@ -303,6 +314,7 @@ class KernelTools:
         diagnose: Callable[[str], None],
         kernel_code: str = "ask",
         notebook_edits: str = "ask",
+        when_read_only: bool = False,
         call_info: Callable[[str], CallInfo] | None = None,
         accepting: Callable[[], bool] = lambda: True,
         progress: Callable[[str, str], None] = lambda _id, _text: None,
@@ -321,6 +333,7 @@ class KernelTools:
         self._tools: dict[str, ExposedTool] = {}
         self.kernel_code = kernel_code
         self.notebook_edits = notebook_edits
+        self.when_read_only = when_read_only
         self._modes = modes
         self._builtins = {
             tool.name: tool
@@ -394,7 +407,8 @@ class KernelTools:
         """Every tool offered, as the extension registers them: built-ins first."""
         builtins = [
             tool.to_json(
-                self._modes.get(tool.asks_by, "ask") if tool.asks_by else self.mode_of(tool)
+                self._modes.get(tool.asks_by, "ask") if tool.asks_by else self.mode_of(tool),
+                self.when_read_only,
             )
             for tool in self._builtins.values()
             if tool.available() is None
@@ -627,6 +641,7 @@ def kernel_tools_for(session: Any) -> KernelTools:
         diagnose=session.extension_ui.diagnose,
         kernel_code=mode,
         notebook_edits=edits,
+        when_read_only=bool(getattr(session.config, "kernel_code_when_read_only", False)),
         call_info=call_info,
         accepting=lambda: session._commands.accepting() and not session._lifecycle.stop_requested,
         progress=progress,

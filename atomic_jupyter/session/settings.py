@@ -20,6 +20,7 @@ class Settings(Protocol):
     conversations_dir: str | None
     kernel_code: str
     notebook_edits: str
+    kernel_code_when_read_only: bool
 
 
 @dataclass
@@ -48,6 +49,11 @@ class SessionSettings:
         Whether the agent's ``notebook_edit`` tool changes the open notebook: ``"ask"`` (each
         change shown as a diff a person accepts or rejects), ``"allow"`` (applied at once, still
         shown in the card) or ``"off"`` (the notebook tools are not offered).
+    kernel_code_when_read_only:
+        Keep the tools that can change files or the kernel (``python``, ``notebook_edit``,
+        ``notebook_run``) on while another extension has made the agent read-only (its
+        ``edit`` and ``write`` off, as the agent's plan mode does). False: they are off then,
+        and come back with ``edit`` and ``write``.
     """
 
     command: str | Sequence[str] | None = None
@@ -58,3 +64,4 @@ class SessionSettings:
     conversations_dir: str | None = None
     kernel_code: str = "ask"
     notebook_edits: str = "ask"
+    kernel_code_when_read_only: bool = False

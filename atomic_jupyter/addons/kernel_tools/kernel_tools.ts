@@ -8,7 +8,7 @@
  *   only in this closure (and is handed to the next instance of this extension across a
  *   reload or a session replacement, through the same file, see `session_shutdown`);
  * - `tools.json`: `[{"name", "description", "parameters": <JSON Schema>, "approval": bool,
- *   "approvalTitle"?, "approvalMessage"?}]`, the tools the kernel offers (the built-in
+ *   "approvalTitle"?, "approvalMessage"?, "builtin"?, "followsWrite"?}]`, the tools the kernel offers (the built-in
  *   `python`, `notebook_variables` and `notebook_cells`, then the exposed functions). They are registered at session start, and again whenever
  *   the kernel sends `/atomic-jupyter-tools` (after it rewrote the file): new tools are
  *   registered, changed ones registered again, listed ones made active, and tools no longer
@@ -39,7 +39,16 @@ type Spec = {
 	approvalMessage?: string;
 	/** One of every session's own tools: not listed in the panel's status line. */
 	builtin?: boolean;
+	/** It can change files or the kernel (python, notebook_edit, notebook_run): off while the
+	 * agent is read-only (see `followReadOnly`). */
+	followsWrite?: boolean;
 };
+
+/** The agent's own tools that change files. While every one of them the agent has is off
+ * (another extension made the agent read-only, as the agent's plan-mode example does), the
+ * kernel tools that can change files or the kernel are off too, and they come back with them:
+ * otherwise the model could still change files through Python. */
+const WRITE_TOOLS = ["edit", "write"];
 
 /** The image types the model may be given. */
 const IMAGE_TYPES = new Set(["image/png", "image/jpeg", "image/gif", "image/webp"]);
@@ -94,6 +103,7 @@ function readSpecs(folder: string): { specs: Spec[]; skipped: Record<string, str
 				...(typeof entry.approvalTitle === "string" ? { approvalTitle: entry.approvalTitle } : {}),
 				...(typeof entry.approvalMessage === "string" ? { approvalMessage: entry.approvalMessage } : {}),
 				...(entry.builtin === true ? { builtin: true } : {}),
+				...(entry.followsWrite === true ? { followsWrite: true } : {}),
 			});
 		}
 	});
@@ -135,6 +145,40 @@ export default function kernelTools(pi: ExtensionAPI) {
 	let listed = new Set<string>();
 	/** Which of them are every session's own (python, notebook_variables, notebook_cells). */
 	let builtins = new Set<string>();
+	/** Which of them can change files or the kernel (off while the agent is read-only). */
+	let followers = new Set<string>();
+	/** Those of them this instance turned off because the agent is read-only. */
+	const heldBack = new Set<string>();
+
+	/** Whether the agent is read-only: it has edit or write, and neither is active. */
+	function readOnly(): boolean {
+		const all = new Set(pi.getAllTools().map((tool) => tool.name));
+		const present = WRITE_TOOLS.filter((name) => all.has(name));
+		const active = new Set(pi.getActiveTools());
+		return present.length > 0 && present.every((name) => !active.has(name));
+	}
+
+	/** Turn the tools that change files or the kernel off while the agent is read-only, and
+	 * back on (those this turned off, if still listed) once it is not; say so in the panel. */
+	function followReadOnly(ctx: any): void {
+		const active = pi.getActiveTools();
+		if (readOnly()) {
+			// All of them, also those the other extension turned off itself (the 0.73 line's
+			// plan mode keeps only its own list): they come back with edit and write.
+			for (const name of followers) if (listed.has(name)) heldBack.add(name);
+			const next = active.filter((name) => !followers.has(name));
+			if (next.length !== active.length) pi.setActiveTools(next);
+		} else if (heldBack.size) {
+			const back = [...heldBack].filter((name) => listed.has(name) && followers.has(name) && !active.includes(name));
+			heldBack.clear();
+			if (back.length) pi.setActiveTools([...active, ...back]);
+		}
+		const held = [...heldBack];
+		ctx?.ui?.setStatus(
+			"atomic-read-only",
+			held.length ? `read-only: ${held.join(", ")} off while edit and write are off` : undefined,
+		);
+	}
 
 	async function call(spec: Spec, toolCallId: string, params: unknown, signal: AbortSignal | undefined, onUpdate: any, ctx: any) {
 		const name = spec.name;
@@ -197,8 +241,9 @@ export default function kernelTools(pi: ExtensionAPI) {
 		registered.set(spec.name, JSON.stringify(spec));
 	}
 
-	/** Make the tools exactly those of tools.json; write and return what was done. */
-	function apply(): Status {
+	/** Make the tools exactly those of tools.json (but those held back while the agent is
+	 * read-only); write and return what was done. */
+	function apply(ctx: any): Status {
 		const { specs, skipped } = readSpecs(folder!);
 		// A tool of ours must not replace a built-in or another extension's tool.
 		const others = new Set(pi.getAllTools().map((tool) => tool.name).filter((name) => !registered.has(name)));
@@ -217,10 +262,12 @@ export default function kernelTools(pi: ExtensionAPI) {
 		}
 		listed = wanted;
 		builtins = new Set(specs.filter((spec) => spec.builtin).map((spec) => spec.name));
+		followers = new Set(specs.filter((spec) => spec.followsWrite).map((spec) => spec.name));
 		const active = pi.getActiveTools();
 		const next = active.filter((name) => !registered.has(name) || wanted.has(name));
 		for (const name of wanted) if (!next.includes(name)) next.push(name);
 		if (next.length !== active.length || next.some((name, i) => name !== active[i])) pi.setActiveTools(next);
+		followReadOnly(ctx);
 		const now = pi.getActiveTools();
 		const status: Status = {
 			registered: [...wanted],
@@ -248,7 +295,26 @@ export default function kernelTools(pi: ExtensionAPI) {
 	}
 
 	pi.on("session_start", async (_event, ctx) => {
-		report(apply(), ctx);
+		report(apply(ctx), ctx);
+	});
+
+	// Another extension may turn edit and write off or on at any time (a command, a shortcut,
+	// the end of a run): each run and each turn starts with the kernel tools following them.
+	pi.on("before_agent_start", async (_event, ctx) => {
+		followReadOnly(ctx);
+	});
+	pi.on("turn_start", async (_event, ctx) => {
+		followReadOnly(ctx);
+	});
+	// And a call that comes anyway (the tools changed within a turn) is refused in words.
+	pi.on("tool_call", async (event: any) => {
+		if (followers.has(event.toolName) && readOnly()) {
+			return {
+				block: true,
+				reason: `${event.toolName} is off while the agent is read-only (edit and write are off): it could change files or the kernel.`,
+			};
+		}
+		return undefined;
 	});
 
 	pi.on("session_shutdown", async (event) => {
@@ -265,7 +331,7 @@ export default function kernelTools(pi: ExtensionAPI) {
 	pi.registerCommand("atomic-jupyter-tools", {
 		description: "atomic-jupyter's own: offer the notebook kernel's functions as tools (sent by the notebook)",
 		handler: async (_args, ctx) => {
-			report(apply(), ctx);
+			report(apply(ctx), ctx);
 		},
 	});
 }
