@@ -8,6 +8,11 @@ cell in JupyterLab's light theme and again in its dark theme. Every wait is on a
 JupyterLab, its kernel (and agent) and the browser are stopped at the end, even on failure.
 
 Run it from the checkout: ``.venv/bin/python scripts/screenshots.py`` (no API key, no network).
+
+With the pictures it writes ``docs/_static/screenshot.txt``: the text the shot shows (digits
+masked, as timings and token counts change from run to run). The browser suite runs the same
+cells (``tests/browser/test_browser_screenshots.py``) and fails when the current build shows
+other text, so a changed string cannot leave a stale picture behind.
 """
 
 from __future__ import annotations
@@ -274,11 +279,29 @@ def demo_run() -> Iterator[tuple[Any, Any]]:
         yield page, cell
 
 
+#: What the pictures show, as text (:func:`shown_text`), written with them.
+TEXT = OUT / "screenshot.txt"
+
+
+def normalised(text: str) -> str:
+    """``text`` with every run of digits as ``0`` (timings, token counts, dates), each line
+    stripped and blank lines left out."""
+    lines = (re.sub(r"\d+", "0", line).strip() for line in text.splitlines())
+    return "\n".join(line for line in lines if line) + "\n"
+
+
+def shown_text(cell: Any) -> str:
+    """What the shot of ``cell`` (a JupyterLab cell) shows as text: its input and outputs."""
+    return normalised(cell.inner_text())
+
+
 def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     with demo_run() as (page, cell):
         for name, theme in THEMES.items():
             shoot(page, cell, theme, OUT / f"screenshot-{name}.png")
+        TEXT.write_text(shown_text(cell), encoding="utf-8")
+        print(f"wrote {TEXT.relative_to(ROOT)}")
 
 
 if __name__ == "__main__":

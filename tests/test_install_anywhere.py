@@ -32,7 +32,7 @@ import pytest
 from nbclient import NotebookClient
 
 from tests.harness.checkout_dists import checkout_dists
-from tests.harness.support import CURRENT_LINE, ROOT, path_without_node
+from tests.harness.support import CURRENT_LINE, ROOT, install_line, path_without_node
 
 # Building, pip-installing and npm-installing into fresh folders: minutes on a loaded machine.
 pytestmark = [
@@ -65,6 +65,8 @@ class Anywhere:
     doctor_before: subprocess.CompletedProcess[str]
     #: What the first ``atomic-jupyter install-agent`` printed.
     first_install: subprocess.CompletedProcess[str]
+    #: The wheel installed.
+    wheel: Path
 
     @property
     def python(self) -> Path:
@@ -127,7 +129,7 @@ def anywhere(tmp_path_factory: pytest.TempPathFactory) -> Anywhere:
             [str(venv / "bin" / "atomic-jupyter"), "install-agent"],
         )
     )
-    return Anywhere(scratch, venv, home, data_home, env, doctor, first)
+    return Anywhere(scratch, venv, home, data_home, env, doctor, first, wheel)
 
 
 def test_the_wheel_is_imported_from_the_fresh_environment_not_the_checkout(
@@ -193,12 +195,12 @@ def test_doctor_names_the_installed_agent_and_finds_no_problem(anywhere: Anywher
     assert str(ROOT) not in report.stdout
 
 
-def test_quickstart_runs_on_a_kernel_of_the_fresh_environment(
-    anywhere: Anywhere, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def use_fresh_kernel(anywhere: Anywhere, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make :data:`KERNEL_NAME` a kernel of the fresh environment, run as the person would run
+    it (their HOME, XDG_DATA_HOME and PATH; nothing of the checkout)."""
     jupyter = anywhere.scratch / "jupyter"
     spec = jupyter / "kernels" / KERNEL_NAME
-    spec.mkdir(parents=True)
+    spec.mkdir(parents=True, exist_ok=True)
     (spec / "kernel.json").write_text(
         json.dumps(
             {
@@ -219,8 +221,14 @@ def test_quickstart_runs_on_a_kernel_of_the_fresh_environment(
     monkeypatch.setenv("JUPYTER_PATH", str(jupyter))
     for key in CHECKOUT_ONLY:
         monkeypatch.delenv(key, raising=False)
+
+
+def test_quickstart_runs_on_a_kernel_of_the_fresh_environment(
+    anywhere: Anywhere, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    use_fresh_kernel(anywhere, monkeypatch)
     notebooks = anywhere.scratch / "notebooks"
-    notebooks.mkdir()
+    notebooks.mkdir(exist_ok=True)
     shutil.copy(ROOT / "notebooks" / "quickstart.ipynb", notebooks)
     nb = nbformat.read(notebooks / "quickstart.ipynb", as_version=4)
     # The full status (with the command line: which agent ran) after the short one.
@@ -251,6 +259,36 @@ def test_quickstart_runs_on_a_kernel_of_the_fresh_environment(
     assert str(anywhere.venv / "lib") in text  # the wheel's Node.js and the demo's extensions
     assert "demo/offline-demo" in text
     assert str(ROOT) not in json.dumps(outputs)  # nothing of the checkout took part
+
+
+def test_data_analysis_runs_after_the_install_it_names(
+    anywhere: Anywhere, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The notebook that needs more than the package says what to install; done as it says
+    (the wheel for atomic-jupyter) in the fresh environment, it runs there."""
+    line = install_line(ROOT / "notebooks" / "data_analysis.ipynb")
+    assert line[0] == "atomic-jupyter" and len(line) > 1, line
+    packages = [str(anywhere.wheel), *line[1:]]
+    run(
+        [str(anywhere.python), "-m", "pip", "install", "--quiet", *packages],
+        cwd=anywhere.scratch,
+        env=without_checkout(dict(os.environ)),
+    )
+    use_fresh_kernel(anywhere, monkeypatch)
+    notebooks = anywhere.scratch / "notebooks"
+    notebooks.mkdir(exist_ok=True)
+    for name in ("data_analysis.ipynb", "sales.csv"):
+        shutil.copy(ROOT / "notebooks" / name, notebooks)
+    nb = nbformat.read(notebooks / "data_analysis.ipynb", as_version=4)
+    NotebookClient(
+        nb, timeout=120, kernel_name=KERNEL_NAME, resources={"metadata": {"path": str(notebooks)}}
+    ).execute()
+    outputs = [o for c in nb.cells for o in c.get("outputs", [])]
+    errors = [o for o in outputs if o["output_type"] == "error" or o.get("name") == "stderr"]
+    assert errors == []
+    assert "data:image/png;base64," in json.dumps(outputs) or any(
+        "image/png" in o.get("data", {}) for o in outputs
+    )
 
 
 @pytest.mark.browser

@@ -36,6 +36,7 @@ def run(kernel: BrowserLikeKernel, prompt: str, name: str) -> None:
     assert done.stderr == "", done.stderr
 
 
+@pytest.mark.one_line  # our widgets' lifetime: the runs on both lines are tested elsewhere
 def test_a_hundred_waited_runs_hold_no_more_widgets_than_one(kernel: BrowserLikeKernel) -> None:
     kernel.execute("%atomic_agent start --demo --name many")
     run(kernel, PROMPTS[0], "many")

@@ -386,3 +386,19 @@ def path_without_node(folder: Path) -> str:
             (folder / name).symlink_to(source)
     assert shutil.which("node", path=str(folder)) is None
     return str(folder)
+
+
+#: The install line an example notebook's opening Markdown gives when it needs more than the
+#: package: ``pip install atomic-jupyter pandas matplotlib`` in a code span.
+INSTALL_LINE = re.compile(r"`pip install (atomic-jupyter(?: [A-Za-z0-9_.\-\[\]]+)*)`")
+
+
+def install_line(path: Path) -> list[str]:
+    """The packages a notebook's opening Markdown cell asks to install (``[]`` when it names
+    none): ``["atomic-jupyter", "pandas", ...]``."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    opening = next((c.source for c in nb.cells if c.cell_type == "markdown"), "")
+    found = INSTALL_LINE.search(opening)
+    return found.group(1).split() if found else []

@@ -172,12 +172,13 @@ def code_heading(code: str, width: int = 100) -> str:
     lines = [line.strip() for line in code.splitlines() if line.strip()]
     if not lines:
         return ""
+    numbered = len(code.strip("\n").splitlines())  # as the card's numbers count them
     if lines[0].startswith("#") and lines[0].lstrip("#").strip():
         said = lines[0].lstrip("#").strip()
     else:
         statements = [line for line in lines if not line.startswith("#")]
         said = next((line for line in statements if not _IMPORT.match(line)), lines[0])
-    count = f" · {len(lines)} lines" if len(lines) > 1 else ""
+    count = f" · {numbered} lines" if numbered > 1 else ""
     return one_line(said, width - len(count)) + count
 
 
