@@ -284,9 +284,11 @@ TEXT = OUT / "screenshot.txt"
 
 
 def normalised(text: str) -> str:
-    """``text`` with every run of digits as ``0`` (timings, token counts, dates), each line
-    stripped and blank lines left out."""
-    lines = (re.sub(r"\d+", "0", line).strip() for line in text.splitlines())
+    """``text`` with each word of hex digits with a digit in it as ``0`` (timings, token
+    counts, dates, ids), a duration as ``0 s`` (``ms`` or ``s``), each line stripped and blank
+    lines left out."""
+    masked = (re.sub(r"[0-9a-f]*\d[0-9a-f]*", "0", line) for line in text.splitlines())
+    lines = (re.sub(r"\b0(?:\.0)? m?s\b", "0 s", line).strip() for line in masked)
     return "\n".join(line for line in lines if line) + "\n"
 
 

@@ -219,3 +219,35 @@ def test_a_dialog_while_calls_run_side_by_side_is_not_put_in_either_card() -> No
     tools = [b for b in run.transcript.snapshot() if isinstance(b, ToolBlock)]
     assert [t.dialogs for t in tools] == [[], []]
     assert run.transcript.pending_dialogs() == [dialog]
+
+
+def test_the_sessions_own_words_and_diff_outlast_a_late_update_of_the_extension() -> None:
+    """The kernel-tools extension says "waiting for the kernel…" as a call starts; that update
+    can reach the reader thread after the kernel already showed the call's diff and said it
+    waits for a decision. The card keeps the kernel's diff and words (it once flipped back
+    to the bare arguments and "waiting for the kernel…" for as long as the decision took)."""
+    run = PromptRun("r1", "change cell 2")
+    apply(run, "agent_start")
+    apply(
+        run,
+        "tool_execution_start",
+        toolCallId="c1",
+        toolName="notebook_edit",
+        args={"operations": [{"op": "replace", "source": "x = 2"}]},
+    )
+    diff = {"notebook": "n.ipynb", "changes": [{"op": "replace", "old": "x = 1", "new": "x = 2"}]}
+    assert run.transcript.show_details("c1", diff)
+    assert run.transcript.show_progress("c1", "waiting for a decision")
+    late = {"content": [{"type": "text", "text": "waiting for the kernel…"}], "details": {}}
+    apply(
+        run, "tool_execution_update", toolCallId="c1", toolName="notebook_edit", partialResult=late
+    )
+    (block,) = [b for b in run.transcript.snapshot() if getattr(b, "call_id", "") == "c1"]
+    assert block.details == diff and block.output == "waiting for a decision"
+    # Details an update brings (a tool's own partial result) still replace the preview.
+    fresh = {"content": [{"type": "text", "text": "half"}], "details": {"step": 2}}
+    apply(
+        run, "tool_execution_update", toolCallId="c1", toolName="notebook_edit", partialResult=fresh
+    )
+    (block,) = [b for b in run.transcript.snapshot() if getattr(b, "call_id", "") == "c1"]
+    assert block.details == {"step": 2}

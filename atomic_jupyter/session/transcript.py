@@ -168,6 +168,8 @@ class ToolBlock(Block):
     images: tuple[tuple[str, str], ...] = ()
     #: Whether the session gave the call details to show while it ran (``show_details``).
     previewed: bool = False
+    #: Whether the session said what the running call does (``show_progress``).
+    narrated: bool = False
     #: Dialogs raised while this call ran (a ``tool_call`` hook asking before it runs): shown
     #: in its card, with what the tool is about to do.
     dialogs: list[Dialog] = field(default_factory=list, repr=False)
@@ -306,7 +308,12 @@ class Transcript:
     def show_progress(self, call_id: str, text: str) -> bool:
         """Say what the running tool call ``call_id`` is doing (its output while it runs,
         ``"running in the kernel… 3 s"``); whether the call is in this transcript."""
-        return self._while_running(call_id, lambda block: setattr(block, "output", text))
+
+        def narrate(block: ToolBlock) -> None:
+            block.output = text
+            block.narrated = True
+
+        return self._while_running(call_id, narrate)
 
     def show_details(self, call_id: str, details: dict[str, Any]) -> bool:
         """Give the running tool call ``call_id`` the details its card shows until its result
@@ -477,9 +484,14 @@ class Transcript:
     def _on_tool_execution_update(self, e: dict[str, Any]) -> bool:
         block = self._tool(e)
         partial = e.get("partialResult")
-        block.output = content_text(partial.get("content")) if isinstance(partial, dict) else ""
-        if isinstance(partial, dict) and partial.get("details") is not None:
-            block.details = partial.get("details")
+        # What the session itself showed of the call (the kernel's own words, a notebook
+        # change's diff) stays: the extension's update ("waiting for the kernel…") can reach
+        # the reader thread after the kernel answered its request, and says less.
+        if not block.narrated:
+            block.output = content_text(partial.get("content")) if isinstance(partial, dict) else ""
+        details = partial.get("details") if isinstance(partial, dict) else None
+        if details is not None and (details or not block.previewed):
+            block.details = details
         block.touch()
         return True
 

@@ -22,10 +22,12 @@ a deadline; there are no fixed sleeps.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import re
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -46,6 +48,20 @@ __all__ = ["JupyterDialogError", "LabServer", "NotebookPage", "write_notebook"]
 
 ARTIFACTS = ROOT / "artifacts"
 SCREENSHOTS = ARTIFACTS / "screenshots"
+#: Set to 1, the browser tests that make the docs' pictures write them into docs/ (with the
+#: text each shows) instead of checking that they are current.
+UPDATE_DOC_SCREENSHOTS = "ATOMIC_UPDATE_DOC_SCREENSHOTS"
+
+
+def shot_text(text: str) -> str:
+    """The text a picture shows, as kept beside it: each word of hex digits with a digit in it
+    as ``0`` (timings, counts, cell ids), a duration as ``0 s`` (``ms`` or ``s``), lines
+    stripped, blank lines left out (as ``scripts/screenshots.py`` keeps it)."""
+    masked = (re.sub(r"[0-9a-f]*\d[0-9a-f]*", "0", line) for line in text.splitlines())
+    lines = (re.sub(r"\b0(?:\.0)? m?s\b", "0 s", line).strip() for line in masked)
+    return "\n".join(line for line in lines if line) + "\n"
+
+
 #: What a failing browser test leaves behind (see ``conftest.py``).
 FAILURES = ARTIFACTS / "browser-failures"
 CHROMIUM = "/usr/bin/chromium"
@@ -675,6 +691,26 @@ class NotebookPage:
         finally:
             if needed > 0:
                 self.page.set_viewport_size(VIEWPORT)
+        return path
+
+    def doc_screenshot(self, locator: Any, name: str, doc: Path) -> Path:
+        """:meth:`screenshot` of a picture the docs show as ``doc`` (a PNG under the checkout's
+        ``docs/``), which has the text it shows beside it (``doc`` with ``.txt``, digits
+        masked). Fails when the page shows other text: the picture is of an older build. With
+        ``$ATOMIC_UPDATE_DOC_SCREENSHOTS=1`` it writes the picture and its text instead."""
+        path = self.screenshot(locator, name)
+        shown = shot_text(locator.inner_text())
+        said = doc.with_suffix(".txt")
+        if os.environ.get(UPDATE_DOC_SCREENSHOTS) == "1":
+            shutil.copy(path, doc)
+            said.write_text(shown, encoding="utf-8")
+            return path
+        before = said.read_text(encoding="utf-8") if said.exists() else ""
+        assert shown == before, (
+            f"{doc.relative_to(ROOT)} shows an older build: run this test with "
+            f"{UPDATE_DOC_SCREENSHOTS}=1 and commit the picture and its text.\n"
+            + "".join(difflib.unified_diff(before.splitlines(True), shown.splitlines(True)))
+        )
         return path
 
     def pwned(self) -> dict[str, Any]:

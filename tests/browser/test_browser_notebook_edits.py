@@ -16,12 +16,16 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from tests.harness.support import ROOT
+
 from .browser_harness import LabServer, NotebookPage, run_start
 from .conftest import reopened_without_kernel
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
 FILENAME = "notebook_edits.ipynb"
+#: The pictures of docs/guides/notebook-edits.md, made here (see NotebookPage.doc_screenshot).
+DOC_PICTURES = ROOT / "docs" / "_static" / "notebook-edits"
 EDIT_TITLE = "Apply the agent's change to the notebook?"
 RUN_TITLE = "Run cells of the notebook in the kernel?"
 
@@ -97,8 +101,17 @@ def test_a_change_shows_as_a_diff_in_the_cell_and_the_card_and_accept_applies_it
     dialog = tool.locator(".atomic-dialog.atomic-dialog-confirm")
     expect(dialog).to_contain_text(EDIT_TITLE)
     assert source_of(nb, "data") == "x = 1\nx"  # nothing changed before the decision
-    nb.screenshot(nb.cell("data"), "notebook-edit-proposed-in-cell")
-    nb.screenshot(tool, "notebook-edit-proposed-in-card")
+    # The card as it stays while the change waits: the kernel's diff and its words.
+    expect(tool.locator(".atomic-tool-header")).to_contain_text("(JupyterLab)")
+    expect(tool).to_contain_text("waiting for a decision")
+    nb.doc_screenshot(
+        nb.cell("data"),
+        "notebook-edit-proposed-in-cell",
+        DOC_PICTURES / "notebook-edit-proposed-in-cell.png",
+    )
+    nb.doc_screenshot(
+        tool, "notebook-edit-proposed-in-card", DOC_PICTURES / "notebook-edit-proposed-in-card.png"
+    )
 
     proposal.locator("button.aj-proposal-accept").click()
     expect(proposal).to_have_count(0)
@@ -260,4 +273,8 @@ def test_the_saved_file_holds_the_changes_and_the_cards_read_without_a_kernel(
         expect(record).to_contain_text("→ Yes (clicked in the notebook)")
         expect(record.locator(".aj-diff-add").first).to_contain_text("x = 2")
         expect(again.output("p_reject")).to_contain_text("Their reason: keep x small")
-        again.screenshot(again.cell("p_change"), "notebook-edit-record")
+        again.doc_screenshot(
+            again.cell("p_change"),
+            "notebook-edit-record",
+            DOC_PICTURES / "notebook-edit-record.png",
+        )
