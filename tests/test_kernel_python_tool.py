@@ -267,6 +267,19 @@ def test_cells_puts_the_runs_code_into_a_new_cell_below(kernel, scripted_model, 
     assert kernel.execute("print(left_behind)").stdout.strip() == "first run, second run"
 
 
+def toggle_plan_mode(kernel, name: str, on: bool) -> None:
+    """``/plan`` in session ``name``, then wait (30 s at most) for the plan-mode example's
+    own status to say it is done: the command's handler may finish after its run is answered."""
+    kernel.execute(f"%%atomic_agent --name {name} --wait\n/plan", timeout=60)
+    wait = (
+        f"import time\ns = aj.session({name!r})\nend = time.monotonic() + 30\n"
+        f"while bool(s.status.get('plan-mode')) is not {on} and time.monotonic() < end:\n"
+        "    time.sleep(0.05)\n"
+        "print(bool(s.status.get('plan-mode')))"
+    )
+    assert kernel.execute(wait, timeout=60).stdout.strip() == str(on)
+
+
 def test_plan_mode_turns_python_off_with_edit_and_write_and_back_on(kernel, scripted_model):
     """The agent's own plan-mode example makes the agent read-only (edit and write off; on
     the 0.73 line it keeps only its own list of tools). python, which can change files and the
@@ -285,14 +298,14 @@ def test_plan_mode_turns_python_off_with_edit_and_write_and_back_on(kernel, scri
 
     try:
         assert {"python", "edit", "write"} <= offered("hello before planning")
-        kernel.execute("%%atomic_agent --name plan --wait\n/plan", timeout=60)
+        toggle_plan_mode(kernel, "plan", True)
         planning = offered("hello while planning")
         assert not {"edit", "write"} & planning, planning  # the example's doing
         assert "python" not in planning, planning
         if CURRENT_LINE:  # the 0.73 line's example keeps only its own list of tools
             assert "notebook_variables" in planning, planning  # reading stays
         assert status() == "read-only: python off while edit and write are off"
-        kernel.execute("%%atomic_agent --name plan --wait\n/plan", timeout=60)
+        toggle_plan_mode(kernel, "plan", False)
         assert {"python", "edit", "write"} <= offered("hello after planning")
         assert status() == "None"
     finally:
@@ -308,7 +321,7 @@ def test_a_person_can_keep_python_on_while_the_agent_is_read_only(kernel, script
     kernel.execute("%config AtomicAgent.kernel_code_when_read_only = True")
     try:
         kernel.execute(f"%atomic_agent start --name kept -e {plan} -- {' '.join(args)}")
-        kernel.execute("%%atomic_agent --name kept --wait\n/plan", timeout=60)
+        toggle_plan_mode(kernel, "kept", True)
         kernel.execute("%%atomic_agent --name kept --wait\nhello while planning", timeout=60)
         offered = set(server.requests[-1].tool_names)
         assert "python" in offered and "edit" not in offered, offered
