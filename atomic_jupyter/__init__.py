@@ -114,5 +114,8 @@ def load_ipython_extension(ipython: Any) -> None:
     from atomic_jupyter.notebook.notebook_tools import attach_kernel
 
     attach_kernel()  # the open notebook's page links to this kernel (the notebook tools)
+    from atomic_jupyter.notebook.config import registered_settings
+
+    registered_settings(ipython)  # %config AtomicAgent lists the settings
     ipython.register_magics(AtomicAgentMagics)
     ipython.register_magics(AtomicExtensionMagics)

@@ -17,10 +17,12 @@ from atomic_jupyter.addons.demo.runtime import demo_addon
 from atomic_jupyter.addons.kernel_tools.runtime import kernel_tools_addon
 from atomic_jupyter.addons.prototype.manager import prototype_addon
 from atomic_jupyter.notebook.agent_code import builtin_tools, cite_with_agent
+from atomic_jupyter.notebook.kernel_activity import signal_activity
 from atomic_jupyter.notebook.kernel_values import summarize
 from atomic_jupyter.notebook.notebook_tools import notebook_tools
 from atomic_jupyter.notebook.presentation import NotebookPresentation
 from atomic_jupyter.session.citations import use_citation_resolver
+from atomic_jupyter.session.idle import use_activity_signal
 from atomic_jupyter.session.kernel_tools import use_builtin_tools, use_value_summary
 from atomic_jupyter.session.session import AgentSession
 
@@ -33,3 +35,4 @@ use_citation_resolver(cite_with_agent)  # $`name` in a prompt: the kernel's valu
 # python, notebook_variables, notebook_cells; notebook_read, _edit, _run while a page is linked
 use_builtin_tools(builtin_tools() + notebook_tools())
 use_value_summary(summarize)  # what a kernel tool's result reads, for the model
+use_activity_signal(signal_activity)  # a busy agent keeps its kernel counted as active

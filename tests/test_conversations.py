@@ -12,8 +12,10 @@ import pytest
 
 from atomic_jupyter.addons.conversations.runtime import ConversationsAddon
 from atomic_jupyter.errors import AgentStartError, AtomicAgentError
+from atomic_jupyter.protocol.messages import AgentEvent
 from atomic_jupyter.protocol.session_file import PROMPT_CHARS, forked_header, read_session
 from atomic_jupyter.session.earlier import earlier_runs
+from atomic_jupyter.session.observers import Listeners
 from atomic_jupyter.session.transcript import AssistantBlock, ToolBlock
 from atomic_jupyter.transport.conversations import (
     ConversationStore,
@@ -344,6 +346,8 @@ def make_addon(tmp_path, monkeypatch):
         session = SimpleNamespace(spec=LaunchSpec(**spec), resolved=resolved, name="default")
         session.config, session.request = config, request
         session.addon = lambda name: None  # no other addons (prototypes)
+        session.event_listeners = Listeners()
+        session.on_event = session.event_listeners.add
         return ConversationsAddon(session)
 
     make.asked = asked
@@ -366,6 +370,24 @@ def test_launch_saves_in_a_new_file_a_restart_keeps_it_and_close_lets_go(make_ad
     addon.close()
     addon.close()  # twice: nothing more
     make_addon.store.lock(path).release()  # closed: another can take it
+
+
+def test_the_file_the_agent_writes_is_made_private_after_each_run_until_close(make_addon):
+    addon = make_addon()
+    path = launched_path(addon.launch())
+    listeners = addon._session.event_listeners
+    old = os.umask(0o022)
+    try:
+        path.write_text(session_text("s1"))  # as the agent writes it: 0644 under umask 022
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    listeners.emit(AgentEvent("message_end", {}))
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644  # not at every event
+    listeners.emit(AgentEvent("agent_end", {}))
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    addon.close()
+    assert len(listeners) == 0  # closed: it no longer follows the agent
 
 
 def test_launch_notes_saved_conversations_or_none_to_resume(make_addon):

@@ -68,7 +68,7 @@ def test_forcing_a_state_takes_only_a_known_one() -> None:
     assert life.state == "starting"
     with pytest.raises(ValueError, match="not 'running'"):
         life.force("running")
-    assert set(STATES) == {"new", "starting", "idle", "working", "exited", "stopped"}
+    assert set(STATES) == {"new", "starting", "idle", "working", "exited", "stopped", "asleep"}
 
 
 @pytest.fixture

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from atomic_jupyter.notebook import registry
-from atomic_jupyter.notebook.config import AtomicAgent
+from atomic_jupyter.notebook.config import AtomicAgent, registered_settings
 from atomic_jupyter.notebook.notebook_tools import show_link
 from atomic_jupyter.notebook.presentation import show_panel
+from atomic_jupyter.session.policies import CANCEL
 from atomic_jupyter.session.session import AgentSession
 from atomic_jupyter.transport.launch import LaunchSpec
 
@@ -98,6 +99,10 @@ def start(
     AgentStartError
         When the agent cannot be started; the message names the command and shows its stderr.
     """
+    config = config or _ipython_config()
+    if not demo:  # the site's or the user's model, unless this start names one
+        provider = provider or config.provider
+        model = model or config.model
     spec = LaunchSpec(
         command=command,
         provider=provider,
@@ -113,7 +118,10 @@ def start(
         kernel_code=kernel_code,
         notebook_edits=notebook_edits,
     )
-    new = AgentSession(name, spec, config=config or _ipython_config())
+    new = AgentSession(name, spec, config=config)
+    for entry in config.answer_policies:  # the site's and the user's answers, before any dialog
+        answer = CANCEL if entry.get("cancel") else entry.get("answer")
+        new.answer_with(answer, method=entry.get("method"), title=entry.get("title"))
     try:
         old = registry.get(name, running=False)
     except KeyError:
@@ -152,4 +160,4 @@ def _ipython_config() -> AtomicAgent:
     except ImportError:  # pragma: no cover
         return AtomicAgent()
     shell = get_ipython()
-    return AtomicAgent(parent=shell) if shell is not None else AtomicAgent()
+    return registered_settings(shell) if shell is not None else AtomicAgent()

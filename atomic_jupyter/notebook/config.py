@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
-from traitlets import Bool, CaselessStrEnum, Float, List, Unicode, Union
+import re
+from typing import Any
+
+from traitlets import Bool, CaselessStrEnum, Dict, Float, List, TraitError, Unicode, Union, validate
 from traitlets.config import Configurable
 
 from atomic_jupyter.session.settings import SessionSettings
 
-__all__ = ["AtomicAgent"]
+__all__ = ["AtomicAgent", "POLICY_KEYS", "registered_settings"]
+
+#: The keys of an entry of ``AtomicAgent.answer_policies``.
+POLICY_KEYS = frozenset({"method", "title", "answer", "cancel"})
 
 
 class AtomicAgent(Configurable):
     """Settings of atomic-jupyter's agent sessions.
 
     Set them with ``%config AtomicAgent.<name> = value`` in a notebook, or as
-    ``c.AtomicAgent.<name> = value`` in ``ipython_config.py``.
+    ``c.AtomicAgent.<name> = value`` in ``ipython_config.py`` (a user's own profile, or the
+    environment's ``etc/ipython/ipython_config.py`` for every user of a shared environment).
+    ``%config AtomicAgent`` lists them with their current values.
     """
 
     command = Union(
@@ -82,6 +90,72 @@ class AtomicAgent(Configurable):
         ),
     ).tag(config=True)
 
+    idle_sleep_minutes = Float(
+        SessionSettings.idle_sleep_minutes,
+        help=(
+            "Minutes with no run, no open dialog and no command waiting before the agent is "
+            "stopped, its conversation kept (about 130 MB back per agent); the next prompt, "
+            "from a cell or the panel, starts it again on the same conversation and says so. "
+            "0: never. Meanwhile the kernel tells the Jupyter server it is active while the "
+            "agent works or waits on a dialog, so an idle culler does not stop it mid-run."
+        ),
+    ).tag(config=True)
+
+    provider = Unicode(
+        None,
+        allow_none=True,
+        help=(
+            "The model provider every session starts with (passed on as --provider) unless "
+            "`%atomic_agent start --provider` or the demo says otherwise; None: the agent's own "
+            "default."
+        ),
+    ).tag(config=True)
+
+    model = Unicode(
+        None,
+        allow_none=True,
+        help=(
+            "The model every session starts with (passed on as --model) unless "
+            "`%atomic_agent start --model` or the demo says otherwise; None: the agent's own "
+            "default."
+        ),
+    ).tag(config=True)
+
+    answer_policies = List(
+        Dict(),
+        default_value=[],
+        help=(
+            "Answers every new session gives without asking, first match wins: each a dict "
+            'with "answer" (a string for select, input and editor; true or false for '
+            'confirm) or "cancel": true, and optionally "method" (select, confirm, input, '
+            'editor) and "title" (a regular expression searched in the dialog\'s title). '
+            'For example [{"method": "select", "title": "Dangerous command", "answer": '
+            '"Block"}]. Rules a person makes from a dialog come after them.'
+        ),
+    ).tag(config=True)
+
+    @validate("answer_policies")
+    def _valid_policies(self, proposal: Any) -> list[dict[str, Any]]:
+        for index, entry in enumerate(proposal["value"]):
+            where = f"AtomicAgent.answer_policies[{index}]"
+            unknown = set(entry) - POLICY_KEYS
+            if unknown:
+                raise TraitError(
+                    f"{where} has unknown keys {sorted(unknown)}; allowed: {sorted(POLICY_KEYS)}"
+                )
+            if ("answer" in entry) == bool(entry.get("cancel")):
+                raise TraitError(f'{where} needs one of "answer" and "cancel": true')
+            try:
+                re.compile(str(entry.get("title") or ""))
+            except re.error as exc:
+                raise TraitError(f"{where}: title is not a regular expression ({exc})") from None
+            method = entry.get("method")
+            if method is not None and method not in ("select", "confirm", "input", "editor"):
+                raise TraitError(
+                    f"{where}: method {method!r} is not select, confirm, input or editor"
+                )
+        return list(proposal["value"])
+
     startup_timeout = Float(
         SessionSettings.startup_timeout,
         help="Seconds to wait for a new agent to answer its first command.",
@@ -99,3 +173,16 @@ class AtomicAgent(Configurable):
         SessionSettings.request_timeout,
         help="Seconds to wait for the agent to answer a command sent with request().",
     ).tag(config=True)
+
+
+def registered_settings(shell: Any) -> AtomicAgent:
+    """The ``AtomicAgent`` settings of ``shell``, registered with it on first use so
+    ``%config AtomicAgent`` lists them (and ``%config AtomicAgent.x = ...`` updates them)."""
+    for each in getattr(shell, "configurables", []):
+        if isinstance(each, AtomicAgent):
+            return each
+    settings = AtomicAgent(parent=shell)
+    configurables = getattr(shell, "configurables", None)
+    if isinstance(configurables, list):
+        configurables.append(settings)
+    return settings

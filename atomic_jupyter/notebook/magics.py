@@ -12,7 +12,7 @@ from IPython.core.magic_arguments import argument, magic_arguments
 
 from atomic_jupyter.errors import AgentNotInstalledError, AtomicAgentError, CommandTimeoutError
 from atomic_jupyter.notebook import agent_code, api, conversations, installing, registry
-from atomic_jupyter.notebook.config import AtomicAgent
+from atomic_jupyter.notebook.config import AtomicAgent, registered_settings
 from atomic_jupyter.notebook.presentation import (
     LiveDisplay,
     presentation_of,
@@ -130,7 +130,7 @@ def _send(session: Any, kind: str, **fields: Any) -> Any:
 
 
 def _config(magics: Magics) -> AtomicAgent:
-    return AtomicAgent(parent=magics.shell)
+    return registered_settings(magics.shell)
 
 
 def _print_later(data: Any) -> None:

@@ -32,7 +32,8 @@ def get(name: str = "default", *, running: bool = True) -> AgentSession:
     Raises
     ------
     SessionNotFoundError
-        When there is none, or (with ``running``) when its agent is not running.
+        When there is none, or (with ``running``) when its agent is not running (an agent
+        asleep counts as running: the next command starts it again).
     """
     with _lock:
         session = _sessions.get(name)
@@ -42,7 +43,7 @@ def get(name: str = "default", *, running: bool = True) -> AgentSession:
         raise SessionNotFoundError(
             f"no agent session called {name!r} (sessions: {known}); start one with `%atomic_agent start{flag}`"
         )
-    if running and not session.alive:
+    if running and not session.alive and session.state != "asleep":
         what = how_it_ended(session.state, session.returncode)
         raise SessionNotFoundError(
             f"the agent of session {name!r} {what}; run `%atomic_agent restart{flag}` to start it again"

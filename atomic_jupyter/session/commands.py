@@ -153,6 +153,9 @@ class CommandChannel:
         self._settings = settings
         self._redact = redact
         self._tracker = tracker
+        #: Called before every command goes out (any thread): the idle watch counts it as
+        #: activity, and starts an agent put to sleep again.
+        self.before_command: Callable[[], None] | None = None
 
     @property
     def agent(self) -> AgentLine:
@@ -180,7 +183,10 @@ class CommandChannel:
         )
 
     def check_running(self) -> None:
-        """Raise :meth:`not_running_error` unless the agent runs or is starting."""
+        """Raise :meth:`not_running_error` unless the agent runs or is starting (an agent
+        put to sleep is started again first)."""
+        if self.before_command is not None:
+            self.before_command()
         if self._client.process is None or not self.accepting():
             raise self.not_running_error()
 

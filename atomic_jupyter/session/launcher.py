@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import shlex
+import threading
+import time
 from collections.abc import Callable
 from contextlib import suppress
 from typing import Any
@@ -24,8 +26,9 @@ from atomic_jupyter.errors import (
 from atomic_jupyter.session.commands import CommandChannel
 from atomic_jupyter.session.dialog_registry import DialogRegistry
 from atomic_jupyter.session.extension_ui import ExtensionUiState
+from atomic_jupyter.session.idle import IdleWatch
 from atomic_jupyter.session.launch_env import exit_reason, plan_launch, start_failure
-from atomic_jupyter.session.lifecycle import Lifecycle
+from atomic_jupyter.session.lifecycle import Lifecycle, Phase, Step
 from atomic_jupyter.session.plugins import Addon
 from atomic_jupyter.session.run_tracker import RunTracker
 from atomic_jupyter.session.settings import Settings
@@ -53,7 +56,7 @@ class Launcher:
     ----------
     name, spec, config:
         The session's name, how to launch its agent, and its settings.
-    client, lifecycle, commands, tracker, ui, dialogs:
+    client, lifecycle, commands, tracker, ui, dialogs, idle:
         The session's parts: each launch and exit reaches them all.
     addons:
         The session's addons (filled once the session has made them).
@@ -73,6 +76,7 @@ class Launcher:
         tracker: RunTracker,
         ui: ExtensionUiState,
         dialogs: DialogRegistry,
+        idle: IdleWatch,
         addons: list[Addon],
         state_changed: Callable[[], None],
     ) -> None:
@@ -88,8 +92,11 @@ class Launcher:
         self._tracker = tracker
         self._ui = ui
         self._dialogs = dialogs
+        self._idle = idle
         self._addons = addons
         self._state_changed = state_changed
+        self._waking = threading.Lock()
+        self._wake_note: str | None = None
 
     @property
     def stderr_tail(self) -> str:
@@ -148,6 +155,7 @@ class Launcher:
             raise
         if self._lifecycle.started():
             self._state_changed()
+        self._idle.start()
         with suppress(AtomicAgentError):  # which /name prompts are extension commands
             data = self._commands.request({"type": "get_commands"}, timeout=10).data
             self._tracker.extension_commands = extension_commands(data)
@@ -163,9 +171,52 @@ class Launcher:
         process.wait_exit(timeout)
         return self._lifecycle.exit_code
 
+    def sleep(self, timeout: float = 5.0) -> None:
+        """End an idle agent, its conversation kept: the session is ``"asleep"`` until the
+        next command starts it again (on the idle watch's thread)."""
+        process = self._client.process
+        if process is None or not self._commands.alive:
+            return
+        self._lifecycle.request_stop(sleep=True)
+        process.stop()
+        process.wait_exit(timeout)
+
+    def wake_if_asleep(self) -> None:
+        """Before a command goes out (any thread): count it as activity, and start an agent
+        put to sleep again, on the same conversation (one start however many commands come
+        at once). The next run says so in one line (:meth:`take_wake_note`).
+
+        Raises
+        ------
+        AgentStartError
+            When the agent cannot be started again.
+        """
+        self._idle.touch()
+        if self._lifecycle.phase is not Phase.ASLEEP:
+            return
+        with self._waking:
+            if self._lifecycle.phase is not Phase.ASLEEP:
+                return
+            began = time.monotonic()
+            self.start()
+            minutes = self._config.idle_sleep_minutes
+            idle = f"{minutes:g} minute{'s' if minutes != 1 else ''}"
+            self._wake_note = (
+                f"The agent was asleep (stopped after {idle} idle) and started again on the "
+                f"same conversation in {time.monotonic() - began:.1f} s."
+            )
+
+    def take_wake_note(self) -> str | None:
+        """The line saying the agent was started again, once (None when it was not)."""
+        note, self._wake_note = self._wake_note, None
+        return note
+
     def stop(self, timeout: float = 5.0) -> int | None:
         """End the agent and close the addons; the agent's exit code."""
+        self._idle.stop()
         code = self.end_process(timeout)
+        if self._lifecycle.phase is Phase.ASLEEP and self._lifecycle.take(Step.STOPPED):
+            self._state_changed()  # an agent put to sleep is stopped for good now
         for addon in self._addons:
             addon.close()
         return code
@@ -178,6 +229,7 @@ class Launcher:
     def on_exit(self, code: int) -> None:
         """The agent exited (on the exit watcher's thread): the state says how, and what
         waited for the agent is told why it ended."""
+        self._idle.stop()
         self.addons_exited()
         stopped = self._lifecycle.exited(code)
         reason, known = exit_reason(code, stopped, self.stderr_tail)

@@ -6,7 +6,10 @@ The phases (:class:`Phase`), the named transitions (:class:`Step`) and one table
 from the current phase is an :class:`IllegalTransition`. What a session shows as its
 ``state`` is a phase's name (:data:`SHOWN`)::
 
-    "new" -> "starting" -> "idle" <-> "working" -> "exited" or "stopped"
+    "new" -> "starting" -> "idle" <-> "working" -> "exited", "stopped" or "asleep"
+
+"asleep" is a stop the session made because the agent was idle (its conversation kept): the
+next command starts it again (:mod:`~atomic_jupyter.session.idle`).
 
 Within "idle" and "working" the phases follow the agent's events for the run tracker
 (:class:`~atomic_jupyter.session.run_tracker.RunTracker`): whether an agent run is going,
@@ -68,6 +71,8 @@ class Phase(enum.Enum):
     EXITED = "exited"
     #: The session ended the agent; only a new launch leaves it.
     STOPPED = "stopped"
+    #: The session ended an idle agent, to start it again at the next command.
+    ASLEEP = "asleep"
 
 
 class Step(enum.Enum):
@@ -96,6 +101,8 @@ class Step(enum.Enum):
     EXITED = "exited"
     #: The agent process exited, ended by the session.
     STOPPED = "stopped"
+    #: The agent process exited, ended by the session because it was idle.
+    SLEPT = "slept"
 
 
 _P, _S = Phase, Step
@@ -111,11 +118,12 @@ SHOWN: dict[Phase, str] = {
     _P.SETTLING: "working",
     _P.EXITED: "exited",
     _P.STOPPED: "stopped",
+    _P.ASLEEP: "asleep",
 }
 #: Every state a session shows, in the order a launch goes through them.
-STATES = ("new", "starting", "idle", "working", "exited", "stopped")
+STATES = ("new", "starting", "idle", "working", "exited", "stopped", "asleep")
 #: The phases a launch ends in; only :attr:`Step.BEGIN` leaves them.
-ENDED = frozenset({_P.EXITED, _P.STOPPED})
+ENDED = frozenset({_P.EXITED, _P.STOPPED, _P.ASLEEP})
 #: The phases an agent run is going in.
 RUNNING = frozenset({_P.WORKING, _P.WORKING_RETRY_DUE})
 #: The phases a retry is announced in and has not begun.
@@ -137,7 +145,7 @@ _AGENT = _row(
     RETRY_OVER=_P.IDLE,
 )
 #: Where the agent's exit and a new launch lead from every phase the agent has not left.
-_EXIT = _row(EXITED=_P.EXITED, STOPPED=_P.STOPPED, BEGIN=_P.STARTING)
+_EXIT = _row(EXITED=_P.EXITED, STOPPED=_P.STOPPED, SLEPT=_P.ASLEEP, BEGIN=_P.STARTING)
 
 
 def _stays(phase: Phase, *steps: Step) -> dict[Step, Phase]:
@@ -187,6 +195,12 @@ TRANSITIONS: dict[Phase, dict[Step, Phase]] = {
     # Late lines of an agent that has exited change nothing; it cannot exit again.
     _P.EXITED: {**_stays(_P.EXITED, *_AGENT_STEPS, *_LAUNCH_STEPS), _S.BEGIN: _P.STARTING},
     _P.STOPPED: {**_stays(_P.STOPPED, *_AGENT_STEPS, *_LAUNCH_STEPS), _S.BEGIN: _P.STARTING},
+    # Asleep: a new launch wakes it; a stop (the session's end) makes it stopped for good.
+    _P.ASLEEP: {
+        **_stays(_P.ASLEEP, *_AGENT_STEPS, *_LAUNCH_STEPS),
+        _S.BEGIN: _P.STARTING,
+        _S.STOPPED: _P.STOPPED,
+    },
 }
 
 
@@ -230,6 +244,7 @@ class Lifecycle:
         self._install: PreparedAgent | None = None
         self._exit_code: int | None = None
         self._stop_requested = False
+        self._sleep_requested = False
 
     @property
     def phase(self) -> Phase:
@@ -239,7 +254,8 @@ class Lifecycle:
 
     @property
     def state(self) -> str:
-        """``"new"``, ``"starting"``, ``"idle"``, ``"working"``, ``"exited"`` or ``"stopped"``."""
+        """``"new"``, ``"starting"``, ``"idle"``, ``"working"``, ``"exited"``, ``"stopped"`` or
+        ``"asleep"``."""
         return SHOWN[self.phase]
 
     @property
@@ -262,7 +278,7 @@ class Lifecycle:
 
     @property
     def ended(self) -> bool:
-        """Whether the last launch is over (``"exited"`` or ``"stopped"``)."""
+        """Whether the last launch is over (``"exited"``, ``"stopped"`` or ``"asleep"``)."""
         with self._lock:
             return self._phase in ENDED
 
@@ -291,7 +307,7 @@ class Lifecycle:
             self._phase = advance(self._phase, Step.BEGIN)
             self._agent, self._install = agent, install
             self._exit_code = None
-            self._stop_requested = False
+            self._stop_requested = self._sleep_requested = False
 
     def launch_failed(self) -> bool:
         """The agent could not be spawned: ``"starting"`` -> ``"exited"``."""
@@ -301,9 +317,12 @@ class Lifecycle:
         """The agent answered its first command: ``"starting"`` -> ``"idle"``."""
         return self.take(Step.ANSWERED)
 
-    def request_stop(self) -> None:
-        """The session is ending the agent: its exit will say ``"stopped"``."""
+    def request_stop(self, *, sleep: bool = False) -> None:
+        """The session is ending the agent: its exit will say ``"stopped"`` (``"asleep"``
+        with ``sleep``, unless a plain stop was asked for too)."""
         with self._lock:
+            plain_stop_asked = self._stop_requested and not self._sleep_requested
+            self._sleep_requested = sleep and not plain_stop_asked
             self._stop_requested = True
 
     def exited(self, code: int) -> bool:
@@ -317,6 +336,8 @@ class Lifecycle:
         """
         with self._lock:
             step = Step.STOPPED if self._stop_requested else Step.EXITED
+            if self._sleep_requested:
+                step = Step.SLEPT
             self._phase = advance(self._phase, step)
             self._exit_code = code
             return self._stop_requested

@@ -52,6 +52,9 @@ class Prompts:
         Gives the session's presentation (made on first use), or None.
     redact:
         Takes secrets out of the agent's texts.
+    wake_note:
+        The line saying the agent was just started again after sleeping, once (else None):
+        the run of the command that woke it shows it.
     """
 
     def __init__(
@@ -65,6 +68,7 @@ class Prompts:
         *,
         presentation: Callable[[], Presentation | None],
         redact: Callable[[str], str],
+        wake_note: Callable[[], str | None] = lambda: None,
     ) -> None:
         self._channel = channel
         self._lifecycle = lifecycle
@@ -74,6 +78,7 @@ class Prompts:
         self._events = events
         self._presentation = presentation
         self._redact = redact
+        self._wake_note = wake_note
 
     def prompt(
         self,
@@ -184,6 +189,9 @@ class Prompts:
         pending = self._channel.prepare(command)
         run.id = pending.id
         self._tracker.sent(run)  # before the answer can come, and before any event of the run
+        woke = self._wake_note()
+        if woke:
+            run.transcript.note(woke)
 
         def settle(future: Future[Response]) -> None:
             error = future.exception()

@@ -24,6 +24,7 @@ from atomic_jupyter.session.commands import CommandChannel
 from atomic_jupyter.session.dialog_registry import DialogRegistry
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.extension_ui import ExtensionUiState
+from atomic_jupyter.session.idle import IdleWatch
 from atomic_jupyter.session.inbox import Inbox
 from atomic_jupyter.session.kernel_tools import KernelTools, kernel_tools_for
 from atomic_jupyter.session.launcher import Launcher
@@ -140,9 +141,17 @@ class AgentSession(SessionCommands):
             inbox.listeners,
             presentation=lambda: self.presentation,
             redact=ui.redact,
+            wake_note=lambda: self._launcher.take_wake_note(),
         )
         SessionCommands.__init__(self, commands, prompts)
         self._addons: list[Addon] = []
+        self._idle = IdleWatch(
+            minutes=lambda: float(getattr(self.config, "idle_sleep_minutes", 0) or 0),
+            busy=lambda: (
+                life.state in ("starting", "working") or bool(dialogs.pending()) or client.busy()
+            ),
+            sleep=lambda: self._launcher.sleep(),
+        )
         self._launcher = Launcher(
             name,
             self.spec,
@@ -153,9 +162,11 @@ class AgentSession(SessionCommands):
             tracker=tracker,
             ui=ui,
             dialogs=dialogs,
+            idle=self._idle,
             addons=self._addons,
             state_changed=self._state_changed,
         )
+        commands.before_command = self._launcher.wake_if_asleep
         self._addons += [a for a in (f(self) for f in self.addon_factories) if a is not None]
         self._kernel_tools = kernel_tools_for(self)
         self._presentation: Presentation | None = None
@@ -218,8 +229,9 @@ class AgentSession(SessionCommands):
 
     @property
     def state(self) -> str:
-        """``"new"``, ``"starting"``, ``"idle"``, ``"working"``, ``"exited"`` or ``"stopped"``
-        (setting it forces it: a test feeding a session that never started)."""
+        """``"new"``, ``"starting"``, ``"idle"``, ``"working"``, ``"exited"``, ``"stopped"`` or
+        ``"asleep"`` (stopped after ``AtomicAgent.idle_sleep_minutes`` idle: the next command
+        starts it again). Setting it forces it: a test feeding a session that never started."""
         return self._lifecycle.state
 
     @state.setter

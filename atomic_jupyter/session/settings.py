@@ -21,6 +21,7 @@ class Settings(Protocol):
     kernel_code: str
     notebook_edits: str
     kernel_code_when_read_only: bool
+    idle_sleep_minutes: float
 
 
 @dataclass
@@ -54,6 +55,9 @@ class SessionSettings:
         ``notebook_run``) on while another extension has made the agent read-only (its
         ``edit`` and ``write`` off, as the agent's plan mode does). False: they are off then,
         and come back with ``edit`` and ``write``.
+    idle_sleep_minutes:
+        Minutes with no run, no open dialog and no command waiting before the agent is
+        stopped, its conversation kept; the next command starts it again (0: never).
     """
 
     command: str | Sequence[str] | None = None
@@ -65,3 +69,4 @@ class SessionSettings:
     kernel_code: str = "ask"
     notebook_edits: str = "ask"
     kernel_code_when_read_only: bool = False
+    idle_sleep_minutes: float = 30.0

@@ -51,6 +51,7 @@ _STATE_TEXT = {
     "idle": "idle",
     "working": "working…",
     "stopped": "stopped",
+    "asleep": "asleep (idle): the next prompt starts it again",
 }
 _MUTED = "opacity:.7"
 
@@ -147,7 +148,7 @@ class PanelOutput:
             "rows": 3,
             "value": s.editor_text,
             "rev": self._editor_rev,
-            "disabled": s.state not in ("idle", "working"),
+            "disabled": s.state not in ("idle", "working", "asleep"),
         }
         add("below", _widgets("atomic-widgets-below", below))
         add("rules", self._rules_section())

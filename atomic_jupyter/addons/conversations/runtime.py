@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from atomic_jupyter.errors import AgentStartError, AtomicAgentError
+from atomic_jupyter.protocol.messages import AgentEvent
 from atomic_jupyter.protocol.session_file import COUNTED_ROLES
 from atomic_jupyter.session.earlier import earlier_runs
 from atomic_jupyter.session.plugins import LaunchAdditions
@@ -35,6 +36,7 @@ from atomic_jupyter.transport.conversations import (
     describe_time,
     notebook_of,
 )
+from atomic_jupyter.transport.private_files import make_private, write_private
 
 if TYPE_CHECKING:
     from atomic_jupyter.session.session import AgentSession
@@ -42,6 +44,9 @@ if TYPE_CHECKING:
 __all__ = ["SESSION_OPTIONS", "ConversationsAddon", "conversations_addon"]
 
 #: The agent's own options that say how its sessions are kept: given any, the agent decides.
+#: The agent events after which the conversation's file is made 0600 again (the agent
+#: creates it at the first message of a run, and again after new, fork or switch).
+PRIVATE_AFTER = frozenset({"agent_end", "agent_settled"})
 SESSION_OPTIONS = frozenset(
     {
         "--no-session",
@@ -90,6 +95,9 @@ class ConversationsAddon:
         #: The conversation continued at the last start, if any.
         self.resumed: Conversation | None = None
         self._watching_prototypes = False
+        # The agent writes the conversation's file with its own mode: made 0600 after each
+        # run (the folder is 0700, so nobody else reaches it in between).
+        self._events: Any = None
 
     @property
     def managed_by_agent(self) -> bool:
@@ -161,6 +169,8 @@ class ConversationsAddon:
                 raise AgentStartError("choose one of --resume and --no-save")
             return LaunchAdditions(args=["--no-session"])
         if self.path is not None and self._lock is not None and self._lock.held:
+            make_private(self.path)
+            self._follow_events()
             return LaunchAdditions(args=["--session", str(self.path)])  # a restart
         self.notes, self.continued, self.earlier, self.resumed = [], "", [], None
         store = self.store = store_for(self._session.config)
@@ -207,9 +217,10 @@ class ConversationsAddon:
         if chosen is not None and path != chosen.path:  # a copy: its prototypes too
             kept, copied = _prototypes_file(chosen.path), _prototypes_file(path)
             if kept.exists():
-                copied.write_bytes(kept.read_bytes())
-                copied.chmod(0o600)
+                write_private(copied, kept.read_text(encoding="utf-8"))
         self.path, self._lock, self.resumed = path, lock, chosen
+        make_private(path)  # a continued conversation written before files were kept private
+        self._follow_events()
         self._watch_prototypes()
         return LaunchAdditions(args=["--session", str(path)])
 
@@ -226,8 +237,7 @@ class ConversationsAddon:
             return
         sources = {name: manager.source(name) for name in manager.names()}
         kept = _prototypes_file(path)
-        kept.write_text(json.dumps(sources), encoding="utf-8")
-        kept.chmod(0o600)
+        write_private(kept, json.dumps(sources))
 
     def restore_prototypes(self) -> None:
         """Define again the prototypes kept with a continued conversation (a note says which,
@@ -297,8 +307,18 @@ class ConversationsAddon:
         )
         self.restore_prototypes()
 
+    def _follow_events(self) -> None:
+        if self._events is None:
+            self._events = self._session.on_event(self._on_event)
+
+    def _on_event(self, event: AgentEvent) -> None:
+        if event.type in PRIVATE_AFTER and self.path is not None:
+            make_private(self.path)
+
     def agent_exited(self) -> None:
-        """Nothing: the file and its lock are kept for a restart."""
+        """The file and its lock are kept for a restart; the file is left 0600."""
+        if self.path is not None:
+            make_private(self.path)
 
     def _let_go(self) -> None:
         lock, self._lock = self._lock, None
@@ -308,6 +328,9 @@ class ConversationsAddon:
     def close(self) -> None:
         """The session is stopped: let other kernels continue the conversation."""
         self._let_go()
+        events, self._events = self._events, None
+        if events is not None:
+            events.remove()
 
 
 def _prototypes_file(path: Path) -> Path:

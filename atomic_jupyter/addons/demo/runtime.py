@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from atomic_jupyter.addons.model_server import ScriptedModelServer, agent_args, write_models_json
 from atomic_jupyter.session.plugins import LaunchAdditions
+from atomic_jupyter.transport.private_files import write_private
 
 if TYPE_CHECKING:
     from atomic_jupyter.session.session import AgentSession
@@ -48,7 +49,7 @@ class DemoBackend:
         ).start()
         write_models_json(self.home, self.server, free=True)  # the footer shows no cost
         # Fast retries, and no compaction surprises from a scripted model.
-        (self.home / "settings.json").write_text(json.dumps({"retry": {"baseDelayMs": 100}}))
+        write_private(self.home / "settings.json", json.dumps({"retry": {"baseDelayMs": 100}}))
         return self
 
     @property

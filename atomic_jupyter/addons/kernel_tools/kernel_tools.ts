@@ -276,7 +276,7 @@ export default function kernelTools(pi: ExtensionAPI) {
 		};
 		try {
 			const file = join(folder!, "status.json");
-			writeFileSync(`${file}.tmp`, JSON.stringify(status));
+			writeFileSync(`${file}.tmp`, JSON.stringify(status), { mode: 0o600 });
 			renameSync(`${file}.tmp`, file);
 		} catch {
 			// the folder is gone: the session is closing

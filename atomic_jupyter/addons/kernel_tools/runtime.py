@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from atomic_jupyter.errors import AgentNotRunningError
 from atomic_jupyter.session.plugins import LaunchAdditions
+from atomic_jupyter.transport.private_files import write_private
 
 if TYPE_CHECKING:
     from atomic_jupyter.session.session import AgentSession
@@ -119,10 +120,7 @@ class KernelToolsAddon:
     def _write_tools(self) -> None:
         """Write tools.json atomically (the agent never reads half of it)."""
         assert self._folder is not None
-        target = self._folder / "tools.json"
-        temporary = self._folder / "tools.json.tmp"
-        temporary.write_text(json.dumps(self._specs))
-        os.replace(temporary, target)
+        write_private(self._folder / "tools.json", json.dumps(self._specs))
 
     # ------------------------------------------------------------------ addon
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from atomic_jupyter.addons.model_server.server import ScriptedModelServer
+from atomic_jupyter.transport.private_files import write_private
 
 __all__ = ["DUMMY_API_KEY", "FREE", "PRICED", "agent_args", "model_entry", "write_models_json"]
 
@@ -55,7 +56,7 @@ def write_models_json(
         The file written.
     """
     path = Path(agent_dir) / "models.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     config: dict[str, Any] = {}
     if path.exists():
         try:
@@ -68,7 +69,7 @@ def write_models_json(
     if not isinstance(providers, dict):
         providers = config["providers"] = {}
     providers[server.provider] = model_entry(server, free)
-    path.write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    write_private(path, json.dumps(config, indent=2) + "\n")
     return path
 
 

@@ -96,5 +96,5 @@ export default async function (pi: ExtensionAPI) {
 			};
 		}
 	}
-	writeFileSync(join(folder, "status.json"), JSON.stringify(status));
+	writeFileSync(join(folder, "status.json"), JSON.stringify(status), { mode: 0o600 });
 }

@@ -39,6 +39,7 @@ from atomic_jupyter.session.observers import Listeners, Subscription
 from atomic_jupyter.session.plugins import LaunchAdditions
 from atomic_jupyter.transport.launch import find_typescript
 from atomic_jupyter.transport.node import NodeRuntime, choose_node
+from atomic_jupyter.transport.private_files import private_folder, write_private
 
 if TYPE_CHECKING:
     from atomic_jupyter.session.session import AgentSession
@@ -181,7 +182,7 @@ class PrototypeManager:
 
     def _write_manifest(self) -> None:
         assert self._folder is not None
-        (self._folder / "manifest.json").write_text(json.dumps(list(self.sources)))
+        write_private(self._folder / "manifest.json", json.dumps(list(self.sources)))
 
     # ------------------------------------------------------------------ public
 
@@ -226,7 +227,7 @@ class PrototypeManager:
         if problems:
             return result
         with self._lock:
-            (self._made_folder() / file_name).write_text(source)
+            write_private(self._made_folder() / file_name, source)
             old = self.sources.get(name)
             self.sources[name] = source
             self._write_manifest()
@@ -242,7 +243,7 @@ class PrototypeManager:
                     self.sources.pop(name, None)
                 else:
                     self.sources[name] = old
-                    (self._made_folder() / file_name).write_text(old)
+                    write_private(self._made_folder() / file_name, old)
                 self._write_manifest()
             self._reload(timeout)
             return result
@@ -298,9 +299,9 @@ class PrototypeManager:
         """Type-check, then test-load, a prototype; return its problems, what it registered,
         and the checks that could not run (with why)."""
         staging = self._made_folder() / ".check"
-        staging.mkdir(exist_ok=True)
+        private_folder(staging)
         file = staging / f"{name}.ts"
-        file.write_text(source)
+        write_private(file, source)
         install = self.session.agent_install
         package = install.package if install is not None else None
         if package is None:
@@ -338,9 +339,9 @@ class PrototypeManager:
         # A folder of its own whose node_modules is the agent's: what the extension imports
         # besides the agent's API (typebox, node's types) resolves as next to the agent.
         folder = source.parent / "types"
-        folder.mkdir(exist_ok=True)
+        private_folder(folder)
         file = folder / source.name
-        file.write_text(source.read_text())
+        write_private(file, source.read_text())
         link = folder / "node_modules"
         agent_modules = _find_up(package, Path("node_modules"))
         if agent_modules is not None and not link.exists():
@@ -360,7 +361,7 @@ class PrototypeManager:
             },
             "files": [file.name],
         }
-        (file.parent / "tsconfig.json").write_text(json.dumps(config))
+        write_private(file.parent / "tsconfig.json", json.dumps(config))
         done = _run(
             [node.path, str(tsc), "-p", str(file.parent / "tsconfig.json"), "--pretty", "false"],
             cwd=file.parent,

@@ -1,0 +1,214 @@
+"""Idle agents sleep and wake (``AtomicAgent.idle_sleep_minutes``), and a busy one keeps its
+kernel counted as active (:mod:`atomic_jupyter.session.idle`).
+
+The watch on its own with fakes first (when it sleeps, when it signals), the state machine's
+``"asleep"``, then the real agent on the demo model: an agent left idle is stopped (its process
+gone), the next prompt starts it again on the same saved conversation and says so; one that
+waits on a dialog is not stopped and signals activity meanwhile.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from atomic_jupyter.session import idle
+from atomic_jupyter.session.idle import IdleWatch, beat_interval
+from atomic_jupyter.session.lifecycle import Lifecycle, Phase, Step
+from atomic_jupyter.session.session import AgentSession
+from atomic_jupyter.session.settings import SessionSettings
+from atomic_jupyter.transport.launch import LaunchSpec
+from atomic_jupyter.transport.private_files import FILE_MODE
+from tests.harness.support import PINNED_AGENT, gone, stop_quietly, unique_name, wait_until
+
+# --------------------------------------------------------------------------- the watch alone
+
+
+class Agent:
+    """What the watch looks at, set by the test."""
+
+    def __init__(self) -> None:
+        self.busy = False
+        self.slept = threading.Event()
+
+    def sleep(self) -> None:
+        self.slept.set()
+
+
+@pytest.fixture
+def signals(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
+    """The activity signals sent (the kernel's IOPub message stands in for a list)."""
+    sent: list[float] = []
+    monkeypatch.setattr(idle, "_signal", lambda: sent.append(1.0))
+    yield sent
+
+
+def watch(agent: Agent, minutes: float, beat: float = 0.05) -> IdleWatch:
+    return IdleWatch(minutes=lambda: minutes, busy=lambda: agent.busy, sleep=agent.sleep, beat=beat)
+
+
+def test_an_idle_agent_is_put_to_sleep_once_its_idle_time_is_up(signals: list[float]) -> None:
+    agent = Agent()
+    watched = watch(agent, minutes=0.002)  # 0.12 s
+    watched.start()
+    assert agent.slept.wait(10), "the idle agent was not put to sleep"
+    assert signals == []  # an idle agent says nothing: an idle server can be culled
+
+
+def test_a_busy_agent_never_sleeps_and_signals_activity(signals: list[float]) -> None:
+    agent = Agent()
+    agent.busy = True
+    watched = watch(agent, minutes=0.001)
+    watched.start()
+    wait_until(lambda: len(signals) >= 5, "five activity signals while busy", 10)
+    assert not agent.slept.is_set()
+    agent.busy = False  # the run ended: the idle time counts from the last busy check
+    assert agent.slept.wait(10), "the agent was not put to sleep once idle"
+    watched.stop()
+
+
+def test_no_sleep_when_it_is_off_or_the_agent_was_stopped(signals: list[float]) -> None:
+    off, stopped = Agent(), Agent()
+    watch(off, minutes=0).start()
+    early = watch(stopped, minutes=0.002)
+    early.start()
+    early.stop()
+    control = Agent()
+    watch(control, minutes=0.004).start()  # later than the other two would have slept
+    assert control.slept.wait(10)
+    assert not off.slept.is_set() and not stopped.slept.is_set()
+
+
+def test_a_command_counts_as_activity(signals: list[float]) -> None:
+    agent = Agent()
+    watched = watch(agent, minutes=0.01, beat=0.05)  # 0.6 s
+    watched.start()
+    stop = threading.Event()
+
+    def commands() -> None:  # a command every 0.1 s
+        while not stop.wait(0.1):
+            watched.touch()
+
+    sender = threading.Thread(target=commands, daemon=True)
+    sender.start()
+    try:
+        assert not agent.slept.wait(1.5), "an agent sent commands was put to sleep"
+    finally:
+        stop.set()
+    assert agent.slept.wait(10)
+
+
+@pytest.mark.parametrize(
+    ("environ", "expected"),
+    [
+        ({}, 60.0),
+        ({"JUPYTERHUB_ACTIVITY_INTERVAL": "300"}, 60.0),
+        ({"JUPYTERHUB_ACTIVITY_INTERVAL": "10"}, 10.0),
+        ({"JUPYTERHUB_ACTIVITY_INTERVAL": "0"}, 60.0),
+        ({"JUPYTERHUB_ACTIVITY_INTERVAL": "soon"}, 60.0),
+        ({"JUPYTERHUB_ACTIVITY_INTERVAL": "0.1"}, 0.5),
+    ],
+)
+def test_the_signal_comes_once_a_minute_or_as_often_as_the_hub_asks(
+    environ: dict[str, str], expected: float
+) -> None:
+    assert beat_interval(environ) == expected
+
+
+# --------------------------------------------------------------------------- the state machine
+
+
+def test_a_sleep_ends_asleep_and_a_launch_or_a_stop_leaves_it() -> None:
+    life = Lifecycle(Phase.IDLE)
+    life.request_stop(sleep=True)
+    assert life.exited(0) and life.state == "asleep" and life.ended
+    life.take(Step.BEGIN)
+    assert life.state == "starting"
+    asleep = Lifecycle(Phase.IDLE)
+    asleep.request_stop(sleep=True)
+    asleep.exited(0)
+    asleep.take(Step.STOPPED)
+    assert asleep.state == "stopped"
+
+
+def test_a_stop_asked_for_wins_over_a_sleep() -> None:
+    for first, second in ((False, True), (True, False)):
+        life = Lifecycle(Phase.IDLE)
+        life.request_stop(sleep=first)
+        life.request_stop(sleep=second)
+        life.exited(0)
+        assert life.state == "stopped", (first, second)
+
+
+# --------------------------------------------------------------------------- the real agent
+
+real_agent = pytest.mark.agent
+
+
+def demo_session(tmp_path: Path, minutes: float) -> AgentSession:
+    settings = SessionSettings(idle_sleep_minutes=minutes, conversations_dir=str(tmp_path))
+    spec = LaunchSpec(command=[str(PINNED_AGENT)], demo=True)
+    return AgentSession(unique_name("idle"), spec, config=settings)
+
+
+def user_texts(session: AgentSession) -> list[str]:
+    messages = session.get_messages()["messages"]
+    texts = []
+    for message in messages:
+        if message.get("role") != "user":
+            continue
+        content = message.get("content")
+        parts = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        texts += [p.get("text", "") for p in parts if isinstance(p, dict)]
+    return texts
+
+
+@real_agent
+def test_an_idle_agent_sleeps_and_the_next_prompt_continues_its_conversation(
+    tmp_path: Path,
+) -> None:
+    session = demo_session(tmp_path, minutes=0.02)  # 1.2 s
+    try:
+        session.start()
+        first = session.prompt("hello there", display=False)
+        session.wait(run=first, timeout=60)
+        pid, conversation = session.pid, session.addon("conversations").path
+        assert pid is not None and conversation is not None
+        wait_until(lambda: session.state == "asleep", "the idle agent to sleep", 30)
+        assert gone(pid), "the agent put to sleep still runs"
+        assert not session.alive
+        assert conversation.stat().st_mode & 0o777 == FILE_MODE
+
+        second = session.prompt("hello again", display=False)
+        session.wait(run=second, timeout=60)
+        assert session.pid not in (None, pid)
+        notes = [b.text for b in second.transcript.blocks if getattr(b, "kind", "") == "note"]
+        assert any("was asleep" in n and "same conversation" in n for n in notes), notes
+        assert user_texts(session) == ["hello there", "hello again"]  # one conversation
+        assert session.addon("conversations").path == conversation
+        assert not any("was asleep" in getattr(b, "text", "") for b in first.transcript.blocks)
+    finally:
+        stop_quietly(session)
+    assert session.state == "stopped"
+
+
+@real_agent
+def test_an_agent_waiting_on_a_dialog_stays_awake_and_signals_activity(
+    tmp_path: Path, signals: list[float], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JUPYTERHUB_ACTIVITY_INTERVAL", "0.5")
+    session = demo_session(tmp_path, minutes=0.01)  # 0.6 s
+    try:
+        session.start()
+        run = session.prompt("/demo-confirm", display=False)
+        wait_until(lambda: session.pending_dialogs, "the demo's confirm dialog", 30)
+        wait_until(lambda: len(signals) >= 4, "activity signals while the dialog waits", 30)
+        assert session.state != "asleep" and session.alive  # 2 s waiting: 3x the idle time
+        session.pending_dialogs[0].respond(True)
+        session.wait(run=run, timeout=60)
+        wait_until(lambda: session.state == "asleep", "the agent to sleep once idle", 30)
+    finally:
+        stop_quietly(session)
