@@ -305,3 +305,38 @@ def test_the_command_line_doctor_says_this_folder(old_node, tmp_path):
     )
     assert row(done.stdout, "this folder") == str(tmp_path)
     assert "this notebook" not in done.stdout
+
+
+def test_the_settings_every_kernel_reads_are_reported_with_where_each_comes_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An admin's environment-wide config, a user's own profile over it, a setting that does
+    not exist and a file that does not run: what a user's kernel will get, and the problems."""
+    prefix, profile = tmp_path / "env", tmp_path / "ipython" / "profile_default"
+    (prefix / "etc" / "ipython").mkdir(parents=True)
+    profile.mkdir(parents=True)
+    site = prefix / "etc" / "ipython" / "ipython_config.py"
+    site.write_text(
+        "c = get_config()\n"
+        "c.AtomicAgent.kernel_code = 'off'\n"
+        "c.AtomicAgent.idle_sleep_minutes = 10\n"
+        "c.AtomicAgent.kernal_code = 'ask'\n"
+    )
+    own = profile / "ipython_config.py"
+    own.write_text("c = get_config()\nc.AtomicAgent.idle_sleep_minutes = 5\n")
+    broken = prefix / "etc" / "ipython" / "ipython_kernel_config.py"
+    broken.write_text("c = get_config(\n")
+    monkeypatch.setattr(sys, "prefix", str(prefix))
+    env = {**os.environ, "IPYTHONDIR": str(tmp_path / "ipython")}
+    report = doctor_report(environ=env)
+    rows = dict(section_rows(report, "Settings (what every kernel of this environment reads)"))
+    assert rows["read from"].splitlines() == [
+        f"{own} (you)",
+        f"{broken} (every user of this environment)",
+        f"{site} (every user of this environment)",
+    ]
+    assert rows["AtomicAgent.kernel_code"] == f"'off' (from {site})"
+    assert rows["AtomicAgent.idle_sleep_minutes"] == f"5 (from {own})"  # the user's own wins
+    assert rows["AtomicAgent.notebook_edits"] == "'ask' (default)"
+    assert any("kernal_code, which is no setting" in p for p in report.problems)
+    assert any(str(broken) in p and "cannot be read" in p for p in report.problems)

@@ -9,6 +9,7 @@ waits on a dialog is not stopped and signals activity meanwhile.
 
 from __future__ import annotations
 
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,7 +23,14 @@ from atomic_jupyter.session.session import AgentSession
 from atomic_jupyter.session.settings import SessionSettings
 from atomic_jupyter.transport.launch import LaunchSpec
 from atomic_jupyter.transport.private_files import FILE_MODE
-from tests.harness.support import PINNED_AGENT, gone, stop_quietly, unique_name, wait_until
+from tests.harness.support import (
+    PINNED_AGENT,
+    STANDIN,
+    gone,
+    stop_quietly,
+    unique_name,
+    wait_until,
+)
 
 # --------------------------------------------------------------------------- the watch alone
 
@@ -212,3 +220,63 @@ def test_an_agent_waiting_on_a_dialog_stays_awake_and_signals_activity(
         wait_until(lambda: session.state == "asleep", "the agent to sleep once idle", 30)
     finally:
         stop_quietly(session)
+
+
+# --------------------------------------------------------------------------- site defaults
+
+
+def test_a_sites_model_and_answers_reach_every_new_session_unless_a_start_says_otherwise(
+    tmp_path: Path,
+) -> None:
+    """``c.AtomicAgent.provider``, ``model`` and ``answer_policies`` (an admin's environment
+    config, or the user's own) apply to each start; a start's own options win; the demo keeps
+    its own model."""
+    import atomic_jupyter as aj
+    from atomic_jupyter.notebook.config import AtomicAgent
+
+    config = AtomicAgent(
+        provider="anthropic",
+        model="claude-sonnet-4-5",
+        answer_policies=[{"method": "select", "title": "Dangerous command", "answer": "Block"}],
+        conversations_dir=str(tmp_path),
+    )
+    name = unique_name("site")
+    session = aj.start(name=name, command=STANDIN, config=config, display=False, save=False)
+    try:
+        argv = session.argv
+        assert argv[argv.index("--provider") + 1] == "anthropic"
+        assert argv[argv.index("--model") + 1] == "claude-sonnet-4-5"
+        (policy,) = session.policies
+        assert (policy.method, policy.title, policy.answer) == (
+            "select",
+            "Dangerous command",
+            "Block",
+        )
+        own = aj.start(
+            name=name,
+            command=STANDIN,
+            config=config,
+            display=False,
+            save=False,
+            provider="openai",
+            model="gpt-5",
+        )
+        assert own.argv[own.argv.index("--model") + 1] == "gpt-5"
+        assert own.argv.count("--provider") == 1
+    finally:
+        stop_quietly(aj.session(name))
+
+
+def test_a_malformed_answer_policy_setting_is_refused_with_what_is_wrong() -> None:
+    from traitlets import TraitError
+
+    from atomic_jupyter.notebook.config import AtomicAgent
+
+    for bad, said in (
+        ([{"titel": "x", "answer": "y"}], "unknown keys ['titel']"),
+        ([{"title": "x"}], 'needs one of "answer" and "cancel": true'),
+        ([{"answer": "y", "method": "pick"}], "method 'pick' is not"),
+        ([{"answer": "y", "title": "(unclosed"}], "title is not a regular expression"),
+    ):
+        with pytest.raises(TraitError, match=re.escape(said)):
+            AtomicAgent(answer_policies=bad)

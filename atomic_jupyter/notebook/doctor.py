@@ -22,6 +22,8 @@ from importlib import metadata
 from pathlib import Path
 
 from atomic_jupyter._version import __version__
+from atomic_jupyter.notebook.config import AtomicAgent
+from atomic_jupyter.notebook.config_files import config_files, effective_settings
 from atomic_jupyter.transport.agent_install import (
     AGENT_HOME_ENV,
     LINES,
@@ -199,6 +201,20 @@ def _notebook_link() -> str:
     )
 
 
+def _install_access(prepared: PreparedAgent | None) -> str:
+    """Who can use and who can change the chosen agent's install (a shared install is readable
+    by every user and writable only by its owner)."""
+    package = prepared.package if prepared is not None else None
+    if package is None:
+        return "no pinned agent is chosen"
+    mode = package.folder.stat().st_mode
+    readable = mode & 0o005 == 0o005
+    writable = bool(mode & 0o022)
+    who = "every user can run it" if readable else "only its owner's group can run it"
+    change = "others can change it" if writable else "only its owner changes it"
+    return f"{package.folder}\n{who}; {change}"
+
+
 def _in_kernel(environ: Mapping[str, str]) -> bool:
     """Whether the report is made for a notebook: a Jupyter server named one
     (``$JPY_SESSION_NAME``), or a kernel runs this code (nbclient, nbval). From a terminal, the
@@ -232,6 +248,7 @@ class _Doctor:
             ("Pinned agents", self.pinned),
             ("Node.js", self.node),
             ("Prototyping checks", self.prototyping),
+            ("Settings (what every kernel of this environment reads)", self.settings),
             ("Saved conversations", self.conversations),
             ("Python packages", self.libraries),
             ("JupyterLab extensions (as seen from this Python environment)", self.frontend),
@@ -415,6 +432,24 @@ class _Doctor:
                 )
         rows.append(("looked in", "\n".join(str(f) for f in folders)))
         rows.append(("the open notebook", _notebook_link()))
+        return rows
+
+    def settings(self) -> list[Row]:
+        files = config_files(self.environ)
+        rows: list[Row] = [
+            ("read from", "\n".join(f"{f.path} ({f.scope})" for f in files) or "no file: defaults")
+        ]
+        for file in files:
+            if file.error:
+                rows.append(("unreadable", f"{file.path}: {file.error}"))
+                self.problems.append(f"{file.path} cannot be read by a kernel: {file.error}")
+        for name, (value, origin) in effective_settings(files).items():
+            source = f"from {origin.path}" if origin is not None else "default"
+            if origin is not None and name not in AtomicAgent.class_traits(config=True):
+                self.problems.append(f"{origin.path} sets AtomicAgent.{name}, which is no setting")
+                source += ", no such setting"
+            rows.append((f"AtomicAgent.{name}", f"{value!r} ({source})"))
+        rows.append(("the agent install", _install_access(self.prepared)))
         return rows
 
     def conversations(self) -> list[Row]:
