@@ -19,6 +19,7 @@ from . import (
     bench_agent_code,
     bench_costs,
     bench_decode,
+    bench_idle,
     bench_import,
     bench_kernel,
     bench_lifecycle,
@@ -36,6 +37,7 @@ SECTIONS = (
     "agent_code",
     "import",
     "notebook_edits",
+    "idle",
 )
 
 
@@ -98,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
         bench_import.run(cfg, results)
     if "notebook_edits" in sections:
         bench_notebook_edits.run(cfg, results)
+    if "idle" in sections:
+        bench_idle.run(cfg, results)
 
     elapsed = time.monotonic() - started
     load_after = _load()
@@ -118,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
                 bench_agent_code.SECTION,
                 bench_import.SECTION,
                 bench_notebook_edits.SECTION,
+                bench_idle.SECTION,
             ]
         )
     }

@@ -14,8 +14,8 @@ activity signal the wiring registers (:func:`use_activity_signal`: a message on 
 IOPub channel) every :func:`beat_interval` seconds; an idle agent sends nothing, so an idle
 server is culled as usual.
 
-One daemon thread per launch, waiting on an event with a timeout: no polling faster than the
-next thing due.
+One daemon thread per launch, waiting on an event with a timeout: it wakes for the next thing
+due, and every ten seconds at most while idle (to read the setting again).
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ __all__ = ["IdleWatch", "beat_interval", "use_activity_signal"]
 
 #: How often a busy agent's kernel says it is active, at most: once a minute.
 BEAT_SECONDS = 60.0
+#: How often an idle agent's watch reads ``idle_sleep_minutes`` again, at most.
+RECHECK_SECONDS = 10.0
 #: The environment variable JupyterHub gives each server: how often the server reports its
 #: activity to the hub (seconds).
 HUB_INTERVAL_ENV = "JUPYTERHUB_ACTIVITY_INTERVAL"
@@ -129,8 +131,9 @@ class IdleWatch:
                 if not stop.is_set():
                     self._sleep()
                 return
-            # Wake for the next beat (a run may begin meanwhile) or when the idle time is up.
-            wait = min(self._beat, left) if minutes > 0 else self._beat
+            # Wake for the next beat (a run may begin meanwhile), when the idle time is up, or
+            # to read the setting again (a person may change it).
+            wait = min(self._beat, RECHECK_SECONDS, left) if minutes > 0 else RECHECK_SECONDS
 
     def _signal(self) -> None:
         signal = _signal
