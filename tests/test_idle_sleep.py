@@ -280,3 +280,22 @@ def test_a_malformed_answer_policy_setting_is_refused_with_what_is_wrong() -> No
     ):
         with pytest.raises(TraitError, match=re.escape(said)):
             AtomicAgent(answer_policies=bad)
+
+
+@real_agent
+def test_an_agent_whose_conversation_is_not_saved_never_sleeps(tmp_path: Path) -> None:
+    """``--no-save``: stopping the agent would lose its conversation, so it stays awake."""
+    settings = SessionSettings(idle_sleep_minutes=0.001, conversations_dir=str(tmp_path))
+    spec = LaunchSpec(command=[str(PINNED_AGENT)], demo=True, save=False)
+    unsaved = AgentSession(unique_name("unsaved"), spec, config=settings)
+    saved = demo_session(tmp_path, minutes=0.001)
+    try:
+        unsaved.start()
+        saved.start()
+        wait_until(lambda: saved.state == "asleep", "the saved session's agent to sleep", 30)
+        # Its watch checked at least once, long after its idle time was up.
+        wait_until(lambda: unsaved._idle.checks >= 1, "the unsaved session's first check", 30)
+        assert unsaved.alive and unsaved.state == "idle"
+    finally:
+        stop_quietly(unsaved)
+        stop_quietly(saved)

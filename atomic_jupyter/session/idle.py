@@ -88,8 +88,10 @@ class IdleWatch:
         self._last = time.monotonic()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        #: How many times the activity signal was sent (for tests and the doctor).
+        #: How many times the activity signal was sent.
         self.beats = 0
+        #: How many checks found the agent busy, or idle for less than its time.
+        self.checks = 0
 
     def touch(self) -> None:
         """Something happened (a command goes out): the idle time starts again."""
@@ -123,6 +125,7 @@ class IdleWatch:
                     last_beat = now
                     self._signal()
                 wait = self._beat
+                self.checks += 1
                 continue
             minutes = self._minutes()
             with self._lock:
@@ -134,6 +137,7 @@ class IdleWatch:
             # Wake for the next beat (a run may begin meanwhile), when the idle time is up, or
             # to read the setting again (a person may change it).
             wait = min(self._beat, RECHECK_SECONDS, left) if minutes > 0 else RECHECK_SECONDS
+            self.checks += 1
 
     def _signal(self) -> None:
         signal = _signal

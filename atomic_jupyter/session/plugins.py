@@ -69,7 +69,12 @@ class LaunchAdditions:
 
 
 class Addon(Protocol):
-    """A part that adds to each launch and is closed with its session."""
+    """A part that adds to each launch and is closed with its session.
+
+    An addon that keeps the agent's conversation in a file also says so with a
+    ``keeps_conversation`` attribute (true while it holds the file): only then may an idle
+    agent be put to sleep.
+    """
 
     #: The addon's name (``session.addon(name)`` finds it).
     name: str

@@ -146,7 +146,7 @@ class AgentSession(SessionCommands):
         SessionCommands.__init__(self, commands, prompts)
         self._addons: list[Addon] = []
         self._idle = IdleWatch(
-            minutes=lambda: float(getattr(self.config, "idle_sleep_minutes", 0) or 0),
+            minutes=self._idle_minutes,
             busy=lambda: (
                 life.state in ("starting", "working") or bool(dialogs.pending()) or client.busy()
             ),
@@ -291,6 +291,13 @@ class AgentSession(SessionCommands):
         extensions defined in cells are kept)."""
         self._launcher.end_process()
         return self.start(timeout=timeout)
+
+    def _idle_minutes(self) -> float:
+        """Minutes of idleness before the agent sleeps: the setting's, but never (0) when no
+        addon keeps the conversation (``--no-save``): a sleep would lose it."""
+        if not any(getattr(addon, "keeps_conversation", False) for addon in self._addons):
+            return 0.0
+        return float(getattr(self.config, "idle_sleep_minutes", 0) or 0)
 
     def _run_changed(self, _run: PromptRun, how: str) -> None:
         if how != "stream":  # a streaming update changes nothing a wait looks at

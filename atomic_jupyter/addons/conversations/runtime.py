@@ -107,6 +107,13 @@ class ConversationsAddon:
         argv = [*command, *self._session.spec.extra_args]
         return any(arg.split("=", 1)[0] in SESSION_OPTIONS for arg in argv)
 
+    @property
+    def keeps_conversation(self) -> bool:
+        """Whether the agent's conversation is in a file this session holds (so an agent put
+        to sleep continues it when started again)."""
+        lock = self._lock
+        return self.path is not None and lock is not None and lock.held
+
     def resume(self, key: str) -> None:
         """Continue the saved conversation ``key`` (``"latest"``, an id or a file) at the
         next start, instead of this one (whose lock is let go only then, once its agent has
