@@ -23,6 +23,8 @@ a deadline; there are no fixed sleeps.
 from __future__ import annotations
 
 import difflib
+import functools
+import importlib.util
 import json
 import os
 import re
@@ -31,11 +33,13 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import nbformat
@@ -53,13 +57,26 @@ SCREENSHOTS = ARTIFACTS / "screenshots"
 UPDATE_DOC_SCREENSHOTS = "ATOMIC_UPDATE_DOC_SCREENSHOTS"
 
 
+#: The script that makes the documentation's pictures (its cells, its text of a shot).
+SCREENSHOTS_SCRIPT = ROOT / "scripts" / "screenshots.py"
+
+
+@functools.cache
+def screenshots_script() -> ModuleType:
+    """``scripts/screenshots.py`` as a module, loaded once."""
+    spec = importlib.util.spec_from_file_location("atomic_screenshots", SCREENSHOTS_SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def shot_text(text: str) -> str:
-    """The text a picture shows, as kept beside it: each word of hex digits with a digit in it
-    as ``0`` (timings, counts, cell ids), a duration as ``0 s`` (``ms`` or ``s``), lines
-    stripped, blank lines left out (as ``scripts/screenshots.py`` keeps it)."""
-    masked = (re.sub(r"[0-9a-f]*\d[0-9a-f]*", "0", line) for line in text.splitlines())
-    lines = (re.sub(r"\b0(?:\.0)? m?s\b", "0 s", line).strip() for line in masked)
-    return "\n".join(line for line in lines if line) + "\n"
+    """The text a picture shows, as kept beside it: the script's own masking
+    (``scripts/screenshots.py`` ``normalised``), so the suite and the script never differ."""
+    result: str = screenshots_script().normalised(text)
+    return result
 
 
 #: What a failing browser test leaves behind (see ``conftest.py``).

@@ -10,10 +10,8 @@ than the committed pictures do: a changed string cannot leave a stale picture be
 from __future__ import annotations
 
 import difflib
-import importlib.util
 import re
 import shutil
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -22,22 +20,16 @@ from playwright.sync_api import expect
 
 from tests.harness.support import ROOT
 
-from .browser_harness import LabServer
+from .browser_harness import LabServer, screenshots_script
 from .conftest import OpenNotebook
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
-SCRIPT_PATH = ROOT / "scripts" / "screenshots.py"
 
 
 def load_script() -> ModuleType:
     """``scripts/screenshots.py`` as a module (its cells, its text of a shot)."""
-    spec = importlib.util.spec_from_file_location("atomic_screenshots", SCRIPT_PATH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return screenshots_script()
 
 
 def test_the_screenshots_show_what_the_current_build_shows(
