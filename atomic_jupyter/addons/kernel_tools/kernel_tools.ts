@@ -149,6 +149,8 @@ export default function kernelTools(pi: ExtensionAPI) {
 	let followers = new Set<string>();
 	/** Those of them this instance turned off because the agent is read-only. */
 	const heldBack = new Set<string>();
+	/** The read-only status last shown (undefined: none). */
+	let shownStatus: string | undefined;
 
 	/** Whether the agent is read-only: it has edit or write, and neither is active. */
 	function readOnly(): boolean {
@@ -174,10 +176,12 @@ export default function kernelTools(pi: ExtensionAPI) {
 			if (back.length) pi.setActiveTools([...active, ...back]);
 		}
 		const held = [...heldBack];
-		ctx?.ui?.setStatus(
-			"atomic-read-only",
-			held.length ? `read-only: ${held.join(", ")} off while edit and write are off` : undefined,
-		);
+		const status = held.length ? `read-only: ${held.join(", ")} off while edit and write are off` : undefined;
+		if (status !== shownStatus && ctx?.ui) {
+			// Sent when it changes, not at every turn.
+			shownStatus = status;
+			ctx.ui.setStatus("atomic-read-only", status);
+		}
 	}
 
 	async function call(spec: Spec, toolCallId: string, params: unknown, signal: AbortSignal | undefined, onUpdate: any, ctx: any) {
