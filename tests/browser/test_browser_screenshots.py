@@ -26,7 +26,6 @@ from .conftest import OpenNotebook
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
 
-
 def load_script() -> ModuleType:
     """``scripts/screenshots.py`` as a module (its cells, its text of a shot)."""
     return screenshots_script()

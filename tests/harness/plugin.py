@@ -197,6 +197,8 @@ SLOW_MODULES = (
     "test_packaging.py",
     "test_install_anywhere.py",
     "test_docs_site.py",
+    "test_hub.py",  # the guide's shared environment (pip, npm) and three hubs
+    "test_browser_hub.py",
 )
 
 
