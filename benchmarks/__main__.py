@@ -19,6 +19,7 @@ from . import (
     bench_agent_code,
     bench_costs,
     bench_decode,
+    bench_hub,
     bench_idle,
     bench_import,
     bench_kernel,
@@ -38,6 +39,7 @@ SECTIONS = (
     "import",
     "notebook_edits",
     "idle",
+    "hub",
 )
 
 
@@ -102,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
         bench_notebook_edits.run(cfg, results)
     if "idle" in sections:
         bench_idle.run(cfg, results)
+    if "hub" in sections:
+        bench_hub.run(cfg, results)
 
     elapsed = time.monotonic() - started
     load_after = _load()
@@ -123,6 +127,7 @@ def main(argv: list[str] | None = None) -> int:
                 bench_import.SECTION,
                 bench_notebook_edits.SECTION,
                 bench_idle.SECTION,
+                bench_hub.SECTION,
             ]
         )
     }
