@@ -36,48 +36,20 @@ from tests.harness.hub import (
     running_hub,
     start_concurrently,
 )
-from tests.harness.kernel_widgets import answers, element_text, panels
 
+from .bench_idle import first_word, put_to_sleep, tree_rss
 from .common import Config, Results, fmt_s, median
 
 SECTION = "15 hub"
-PROMPT = "hello! who are you?"
 START = "%load_ext atomic_jupyter\n%atomic_agent start --demo"
 
 
 def _rss_of_user(uid: int) -> int:
-    total = 0
-    for pid in processes_of_uid(uid):
-        try:
-            with open(f"/proc/{pid}/status", encoding="ascii") as status:
-                for line in status:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1]) * 1024
-        except OSError:
-            continue
-    return total
+    return sum(tree_rss(pid, children=False) for pid in processes_of_uid(uid))
 
 
 def _first_word(kernel: HubKernel) -> float:
-    began = time.perf_counter()
-    (output,) = kernel.execute(f"%%atomic_agent\n{PROMPT}", timeout=180).widget_ids
-    kernel.wait_for(
-        lambda: any(a.html for a in answers(kernel, output)), timeout=180, what="a first word"
-    )
-    took = time.perf_counter() - began
-    kernel.execute("%atomic_agent wait --timeout 120", timeout=180)
-    return took
-
-
-def _state(kernel: HubKernel) -> str:
-    (panel,) = panels(kernel)
-    return element_text(panel.html, "atomic-state")
-
-
-def _sleep(kernel: HubKernel) -> None:
-    kernel.execute("%config AtomicAgent.idle_sleep_minutes = 0.005")
-    kernel.wait_for(lambda: "asleep" in _state(kernel), timeout=60, what="the agent asleep")
-    kernel.execute("%config AtomicAgent.idle_sleep_minutes = 30")
+    return first_word(kernel, timeout=180)
 
 
 def _wheel(folder: Path) -> Path:
@@ -99,7 +71,7 @@ def _memory(hub: Hub, users: list[HubUser], results: Results) -> None:
     with_agent.execute(START, timeout=180)
     _first_word(with_agent)
     without, awake = _rss_of_user(bare_user.uid), _rss_of_user(agent_user.uid)
-    _sleep(with_agent)
+    put_to_sleep(with_agent)
     asleep = _rss_of_user(agent_user.uid)
     mb = 1e6
     results.facts["hub_memory"] = {"no_agent": without, "awake": awake, "asleep": asleep}
@@ -151,7 +123,7 @@ def _at_once(hub: Hub, users: list[HubUser], results: Results, repeats: int) -> 
     kernel = kernels[0]
     for _ in range(repeats):
         awake.append(_first_word(kernel))
-        _sleep(kernel)
+        put_to_sleep(kernel)
         woken.append(_first_word(kernel))
     results.add(
         SECTION,

@@ -16,6 +16,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from tests.harness.kernel_client import BrowserLikeKernel
 from tests.harness.kernel_widgets import answers, element_text, panels
@@ -45,10 +46,10 @@ def _tree(pid: int) -> list[int]:
     return found
 
 
-def tree_rss(pid: int) -> int:
-    """Summed RSS of ``pid`` and its descendants, in bytes."""
+def tree_rss(pid: int, children: bool = True) -> int:
+    """Summed RSS of ``pid`` and (with ``children``) its descendants, in bytes."""
     total = 0
-    for each in _tree(pid):
+    for each in _tree(pid) if children else [pid]:
         try:
             with open(f"/proc/{each}/status", encoding="ascii") as status:
                 for line in status:
@@ -59,24 +60,29 @@ def tree_rss(pid: int) -> int:
     return total
 
 
-def _state(k: BrowserLikeKernel) -> str:
+def state_of(k: Any) -> str:
+    """The session's state as its panel shows it (any kernel the page helpers read)."""
     (panel,) = panels(k)
     return element_text(panel.html, "atomic-state")
 
 
-def _sleep(k: BrowserLikeKernel) -> None:
+def put_to_sleep(k: Any) -> None:
+    """Let the agent fall asleep (a very short idle time, read live), then set it back."""
     k.execute("%config AtomicAgent.idle_sleep_minutes = 0.005")
-    k.wait_for(lambda: "asleep" in _state(k), timeout=60, what="the agent asleep")
+    k.wait_for(lambda: "asleep" in state_of(k), timeout=60, what="the agent asleep")
     k.execute("%config AtomicAgent.idle_sleep_minutes = 30")
 
 
-def _first_word(k: BrowserLikeKernel) -> float:
-    """Seconds from sending a prompt's cell to the first streamed chunk of its answer."""
+def first_word(k: Any, timeout: float = 60) -> float:
+    """Seconds from sending a prompt's cell to the first streamed chunk of its answer (any
+    kernel the page helpers read: the suite's, or one on a hub)."""
     began = time.perf_counter()
-    (output,) = k.execute(f"%%atomic_agent\n{PROMPT}", timeout=120).widget_ids
-    k.wait_for(lambda: any(a.html for a in answers(k, output)), timeout=60, what="a first word")
+    (output,) = k.execute(f"%%atomic_agent\n{PROMPT}", timeout=2 * timeout).widget_ids
+    k.wait_for(
+        lambda: any(a.html for a in answers(k, output)), timeout=timeout, what="a first word"
+    )
     took = time.perf_counter() - began
-    k.execute("%atomic_agent wait --timeout 60", timeout=90)
+    k.execute(f"%atomic_agent wait --timeout {timeout:g}", timeout=2 * timeout)
     return took
 
 
@@ -89,15 +95,15 @@ def idle(cfg: Config, results: Results, workdir: Path) -> None:
         pid = int(k.execute("import os; print(os.getpid())").stdout)
         bare = tree_rss(pid)
         k.execute("%atomic_agent start --demo", timeout=120)
-        _first_word(k)  # the first run's one-off costs (imports, the agent's caches)
+        first_word(k)  # the first run's one-off costs (imports, the agent's caches)
         awake_memory = tree_rss(pid)
-        _sleep(k)
+        put_to_sleep(k)
         asleep_memory = tree_rss(pid)
         awake, woken = [], []
         for _ in range(repeats):
-            awake.append(_first_word(k))
-            _sleep(k)
-            woken.append(_first_word(k))
+            awake.append(first_word(k))
+            put_to_sleep(k)
+            woken.append(first_word(k))
         k.execute("%atomic_agent stop")
     mb = 1e6
     results.facts["idle"] = {

@@ -61,6 +61,7 @@ from .kernel_client import (
     KernelTimeout,
     StreamChunk,
     WidgetStateTracker,
+    _Pending,
 )
 from .support import ROOT
 
@@ -905,13 +906,6 @@ def _decode_binary(data: bytes) -> dict[str, Any]:
     msg = json.loads(parts[0].decode("utf-8"))
     msg["buffers"] = parts[1:]
     return msg
-
-
-@dataclass
-class _Pending:
-    result: ExecResult
-    reply: dict[str, Any] | None = None
-    idle: bool = False
 
 
 class HubKernel:
