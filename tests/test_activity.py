@@ -104,11 +104,19 @@ def test_the_table_names_every_phase_and_leads_only_to_phases() -> None:
     assert all(row[S.BEGIN] is A.STARTING for row in TRANSITIONS.values())
     assert {A.WORKING, A.WORKING_RETRY_DUE} == RUNNING
     assert {A.RETRY_DUE, A.WORKING_RETRY_DUE} == RETRY_DUE
-    assert {A.EXITED, A.STOPPED} == ENDED
+    assert {A.EXITED, A.STOPPED, A.ASLEEP} == ENDED
 
 
-def test_a_session_shows_one_of_its_six_states_in_every_phase() -> None:
-    assert set(SHOWN.values()) == {"new", "starting", "idle", "working", "exited", "stopped"}
+def test_a_session_shows_one_of_its_seven_states_in_every_phase() -> None:
+    assert set(SHOWN.values()) == {
+        "new",
+        "starting",
+        "idle",
+        "working",
+        "exited",
+        "stopped",
+        "asleep",
+    }
     assert {p for p, shown in SHOWN.items() if shown == "working"} == {
         A.WORKING,
         A.WORKING_RETRY_DUE,

@@ -500,15 +500,18 @@ def test_the_running_hub_has_the_guides_activity_interval_and_culler_scaled_down
 # --------------------------------------------------------------------------- one account
 
 
-def test_same_account_hub_runs_the_agent_from_the_shared_environment(
+def test_same_account_hub_runs_the_agent_and_stops_leaving_nothing_behind(
     shared: SharedEnvironment,
 ) -> None:
     """The variant that needs no root: one user, every server as this account
     (SimpleLocalProcessSpawner), home under the hub's state. Run as root, it also shows the
-    package writes nothing into the shared environment even where it could."""
+    package writes nothing into the shared environment even where it could. Then the guide's
+    hub, stopped as an admin stops it (SIGTERM), ends what it started: the proxy and the
+    culler."""
     user = same_account_user(shared, shared.state / "same-account-homes")
     try:
         with running_hub(shared, [user], same_account=True) as hub:
+            assert hub.proxies(), "no configurable-http-proxy of the hub found"
             before = listing(shared.folder)
             hub.start_servers([user.name])
             run = run_demo(hub, user)
@@ -520,17 +523,6 @@ def test_same_account_hub_runs_the_agent_from_the_shared_environment(
             changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
             assert changed == [], changed[:20]
             assert hub.user_api(user.name, "GET", "/api/status").status_code == 200
-    finally:
-        (shared.keys / user.name).unlink(missing_ok=True)
-
-
-def test_stopping_the_hub_leaves_no_process_behind(shared: SharedEnvironment) -> None:
-    """The guide's hub, stopped as an admin stops it (SIGTERM), ends what it started: the
-    proxy and the culler."""
-    user = same_account_user(shared, shared.state / "same-account-homes")
-    try:
-        with running_hub(shared, [user], same_account=True) as hub:
-            assert hub.proxies(), "no configurable-http-proxy of the hub found"
     finally:
         (shared.keys / user.name).unlink(missing_ok=True)
     assert hub.left_behind == [], f"{PROXY_LEFT}:\n" + "\n".join(hub.left_behind)

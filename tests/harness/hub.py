@@ -32,6 +32,7 @@ import fcntl
 import json
 import os
 import pwd
+import queue
 import re
 import secrets
 import shlex
@@ -944,6 +945,12 @@ class HubKernel:
         self._live: dict[str, str] = {}
         self._idle_seen: set[str] = set()
         self.closed = False
+        # The server pings every 30 s and drops a socket whose pongs stop for 90 s; a socket
+        # is answered only while it is read, so a thread reads it all the time (as a page's
+        # does) and the test takes its messages from a queue.
+        self._inbox: queue.Queue[str | bytes | None] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, name=f"hub-kernel-{user}", daemon=True)
+        self._reader.start()
         self.wait_for(self._kernel_answers, timeout=60, what="the kernel to answer kernel_info")
 
     def _kernel_answers(self) -> bool:
@@ -1020,12 +1027,31 @@ class HubKernel:
     def models(self) -> dict[str, dict[str, Any]]:
         return self.tracker.models
 
-    def _pump(self, timeout: float) -> int:
-        self.ws.settimeout(max(0.01, timeout))
+    def _read(self) -> None:
+        """The reader thread: every frame into the queue (a ping answered on the way); None
+        once the socket is closed."""
+        self.ws.settimeout(None)
         try:
-            data = self.ws.recv()
-        except websocket.WebSocketTimeoutException:
+            while True:
+                data = self.ws.recv()
+                if not data:  # a close frame
+                    break
+                self._inbox.put(data)
+        except (websocket.WebSocketException, OSError):
+            pass
+        finally:
+            self._inbox.put(None)
+
+    def _pump(self, timeout: float) -> int:
+        try:
+            data = self._inbox.get(timeout=max(0.01, timeout))
+        except queue.Empty:
             return 0
+        if data is None:
+            self._inbox.put(None)  # every later pump says so too
+            raise AssertionError(
+                f"the server closed the websocket of {self.user}'s kernel {self.kernel_id}"
+            )
         msg = _decode_binary(data) if isinstance(data, bytes) else json.loads(data)
         channel = msg.get("channel")
         if channel == "iopub":
@@ -1108,7 +1134,10 @@ class HubKernel:
         if not self.closed:
             self.closed = True
             with contextlib.suppress(Exception):
-                self.ws.close()
+                self.ws.close(timeout=2)
+            with contextlib.suppress(Exception):  # the socket too, when the handshake failed
+                self.ws.shutdown()
+            self._reader.join(timeout=10)
 
     def shutdown(self) -> None:
         """Close the websocket and delete the notebook's session and kernel (as closing and
