@@ -400,6 +400,32 @@ def test_no_key_or_secret_is_on_any_command_line(team: Team) -> None:
     assert len(all_pids()) > 10  # the scan saw the processes
 
 
+def test_no_users_key_is_written_to_disk(team: Team, shared: SharedEnvironment) -> None:
+    """A user's key comes from the spawner's environment and stays there: no file under any
+    user's home, the users' own entries in /tmp, or the shared environment holds it (but the
+    admin's key files)."""
+    keys = {run.user.key.encode(): run.user.name for run in team.runs.values()}
+    uids = {run.user.uid for run in team.runs.values()}
+    theirs = [e for e in Path("/tmp").iterdir() if e.lstat().st_uid in uids]
+    roots = [run.user.home for run in team.runs.values()] + theirs + [shared.folder]
+    found = []
+    for root in roots:
+        walked = [(str(root.parent), [], [root.name])] if root.is_file() else os.walk(root)
+        for folder, _dirs, files in walked:
+            if Path(folder) == shared.keys:
+                continue
+            for name in files:
+                path = Path(folder, name)
+                try:
+                    if path.is_symlink() or path.stat().st_size > 50_000_000:
+                        continue
+                    data = path.read_bytes()
+                except OSError:
+                    continue
+                found += [(keys[k], str(path)) for k in keys if k in data]
+    assert found == [], found
+
+
 # --------------------------------------------------------------------------- the guide's other set-ups
 
 
