@@ -89,7 +89,7 @@ def _memory(hub: Hub, users: list[HubUser], results: Results) -> None:
 
 def _at_once(hub: Hub, users: list[HubUser], results: Results, repeats: int) -> None:
     names = [u.name for u in users]
-    hub.start_servers(names)
+    hub.start_servers([n for n in names if hub.server(n) is None])
     kernels = start_concurrently([lambda n=n: hub.open_kernel(n) for n in names])
     start_concurrently([lambda k=k: k.execute(START, timeout=300) for k in kernels])
     start_concurrently([lambda k=k: _first_word(k) for k in kernels])  # one-off costs
