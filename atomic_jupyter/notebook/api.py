@@ -101,8 +101,8 @@ def start(
     """
     config = config or _ipython_config()
     if not demo:  # the site's or the user's model, unless this start names one
-        provider = provider or config.provider
-        model = model or config.model
+        provider = provider or getattr(config, "provider", None)
+        model = model or getattr(config, "model", None)
     spec = LaunchSpec(
         command=command,
         provider=provider,
@@ -119,7 +119,8 @@ def start(
         notebook_edits=notebook_edits,
     )
     new = AgentSession(name, spec, config=config)
-    for entry in config.answer_policies:  # the site's and the user's answers, before any dialog
+    # The site's and the user's answers, before any dialog can come.
+    for entry in getattr(config, "answer_policies", None) or []:
         answer = CANCEL if entry.get("cancel") else entry.get("answer")
         new.answer_with(answer, method=entry.get("method"), title=entry.get("title"))
     try:
