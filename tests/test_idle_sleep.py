@@ -42,8 +42,9 @@ class Agent:
         self.busy = False
         self.slept = threading.Event()
 
-    def sleep(self) -> None:
+    def sleep(self) -> bool:
         self.slept.set()
+        return True
 
 
 @pytest.fixture
@@ -299,3 +300,26 @@ def test_an_agent_whose_conversation_is_not_saved_never_sleeps(tmp_path: Path) -
     finally:
         stop_quietly(unsaved)
         stop_quietly(saved)
+
+
+@real_agent
+def test_a_prompt_that_comes_as_the_agent_goes_to_sleep_still_runs(tmp_path: Path) -> None:
+    """The sleep and a command meet: either the command comes first (the agent stays awake)
+    or the sleep does (the command finds it asleep and wakes it), never "not running" in
+    between (seen on a loaded hub: the process gone, its exit not yet recorded)."""
+    session = demo_session(tmp_path, minutes=0.0005)  # 30 ms: due at once when idle
+    try:
+        session.start()
+        for round_ in range(4):
+            wait_until(lambda: session.state in ("idle", "asleep"), "an idle agent", 30)
+            wait_until(lambda: session._idle.due() or session.state == "asleep", "due", 30)
+            sleeper = threading.Thread(target=session._launcher.sleep)
+            sleeper.start()
+            if round_ % 2:
+                threading.Event().wait(0.05)  # let the sleep take the lock first
+            run = session.prompt(f"hello {round_}", display=False)
+            assert session.wait(run=run, timeout=60).reason == "finished"
+            sleeper.join(10)
+            assert run.text, run.transcript.blocks
+    finally:
+        stop_quietly(session)

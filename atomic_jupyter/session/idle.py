@@ -67,7 +67,8 @@ class IdleWatch:
         Whether the agent is doing something for someone (a run, an open dialog, a command
         waiting for its answer).
     sleep:
-        Ends the agent, its conversation kept (called on the watch's thread).
+        Ends the agent, its conversation kept, unless :meth:`due` says no more once it holds
+        what commands wait on (called on the watch's thread); returns whether it did.
     beat:
         How often (seconds) a busy agent signals activity.
     """
@@ -77,7 +78,7 @@ class IdleWatch:
         *,
         minutes: Callable[[], float],
         busy: Callable[[], bool],
-        sleep: Callable[[], None],
+        sleep: Callable[[], bool],
         beat: float | None = None,
     ) -> None:
         self._minutes = minutes
@@ -92,6 +93,14 @@ class IdleWatch:
         self.beats = 0
         #: How many checks found the agent busy, or idle for less than its time.
         self.checks = 0
+
+    def due(self) -> bool:
+        """Whether the agent has been idle for its time (not busy, no command since)."""
+        minutes = self._minutes()
+        if minutes <= 0 or self._busy():
+            return False
+        with self._lock:
+            return time.monotonic() - self._last >= minutes * 60
 
     def touch(self) -> None:
         """Something happened (a command goes out): the idle time starts again."""
@@ -131,9 +140,9 @@ class IdleWatch:
             with self._lock:
                 left = self._last + minutes * 60 - now
             if minutes > 0 and left <= 0:
-                if not stop.is_set():
-                    self._sleep()
-                return
+                if stop.is_set() or self._sleep():
+                    return
+                left = minutes * 60  # a command came first: the idle time starts again
             # Wake for the next beat (a run may begin meanwhile), when the idle time is up, or
             # to read the setting again (a person may change it).
             wait = min(self._beat, RECHECK_SECONDS, left) if minutes > 0 else RECHECK_SECONDS

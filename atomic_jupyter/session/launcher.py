@@ -95,7 +95,7 @@ class Launcher:
         self._idle = idle
         self._addons = addons
         self._state_changed = state_changed
-        self._waking = threading.Lock()
+        self._waking = threading.RLock()
         self._wake_note: str | None = None
 
     @property
@@ -171,15 +171,25 @@ class Launcher:
         process.wait_exit(timeout)
         return self._lifecycle.exit_code
 
-    def sleep(self, timeout: float = 5.0) -> None:
+    def sleep(self, timeout: float = 5.0) -> bool:
         """End an idle agent, its conversation kept: the session is ``"asleep"`` until the
-        next command starts it again (on the idle watch's thread)."""
-        process = self._client.process
-        if process is None or not self._commands.alive:
-            return
-        self._lifecycle.request_stop(sleep=True)
-        process.stop()
-        process.wait_exit(timeout)
+        next command starts it again (on the idle watch's thread). A command on its way
+        waits (it holds the same lock): one that came first keeps the agent awake (the watch
+        is asked again under the lock), one that comes after finds it asleep and wakes it.
+        Return whether the agent was put to sleep."""
+        with self._waking:
+            process = self._client.process
+            if process is None or not self._commands.alive or not self._idle.due():
+                return False
+            self._lifecycle.request_stop(sleep=True)
+            process.stop()
+            process.wait_exit(timeout)
+            # The exit watcher records the exit (state "asleep") a moment after the process
+            # ends: a command that waited on the lock must find it recorded.
+            deadline = time.monotonic() + timeout
+            while not self._lifecycle.ended and time.monotonic() < deadline:
+                threading.Event().wait(0.01)
+            return True
 
     def wake_if_asleep(self) -> None:
         """Before a command goes out (any thread): count it as activity, and start an agent
@@ -191,10 +201,8 @@ class Launcher:
         AgentStartError
             When the agent cannot be started again.
         """
-        self._idle.touch()
-        if self._lifecycle.phase is not Phase.ASLEEP:
-            return
-        with self._waking:
+        with self._waking:  # reentrant: the start's own commands come through here
+            self._idle.touch()
             if self._lifecycle.phase is not Phase.ASLEEP:
                 return
             began = time.monotonic()

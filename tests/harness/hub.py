@@ -813,13 +813,13 @@ class Hub:
         if proc is not None and proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
             try:
-                proc.wait(timeout=30)
+                proc.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=10)
         # What the hub's own shutdown should have ended (given a moment to end).
-        _wait(lambda: not (self.processes() or self.proxies()), 5)
+        _wait(lambda: not (self.processes() or self.proxies()), 30)
         self.left_behind = [
             " ".join(proc_cmdline(pid))[:300]
             for pid in sorted({*self.processes(), *self.proxies()})
