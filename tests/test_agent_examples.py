@@ -15,6 +15,8 @@ from tests.harness.kernel_runs import wait_done
 from tests.harness.kernel_widgets import (
     WIDGET_VIEW,
     PagePanel,
+    answer_html,
+    answers,
     dialog_in,
     displayed,
     elements,
@@ -138,6 +140,12 @@ def test_a_steer_whose_input_hook_asks_first_does_not_block_the_kernel(kernel, p
     a person must not hold the cell (and the dialog must not be taken for abandoned when
     the run it was raised in ends)."""
     running = area_of(kernel.execute("%%atomic_agent\nplease be slow"))
+    # The hook asks only while the agent streams: steer once the slow answer has begun (in CI
+    # a steer that overtook the run's start was queued without asking).
+    kernel.wait_for(
+        lambda: any("slow" in answer_html(kernel, a) for a in answers(kernel, running)),
+        what="the slow answer to begin",
+    )
     result = kernel.execute("%atomic_agent steer a gated remark", timeout=20)
     assert result.status == "ok"
     area = area_of(result)
