@@ -89,7 +89,8 @@ def test_quickstart_shows_streamed_text_a_tool_card_an_answered_dialog_and_statu
     assert "tool bash · $ ls -la · done" in records
     assert "→ Block (" in records and "→ Yes (" in records
     assert "turns:" in records  # the panel's status line
-    assert "tokens" in records  # a run's footer
+    assert "1 turn" in records  # a run's footer
+    assert "tokens" not in records  # the demo model reports no usage: no figures
     assert "atomic-widget-block" in "".join(
         output.get("data", {}).get("text/html", "")
         for cell in executed.cells

@@ -278,6 +278,40 @@ def test_the_footer_hides_a_free_models_cost_and_a_command_runs_nothing() -> Non
     assert footer_text(transcript, False) == ""
 
 
+def test_the_footer_counts_turns_as_they_end_and_shows_no_figures_a_model_did_not_report() -> None:
+    from atomic_jupyter.protocol.messages import AgentEvent
+
+    run = PromptRun("r1", "hi")
+    transcript = run.transcript
+
+    def turn(usage: dict[str, Any] | None) -> None:
+        message = {"role": "assistant", "content": [], "model": "m-1", "provider": "p"}
+        if usage is not None:
+            message["usage"] = usage
+        transcript.apply(AgentEvent("message_start", {"message": message}))
+        transcript.apply(AgentEvent("message_end", {"message": message}))
+
+    assert footer_text(transcript, False) == ""
+    turn({"input": 100, "output": 20, "cost": {"total": 0.5}})
+    assert footer_text(transcript, False) == "so far: 1 turn · 100 in / 20 out tokens · $0.5000"
+    turn({"input": 150, "output": 10, "cost": {"total": 0.25}})
+    assert footer_text(transcript, False) == "so far: 2 turns · 250 in / 30 out tokens · $0.7500"
+    transcript.close()
+    transcript.elapsed = 2.0
+    assert (
+        footer_text(transcript, True) == "m-1 · 2 turns · 250 in / 30 out tokens · $0.7500 · 2.0 s"
+    )
+
+    silent = PromptRun("r2", "hi").transcript
+    transcript = silent
+    turn({"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": 0}})
+    turn(None)
+    assert footer_text(silent, False) == "so far: 2 turns"
+    silent.close()
+    silent.elapsed = 1.0
+    assert footer_text(silent, True) == "m-1 · 2 turns · 1.0 s"
+
+
 def test_the_panels_record_holds_its_state_runs_and_notes_but_no_local_details() -> None:
     from types import SimpleNamespace
 

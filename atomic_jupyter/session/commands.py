@@ -22,6 +22,7 @@ from atomic_jupyter.session.lifecycle import Lifecycle
 from atomic_jupyter.session.prompt_images import image_contents
 from atomic_jupyter.session.run_tracker import RunTracker
 from atomic_jupyter.session.settings import Settings
+from atomic_jupyter.session.transcript import compaction_text
 from atomic_jupyter.transport.client import AgentClient, PendingCommand
 from atomic_jupyter.transport.process import Delivery
 
@@ -106,10 +107,8 @@ def command_result_text(kind: str, data: Any) -> str:
     if kind in _SWITCHES:
         return _SWITCHES[kind]
     if kind == "compact" and isinstance(data, dict):
-        before = data.get("tokensBefore")
-        return "Compacted the conversation" + (
-            f" ({before:,} tokens before)." if isinstance(before, int) else "."
-        )
+        said = compaction_text(data)
+        return f"{said[0].upper()}{said[1:]}."
     return ""
 
 
@@ -156,6 +155,9 @@ class CommandChannel:
         #: Called before every command goes out (any thread): the idle watch counts it as
         #: activity, and starts an agent put to sleep again.
         self.before_command: Callable[[], None] | None = None
+        #: Called with each command's type and future as it goes out (:meth:`send`,
+        #: :meth:`write`): what may change the model or the conversation is followed up.
+        self.after_send: Callable[[str, PendingCommand], None] | None = None
 
     @property
     def agent(self) -> AgentLine:
@@ -202,6 +204,8 @@ class CommandChannel:
             self._client.write(pending)
         except AgentNotRunningError:
             raise self.not_running_error() from None
+        if self.after_send is not None:
+            self.after_send(pending.command, pending)
 
     def _note(self, command: Mapping[str, Any]) -> None:
         """A command goes out: the message of a ``steer`` or ``follow_up`` waits in the agent's
@@ -215,9 +219,12 @@ class CommandChannel:
         self.check_running()
         self._note(command)
         try:
-            return self._client.request(command)
+            pending = self._client.request(command)
         except AgentNotRunningError:
             raise self.not_running_error() from None
+        if self.after_send is not None:
+            self.after_send(str(command.get("type")), pending)
+        return pending
 
     def request(
         self, /, command: Mapping[str, Any] | str, timeout: float | None = None, **fields: Any

@@ -160,6 +160,19 @@ class Launcher:
             data = self._commands.request({"type": "get_commands"}, timeout=10).data
             self._tracker.extension_commands = extension_commands(data)
 
+    @property
+    def spec(self) -> LaunchSpec:
+        """How the agent is launched."""
+        return self._spec
+
+    def relaunch_with(self, spec: LaunchSpec) -> None:
+        """Launch with ``spec`` from now on (a key added to its environment); a running agent
+        is started again at once (on the same conversation)."""
+        with self._waking:
+            self._spec = spec
+            if self._put_to_sleep(5.0):  # not a stop: the panel and the runs' outputs stay
+                self.start()
+
     def end_process(self, timeout: float = 5.0, *, requested: bool = True) -> int | None:
         """End the agent's whole process tree; its exit code (None when none was started)."""
         process = self._client.process
@@ -178,18 +191,25 @@ class Launcher:
         is asked again under the lock), one that comes after finds it asleep and wakes it.
         Return whether the agent was put to sleep."""
         with self._waking:
-            process = self._client.process
-            if process is None or not self._commands.alive or not self._idle.due():
+            if not self._idle.due():
                 return False
-            self._lifecycle.request_stop(sleep=True)
-            process.stop()
-            process.wait_exit(timeout)
-            # The exit watcher records the exit (state "asleep") a moment after the process
-            # ends: a command that waited on the lock must find it recorded.
-            deadline = time.monotonic() + timeout
-            while not self._lifecycle.ended and time.monotonic() < deadline:
-                threading.Event().wait(0.01)
-            return True
+            return self._put_to_sleep(timeout)
+
+    def _put_to_sleep(self, timeout: float) -> bool:
+        """End a running agent as a sleep does (its conversation and the session's views
+        kept); whether it was running."""
+        process = self._client.process
+        if process is None or not self._commands.alive:
+            return False
+        self._lifecycle.request_stop(sleep=True)
+        process.stop()
+        process.wait_exit(timeout)
+        # The exit watcher records the exit (state "asleep") a moment after the process
+        # ends: a command that waited on the lock must find it recorded.
+        deadline = time.monotonic() + timeout
+        while not self._lifecycle.ended and time.monotonic() < deadline:
+            threading.Event().wait(0.01)
+        return True
 
     def wake_if_asleep(self) -> None:
         """Before a command goes out (any thread): count it as activity, and start an agent

@@ -35,6 +35,7 @@ from atomic_jupyter.session.policies import Policy, PolicyBook
 from atomic_jupyter.session.prompts import Prompts
 from atomic_jupyter.session.run_tracker import RunTracker, state_probe
 from atomic_jupyter.session.runs import PromptRun
+from atomic_jupyter.session.session_account import SessionAccount
 from atomic_jupyter.session.session_commands import SessionCommands, documented_as
 from atomic_jupyter.session.settings import SessionSettings, Settings
 from atomic_jupyter.session.waiting import WaitResult
@@ -46,11 +47,10 @@ from atomic_jupyter.transport.secrets import Redactor
 __all__ = ["AgentSession", "WaitResult"]
 
 
-class AgentSession(SessionCommands):
+class AgentSession(SessionCommands, SessionAccount):
     """One agent process and everything the notebook knows about it.
 
-    Create sessions with :func:`atomic_jupyter.start` or ``%atomic_agent start``; a session
-    made directly is started with :meth:`start`.
+    Made by :func:`atomic_jupyter.start` or ``%atomic_agent start`` (else call :meth:`start`).
 
     Parameters
     ----------
@@ -99,11 +99,11 @@ class AgentSession(SessionCommands):
     ) -> None:
         wire()  # the first session imports the wiring: addons, presentation, built-in tools
         self.name = name
-        self.spec = spec or LaunchSpec()
+        spec = spec or LaunchSpec()
         self.config: Settings = config or SessionSettings()
         self._lifecycle = life = Lifecycle()
         self._wake = WakeSignal()  # pinged on every change a blocking wait may care about
-        self.extension_ui = ui = ExtensionUiState(Redactor.for_launch(self.spec.env, os.environ))
+        self.extension_ui = ui = ExtensionUiState(Redactor.for_launch(spec.env, os.environ))
         self.dialog_registry = dialogs = DialogRegistry(name)
         dialogs.added.add(self._wake.ping)
         self._policies = PolicyBook(ui.diagnose, dialogs.pending)
@@ -154,7 +154,7 @@ class AgentSession(SessionCommands):
         )
         self._launcher = Launcher(
             name,
-            self.spec,
+            spec,
             self.config,
             client=client,
             lifecycle=life,
@@ -167,6 +167,10 @@ class AgentSession(SessionCommands):
             state_changed=self._state_changed,
         )
         commands.before_command = self._launcher.wake_if_asleep
+        SessionAccount.__init__(
+            self, client, commands, tracker, inbox.listeners, lambda: life.agent,
+            lambda: self.spec, self._launcher.relaunch_with, lambda: ui.changed.emit("key"),
+        )  # fmt: skip
         self._addons += [a for a in (f(self) for f in self.addon_factories) if a is not None]
         self._kernel_tools = kernel_tools_for(self)
         self._presentation: Presentation | None = None
@@ -207,6 +211,7 @@ class AgentSession(SessionCommands):
         doc="Extensions defined in notebook cells (None when ``AtomicAgent.prototyping`` is off).",
     )
     argv = property(lambda self: self._launcher.argv, doc="The agent's full command line.")
+    spec = property(lambda self: self._launcher.spec, doc="How the agent is launched.")
     resolved = property(lambda self: self._launcher.resolved, doc="How the command was found.")
     stderr_tail = property(
         lambda self: self._launcher.stderr_tail,
@@ -304,6 +309,7 @@ class AgentSession(SessionCommands):
             self._wake.ping()
 
     def _state_changed(self) -> None:
+        self.standing.follow_state(self._lifecycle.state)
         self._wake.ping()
         self.extension_ui.changed.emit("state")
 

@@ -32,7 +32,9 @@ __all__ = [
     "ToolBlock",
     "Transcript",
     "UserBlock",
+    "COMPACTION_REASONS",
     "Usage",
+    "compaction_text",
     "content_text",
     "custom_entry",
 ]
@@ -224,7 +226,10 @@ def custom_entry(event: AgentEvent) -> tuple[str, Any] | None:
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens and cost summed over a run's assistant messages."""
+    """Tokens and cost summed over a run's assistant messages, and the models that sent them.
+
+    A model that reports no usage leaves every count at zero: :attr:`reported` is then False,
+    and a view says nothing of tokens rather than "0 tokens"."""
 
     turns: int = 0
     input: int = 0
@@ -232,16 +237,38 @@ class Usage:
     cache_read: int = 0
     cache_write: int = 0
     cost: float = 0.0
+    models: tuple[str, ...] = ()
+
+    @property
+    def reported(self) -> bool:
+        """Whether the model reported any usage (a count or a cost above zero)."""
+        return bool(self.input or self.output or self.cache_read or self.cache_write or self.cost)
+
+    def __add__(self, other: Usage) -> Usage:
+        models = self.models + tuple(m for m in other.models if m not in self.models)
+        return Usage(
+            self.turns + other.turns,
+            self.input + other.input,
+            self.output + other.output,
+            self.cache_read + other.cache_read,
+            self.cache_write + other.cache_write,
+            self.cost + other.cost,
+            models,
+        )
 
     @classmethod
     def of(cls, messages: Any) -> Usage:
         """Sum the ``usage`` of every assistant message in ``messages``."""
         turns = inp = out = cr = cw = 0
         cost = 0.0
+        models: list[str] = []
         for message in messages if isinstance(messages, list) else []:
             if not isinstance(message, dict) or message.get("role") != "assistant":
                 continue
             turns += 1
+            model = message.get("model")
+            if isinstance(model, str) and model and model not in models:
+                models.append(model)
             usage = message.get("usage")
             usage = usage if isinstance(usage, dict) else {}
             inp += _int(usage.get("input"))
@@ -254,7 +281,27 @@ class Usage:
                 else None
             )
             cost += float(total) if isinstance(total, (int, float)) else 0.0
-        return cls(turns, inp, out, cr, cw, cost)
+        return cls(turns, inp, out, cr, cw, cost, tuple(models))
+
+
+#: Why the agent compacts, in words (the ``reason`` of ``compaction_start``).
+COMPACTION_REASONS = {
+    "manual": "asked for",
+    "threshold": "the context window is nearly full",
+    "overflow": "the conversation overflowed the model's context window",
+}
+
+
+def compaction_text(result: dict[str, Any]) -> str:
+    """A compaction's result in words: the tokens before, and about how many after when the
+    agent says (the current line estimates them; the 0.73 line does not)."""
+    before, after = result.get("tokensBefore"), result.get("estimatedTokensAfter")
+    text = "compacted the conversation"
+    if isinstance(before, int) and not isinstance(before, bool):
+        text += f": {before:,} tokens before"
+        if isinstance(after, int) and not isinstance(after, bool):
+            text += f", about {after:,} after"
+    return text
 
 
 def _int(value: Any) -> int:
@@ -282,6 +329,10 @@ class Transcript:
         self.blocks: list[Block] = []
         self.created = time.monotonic()
         self.usage: Usage | None = None
+        #: The thinking level the run's model thought at (None: unknown, or a model that
+        #: does not think); set once, when the run is first seen.
+        self.thinking: str | None = None
+        self.settings_noted = False
         self.elapsed: float | None = None
         self.ended = False
         self.started = False
@@ -392,6 +443,12 @@ class Transcript:
     def _on_agent_start(self, _e: dict[str, Any]) -> bool:
         self.started = True
         return False
+
+    def usage_so_far(self) -> Usage:
+        """Totals of the assistant messages this run has finished so far (after each turn,
+        while it works; the same as :attr:`usage` once it is over)."""
+        with self.lock:
+            return self.usage if self.usage is not None else Usage.of(self._finals)
 
     def close(self) -> None:
         """The run is over: total up this transcript's own messages (call once, at the end)."""
@@ -528,22 +585,26 @@ class Transcript:
         return True
 
     def _on_compaction_start(self, e: dict[str, Any]) -> bool:
-        self._add(
-            NoteBlock(
-                text=f"compacting the context ({e.get('reason', 'manual')})…", kind="compaction"
-            )
-        )
+        why = COMPACTION_REASONS.get(str(e.get("reason", "manual")), str(e.get("reason")))
+        self._add(NoteBlock(text=f"compacting the conversation ({why})…", kind="compaction"))
         return True
 
     def _on_compaction_end(self, e: dict[str, Any]) -> bool:
+        overflow = e.get("reason") == "overflow"
         if e.get("aborted"):
             text, level = "compaction aborted", "warning"
         elif e.get("errorMessage"):
             text, level = f"compaction failed: {e.get('errorMessage')}", "error"
+            if overflow:
+                text += (
+                    ". The conversation no longer fits the model's context window: start a "
+                    "new one (%atomic_agent new), or choose a model with a larger window."
+                )
         else:
-            result = e.get("result") or {}
-            before = result.get("tokensBefore") if isinstance(result, dict) else None
-            text, level = f"compaction done (context was {before} tokens)", "info"
+            result = e.get("result")
+            text, level = compaction_text(result if isinstance(result, dict) else {}), "info"
+            if overflow and e.get("willRetry"):
+                text += "; the agent tries again"
         self._add(NoteBlock(text=text, level=level, kind="compaction"))
         return True
 

@@ -21,7 +21,13 @@ from atomic_jupyter.protocol.decode import Scrubber
 from atomic_jupyter.protocol.messages import Response, UIResponse
 from atomic_jupyter.transport.process import AgentProcess, Delivery
 
-__all__ = ["AgentClient", "AgentGoneError", "PendingCommand"]
+__all__ = ["QUESTIONS", "AgentClient", "AgentGoneError", "PendingCommand"]
+
+#: Commands that only ask (they change nothing and no extension raises a dialog on them): one
+#: waiting for its answer does not make the client :meth:`~AgentClient.busy`.
+QUESTIONS = frozenset(
+    {"get_state", "get_session_stats", "get_available_thinking_levels", "get_available_models"}
+)
 
 log = logging.getLogger(__name__)
 
@@ -174,8 +180,9 @@ class AgentClient:
             return [kind for kind in self._connection.pending.values() if kind not in besides]
 
     def busy(self) -> bool:
-        """Whether a command other than ``get_state`` waits for the agent's answer."""
-        return bool(self.waiting(besides={"get_state"}))
+        """Whether a command waits for the agent's answer, other than the questions that
+        change nothing and raise no dialog (:data:`QUESTIONS`)."""
+        return bool(self.waiting(besides=QUESTIONS))
 
     def fail_pending(self, reason: str) -> None:
         """The agent is gone: fail every command still waiting, with ``reason``."""

@@ -8,6 +8,8 @@
 //   [data-action=A]   a button whose click sends {type: A, ...its other data-*} (Stop, ...)
 //   [data-children=K] where the blocks keyed "K/..." go (a list inside a block)
 // A "dialog" of method "prompt" is the panel's editor: a text area that sends on Shift+Enter.
+// One of method "settings" is the panel's model and thinking pickers, its Compact button and,
+// when a provider has no key, a password field whose value is sent once and never kept here.
 // Nothing it receives is run; HTML is inserted as sent (it was escaped and sanitised in the
 // kernel), text it draws itself goes through textContent.
 //
@@ -301,6 +303,122 @@ function promptControls(model, data) {
   return { box, update, stop: () => {} };
 }
 
+function choice(cls, label) {
+  const field = document.createElement("select");
+  field.className = cls;
+  field.setAttribute("aria-label", label);
+  return field;
+}
+
+function settingsControls(model, data) {
+  // The panel's settings: each change is sent at once ({type: "model" | "thinking", value});
+  // the kernel answers with the panel drawn again (or an error under the controls).
+  const box = document.createElement("div");
+  box.className = "atomic-settings";
+  box.addEventListener("keydown", (event) => event.stopPropagation());
+  const row = document.createElement("div");
+  row.className = "atomic-dialog-row";
+  box.appendChild(row);
+  const models = choice("atomic-model-choice", "Model");
+  models.addEventListener("change", () => model.send({ type: "model", value: models.value }));
+  const levels = choice("atomic-thinking-choice", "Thinking level");
+  levels.addEventListener("change", () => model.send({ type: "thinking", value: levels.value }));
+  const compact = button("atomic-compact", "Compact", () => model.send({ type: "compact" }));
+  compact.title = "Summarise the conversation so far to free the context window";
+  const label = (text, field) => {
+    const element = document.createElement("label");
+    element.textContent = text + " ";
+    element.appendChild(field);
+    return element;
+  };
+  row.appendChild(label("Model", models));
+  row.appendChild(label("Thinking", levels));
+  row.appendChild(compact);
+  // The key field: the value goes to the kernel once and the field is emptied at once.
+  const keyRow = document.createElement("div");
+  keyRow.className = "atomic-dialog-row atomic-key-row";
+  const keyLabel = document.createElement("label");
+  const key = document.createElement("input");
+  key.type = "password";
+  key.className = "atomic-key-input";
+  key.autocomplete = "off";
+  key.spellcheck = false;
+  const keep = document.createElement("input");
+  keep.type = "checkbox";
+  keep.className = "atomic-key-keep";
+  const keepLabel = document.createElement("label");
+  keepLabel.appendChild(keep);
+  keepLabel.appendChild(document.createTextNode(" keep it after this kernel (the agent's credential store)"));
+  const useKey = () => {
+    if (!key.value) return;
+    const value = key.value;
+    key.value = "";
+    model.send({ type: "key", value, keep: keep.checked });
+  };
+  key.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.isComposing) {
+      event.preventDefault();
+      useKey();
+    }
+  });
+  keyRow.appendChild(keyLabel);
+  keyRow.appendChild(key);
+  keyRow.appendChild(button("atomic-key-use", "Use this key", useKey, true));
+  keyRow.appendChild(keepLabel);
+  box.appendChild(keyRow);
+  const error = document.createElement("div");
+  error.className = "atomic-dialog-error";
+  error.setAttribute("role", "alert");
+  box.appendChild(error);
+  let listed = null;
+  let levelsListed = null;
+  const update = (next) => {
+    const listing = JSON.stringify(next.models);
+    if (listing !== listed) {  // the options are drawn again only when the list changed
+      listed = listing;
+      models.replaceChildren();
+      const groups = new Map();
+      for (const item of next.models) {
+        let group = groups.get(item.provider);
+        if (!group) {
+          group = document.createElement("optgroup");
+          group.label = item.provider;
+          groups.set(item.provider, group);
+          models.appendChild(group);
+        }
+        const option = document.createElement("option");
+        option.value = item.value;
+        option.textContent = item.label + (item.value === next.model ? " (current)" : "");
+        group.appendChild(option);
+      }
+    }
+    if (models.value !== next.model) models.value = next.model;
+    const levelListing = JSON.stringify(next.levels);
+    if (levelListing !== levelsListed) {
+      levelsListed = levelListing;
+      levels.replaceChildren();
+      for (const level of next.levels) {
+        const option = document.createElement("option");
+        option.value = level;
+        option.textContent = level;
+        levels.appendChild(option);
+      }
+    }
+    if (levels.value !== next.level) levels.value = next.level;
+    models.disabled = !!next.disabled || next.models.length === 0;
+    levels.disabled = !!next.disabled || next.levels.length <= 1;
+    compact.disabled = !!next.disabled;
+    keyRow.style.display = next.key ? "" : "none";
+    if (next.key) {
+      keyLabel.textContent = `API key for ${next.key.provider} (${next.key.variable}) `;
+      key.setAttribute("aria-label", `API key for ${next.key.provider}`);
+    }
+    error.textContent = next.error || "";
+  };
+  update(data);
+  return { box, update, stop: () => {} };
+}
+
 function render({ model, el }) {
   const store = storeOf(model);
   // The page's own styles for rendered HTML (code blocks, tables, quotes), as a record has.
@@ -369,7 +487,8 @@ function render({ model, el }) {
       if (!data) continue;
       let controls = dialogEls.get(data.id);
       if (!controls) {
-        controls = data.method === "prompt" ? promptControls(model, data) : dialogControls(model, data);
+        const draw = { prompt: promptControls, settings: settingsControls }[data.method];
+        controls = (draw || dialogControls)(model, data);
         dialogEls.set(data.id, controls);
       }
       place.appendChild(controls.box);

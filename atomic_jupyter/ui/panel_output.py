@@ -24,6 +24,7 @@ from atomic_jupyter.ui.panel_parts import (
     entries_html,
     head_html,
     notification_html,
+    standing_parts,
     status_html,
     widget_block_html,
 )
@@ -34,8 +35,9 @@ from atomic_jupyter.ui.text import escape, pre_html
 
 if TYPE_CHECKING:
     from atomic_jupyter.session.session import AgentSession
+    from atomic_jupyter.session.standing import Standing
 
-__all__ = ["EDITOR_ID", "NOTIFICATIONS_SHOWN", "PANEL_ENTRIES", "PanelOutput"]
+__all__ = ["EDITOR_ID", "NOTIFICATIONS_SHOWN", "PANEL_ENTRIES", "SETTINGS_ID", "PanelOutput"]
 
 #: Notifications the panel shows (all are kept in ``session.notifications``).
 NOTIFICATIONS_SHOWN = 30
@@ -44,6 +46,10 @@ PANEL_ENTRIES = 20
 #: The id of the panel's editor among the output's controls.
 EDITOR_ID = "panel-editor"
 EDITOR_PLACEHOLDER = "Message the agent… (Shift+Enter sends)"
+#: The id of the panel's model, thinking and compaction controls among the output's controls.
+SETTINGS_ID = "panel-settings"
+#: What a person sets from the panel: the message types of the settings controls.
+SETTING_ACTIONS = frozenset({"model", "thinking", "compact", "key"})
 
 _STATE_TEXT = {
     "new": "not started",
@@ -71,6 +77,10 @@ class PanelOutput:
         Called with a run the panel shows whose Stop was clicked.
     on_rule:
         Called with a dialog answered with "answer this way from now on" checked.
+    on_setting:
+        Called with a settings control's message (``{"type": "model", "value":
+        "provider/id"}``, ``"thinking"``, ``"compact"``, ``"key"``); returns what went wrong,
+        in words, or None.
     """
 
     def __init__(
@@ -80,9 +90,13 @@ class PanelOutput:
         on_send: Callable[[str], None],
         on_stop: Callable[[PromptRun], None],
         on_rule: OnRule,
+        on_setting: Callable[[Mapping[str, Any]], str | None] = lambda _message: None,
     ) -> None:
         self.session = session
         self._on_send = on_send
+        self._on_setting = on_setting
+        self._setting_error = ""
+        self._key_rev = 0
         self.widget = OutputWidget(f"atomic-panel {NO_TYPESETTING}", ROOT_STYLE)
         #: The runs and dialogs the panel shows.
         self.shown = RunList("runs", schedule, on_stop, on_rule, PANEL_ENTRIES)
@@ -134,6 +148,10 @@ class PanelOutput:
             about += (" · " if about else "") + "project trust on (its .pi extensions and settings)"
         if about:
             add("about", f'<div class="atomic-about" style="{_MUTED}">{escape(about)}</div>')
+        standing = s.standing.current
+        add("standing", standing_parts(standing)[0])
+        add("settings", f'<div class="atomic-settings-place" data-dialog="{SETTINGS_ID}"></div>')
+        content.dialogs[SETTINGS_ID] = self._settings(standing)
         add("earlier", self._earlier_section())
         if s.status:
             add("status", status_html(s.status, live=True))
@@ -169,6 +187,43 @@ class PanelOutput:
             exited += pre_html(["Run %atomic_agent restart to start it again."])
             add("exit", f'<div class="atomic-exit">{exited}</div>')
         return content
+
+    def _settings(self, standing: Standing) -> dict[str, Any]:
+        """What the model, thinking and compaction controls (and the key field) show."""
+        s = self.session
+        current = standing.model.key if standing.model is not None else ""
+        models = [
+            {"provider": m.provider, "id": m.id, "value": m.key, "label": m.name or m.id}
+            for m in standing.models
+        ]
+        if current and current not in {m["value"] for m in models}:
+            model = standing.model
+            assert model is not None
+            models.insert(
+                0,
+                {
+                    "provider": model.provider,
+                    "id": model.id,
+                    "value": current,
+                    "label": model.name or model.id,
+                },
+            )
+        wanted = s.key_wanted
+        return {
+            "id": SETTINGS_ID,
+            "method": "settings",
+            "models": models,
+            "model": current,
+            "levels": list(standing.levels),
+            "level": standing.thinking or "",
+            "disabled": s.state not in ("idle", "working", "asleep"),
+            "key": (
+                {"provider": wanted.provider, "variable": wanted.variable, "rev": self._key_rev}
+                if wanted is not None
+                else None
+            ),
+            "error": self._setting_error,
+        }
 
     def _earlier_section(self) -> str:
         conversations = self.session.addon("conversations")
@@ -215,6 +270,12 @@ class PanelOutput:
             self._on_send(self.session.editor_text)
         elif kind == "remove-rule":
             self._remove_rule(message.get("rule"))
+        elif kind in SETTING_ACTIONS:
+            with self._lock:
+                if kind == "key":
+                    self._key_rev += 1  # the field is emptied, whatever came of it
+                self._setting_error = self._on_setting(message) or ""
+            self.render()
         else:
             self.shown.act(message)
 

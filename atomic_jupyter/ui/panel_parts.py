@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from atomic_jupyter.session.standing import CONTEXT_WARNING
 from atomic_jupyter.ui.ansi import ansi_to_html, strip_ansi
 from atomic_jupyter.ui.record import (
     Record,
@@ -29,6 +30,7 @@ from atomic_jupyter.ui.text import escape
 if TYPE_CHECKING:
     from atomic_jupyter.session.runs import PromptRun
     from atomic_jupyter.session.session import AgentSession
+    from atomic_jupyter.session.standing import Standing
 
 __all__ = [
     "NOTIFICATION_COLORS",
@@ -37,6 +39,7 @@ __all__ = [
     "head_html",
     "notification_html",
     "panel_record",
+    "standing_parts",
     "status_html",
     "widget_block_html",
 ]
@@ -74,6 +77,50 @@ def status_html(status: dict[str, str], live: bool = False) -> str:
         for key, value in status.items()
     )
     return f'<div class="atomic-status" style="{_MUTED}">{entries}</div>'
+
+
+def standing_parts(standing: Standing) -> tuple[str, str]:
+    """Where the session stands, as HTML and plain lines ("" before the agent has said):
+    the model and thinking level, the conversation's tokens and cost (none when the model
+    reports none), and the context window's fill as a bar that warns past
+    :data:`~atomic_jupyter.session.standing.CONTEXT_WARNING`."""
+    if standing.model is None and not standing.reported_tokens:
+        return "", ""
+    said = []
+    if standing.model is not None:
+        said.append(f"model {standing.model.key}")
+        if standing.model.reasoning and standing.thinking:
+            said.append(f"thinking {standing.thinking}")
+    tokens = standing.tokens or {}
+    if standing.reported_tokens:
+        used = f"{tokens.get('input', 0):,} in / {tokens.get('output', 0):,} out tokens"
+        if standing.cost:
+            used += f" · ${standing.cost:.4f}"
+        said.append(f"this conversation: {used}")
+    line = " · ".join(said)
+    html = text_html(Text("atomic-standing", line, "muted"))
+    plain = [line]
+    fraction = standing.context_fraction
+    if fraction is not None and standing.context_window:
+        full = fraction >= CONTEXT_WARNING
+        context = f"context {fraction:.0%} of {standing.context_window:,} tokens"
+        if full:
+            context += " · nearly full: compact it, or start a new conversation"
+        color = "var(--jp-warn-color1,#e65100)" if full else "var(--jp-brand-color1,#1976d2)"
+        width = f"{min(fraction, 1.0) * 100:.1f}%"
+        bar = (
+            '<div class="atomic-context-bar" role="meter" aria-valuemin="0" aria-valuemax="100" '
+            f'aria-valuenow="{fraction * 100:.0f}" aria-label="context window used" '
+            'style="height:4px;max-width:16em;background:var(--jp-layout-color3,#ddd)">'
+            f'<div style="height:4px;width:{width};background:{color}"></div></div>'
+        )
+        tone = "warning" if full else "muted"
+        cls = "atomic-context atomic-context-full" if full else "atomic-context"
+        html += (
+            f'<div class="{cls}">{text_html(Text("atomic-context-text", context, tone))}{bar}</div>'
+        )
+        plain.append(context)
+    return html, "\n".join(plain)
 
 
 def widget_block_html(lines: Sequence[Any]) -> str:
@@ -117,6 +164,12 @@ def panel_record(session: AgentSession, runs: Sequence[PromptRun] = ()) -> Recor
     if about:
         lines.append(about)
         html.append(text_html(Text("atomic-about", about, "muted")))
+    standing = getattr(session, "standing", None)
+    if standing is not None:
+        standing_html, standing_plain = standing_parts(standing.current)
+        if standing_plain:
+            lines.append(standing_plain)
+            html.append(standing_html)
     status = session.status
     if status:
         lines.append(" · ".join(f"{key}: {value}" for key, value in status.items()))

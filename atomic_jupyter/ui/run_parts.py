@@ -29,6 +29,7 @@ from atomic_jupyter.session.transcript import (
     EntryBlock,
     NoteBlock,
     ToolBlock,
+    Usage,
     UserBlock,
 )
 from atomic_jupyter.ui.ansi import strip_ansi
@@ -56,6 +57,7 @@ __all__ = [
     "footer_text",
     "run_state",
     "tool_heading",
+    "usage_text",
 ]
 
 #: Lines of a tool's output the plain text keeps (the HTML folds the rest).
@@ -150,19 +152,34 @@ def run_state(run: PromptRun, finished: bool | None = None) -> str:
     return "working…" if run.transcript.started or run.answered else "sent"
 
 
-def footer_text(transcript: Transcript, finished: bool) -> str:
-    """A finished run's footer: turns, tokens, cost (when not free) and time; empty for a run
-    that took no turn (an extension command) or that is still going."""
-    usage, elapsed = transcript.usage, transcript.elapsed
-    if not finished or usage is None or elapsed is None or usage.turns == 0:
-        return ""
+def usage_text(usage: Usage) -> str:
+    """Turns, then tokens, cache and cost when the model reported them (a model that reports
+    no usage gets no figures, not zeros); a free model's cost is left out."""
     parts = [f"{usage.turns} turn{'s' if usage.turns != 1 else ''}"]
-    parts.append(f"{usage.input:,} in / {usage.output:,} out tokens")
-    if usage.cache_read or usage.cache_write:
-        parts.append(f"cache {usage.cache_read:,} read / {usage.cache_write:,} written")
-    if usage.cost:
-        parts.append(f"${usage.cost:.4f}")
-    parts.append(f"{elapsed:.1f} s")
+    if usage.reported:
+        parts.append(f"{usage.input:,} in / {usage.output:,} out tokens")
+        if usage.cache_read or usage.cache_write:
+            parts.append(f"cache {usage.cache_read:,} read / {usage.cache_write:,} written")
+        if usage.cost:
+            parts.append(f"${usage.cost:.4f}")
+    return " · ".join(parts)
+
+
+def footer_text(transcript: Transcript, finished: bool) -> str:
+    """The run's footer: once it is over, the model(s) and the thinking level, turns,
+    tokens, cost and time; while
+    it works, what its finished turns used so far; empty for a run that took no turn (an
+    extension command) or none yet."""
+    if not finished:
+        so_far = transcript.usage_so_far()
+        return f"so far: {usage_text(so_far)}" if so_far.turns else ""
+    usage, elapsed = transcript.usage, transcript.elapsed
+    if usage is None or elapsed is None or usage.turns == 0:
+        return ""
+    parts = [", ".join(usage.models)] if usage.models else []
+    if transcript.thinking:
+        parts.append(f"thinking {transcript.thinking}")
+    parts += [usage_text(usage), f"{elapsed:.1f} s"]
     return " · ".join(parts)
 
 

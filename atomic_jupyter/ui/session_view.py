@@ -13,7 +13,7 @@ and :class:`~atomic_jupyter.ui.run_output.RunOutput`'s business: one widget each
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +35,16 @@ __all__ = ["SessionView"]
 #: Seconds between two renders of a streaming transcript (at most 20 a second).
 TRANSCRIPT_INTERVAL = 0.05
 #: Panel parts that can change thousands of times a second, and their update interval.
-THROTTLED_PARTS = frozenset({"status", "widgets", "notifications", "diagnostics", "entries"})
+#: What a setting's error says was being done.
+_DOING = {
+    "model": "change the model",
+    "thinking": "change the thinking level",
+    "compact": "compact the conversation",
+    "key": "use the key",
+}
+THROTTLED_PARTS = frozenset(
+    {"status", "widgets", "notifications", "diagnostics", "entries", "standing"}
+)
 PANEL_INTERVAL = 0.05
 
 
@@ -71,6 +80,7 @@ class SessionView:
             on_send=self._send,
             on_stop=self.stop_run,
             on_rule=self.make_rule,
+            on_setting=self._set,
         )
         #: The outputs that draw runs inside them (the panel, prototypes' outputs): each has
         #: a :class:`~atomic_jupyter.ui.run_list.RunList` ``shown``, ``runs`` and ``render()``.
@@ -82,6 +92,7 @@ class SessionView:
             session.dialog_registry.ticked.add(self._dialog_ticked),
             session.tracker.changed.add(self._run_changed),
             session.policy_changes.add(lambda: self._part_changed("policies")),
+            session.standing.changed.add(lambda: self._part_changed("standing")),
         ]
         # The dialogs that were pending before the panel existed (those of no prompt).
         for dialog in session.pending_dialogs:
@@ -229,6 +240,25 @@ class SessionView:
         if run is not None:
             self.panel_output.show(run)
             self.render_panel()
+
+    def _set(self, message: Mapping[str, Any]) -> str | None:
+        """A person changed a setting in the panel: the model, the thinking level, a
+        compaction, a key. What went wrong, in words (None: nothing)."""
+        kind, value = message.get("type"), message.get("value")
+        try:
+            if kind == "model" and isinstance(value, str) and "/" in value:
+                provider, model_id = value.split("/", 1)
+                self.session.set_model(provider, model_id)
+            elif kind == "thinking" and isinstance(value, str):
+                self.session.set_thinking_level(value)
+            elif kind == "compact":
+                run = self.session.compact(display=False, shown=True)
+                self.panel_output.show(run)
+            elif kind == "key" and isinstance(value, str):
+                return self.session.use_key(value, keep=message.get("keep") is True)
+        except (AtomicAgentError, ValueError) as exc:
+            return f"could not {_DOING.get(str(kind), 'do that')}: {exc}"
+        return None
 
     # ------------------------------------------------------------------ prompt areas
 

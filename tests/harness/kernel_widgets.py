@@ -349,6 +349,25 @@ class PagePanel(PageOutput):
         """Type ``text`` and press Shift+Enter (or Send)."""
         return self.kernel.send_custom(self.comm_id, {"type": "send", "value": text})
 
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The model, thinking and compaction controls' description (``models``, ``model``,
+        ``levels``, ``level``, ``key``, ``error``, ...)."""
+        return dict(self.kernel.tracker.pages[self.comm_id].content.dialogs["panel-settings"])
+
+    def choose(self, kind: str, value: str) -> str:
+        """Choose ``value`` in the panel's ``kind`` picker (``"model"``: ``provider/id``;
+        ``"thinking"``: a level), as the page sends a change."""
+        return self.kernel.send_custom(self.comm_id, {"type": kind, "value": value})
+
+    def compact(self) -> str:
+        """Press the panel's Compact button."""
+        return self.kernel.send_custom(self.comm_id, {"type": "compact"})
+
+    def give_key(self, key: str, keep: bool = False) -> str:
+        """Type ``key`` into the key field (ticking "keep it" when ``keep``) and press Use."""
+        return self.kernel.send_custom(self.comm_id, {"type": "key", "value": key, "keep": keep})
+
     def remove_rule(self, index: int) -> str:
         """Click the Remove button of the rule on line ``index`` (as last drawn)."""
         buttons = re.findall(r'data-action="remove-rule" data-rule="([^"]*)"', self.html)

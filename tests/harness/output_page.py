@@ -81,6 +81,8 @@ def controls_html(dialog: dict[str, Any]) -> str:
             f"{e(dialog['value'])}</textarea>"
             '<button class="atomic-send">Send</button></div>'
         )
+    if dialog["method"] == "settings":
+        return settings_html(dialog)
     parts = [f'<strong class="atomic-dialog-title">{e(dialog["title"])}</strong>']
     if dialog["message"]:
         parts.append(f'<pre class="atomic-dialog-message">{e(dialog["message"])}</pre>')
@@ -113,6 +115,36 @@ def controls_html(dialog: dict[str, Any]) -> str:
     if dialog["error"]:
         parts.append(f'<div class="atomic-dialog-error">{e(dialog["error"])}</div>')
     return '<div class="atomic-dialog-controls">' + "".join(parts) + "</div>"
+
+
+def settings_html(dialog: dict[str, Any]) -> str:
+    """The panel's settings as the module draws them: the model picker grouped by provider
+    (the current one marked), the thinking levels, Compact, the key field when a provider
+    wants a key (never with a value), and what went wrong."""
+    e = html_lib.escape
+    groups: dict[str, list[str]] = {}
+    for item in dialog["models"]:
+        mark = " (current)" if item["value"] == dialog["model"] else ""
+        groups.setdefault(item["provider"], []).append(
+            f'<option value="{e(item["value"])}">{e(item["label"])}{mark}</option>'
+        )
+    models = "".join(f'<optgroup label="{e(p)}">{"".join(o)}</optgroup>' for p, o in groups.items())
+    levels = "".join(f"<option>{e(level)}</option>" for level in dialog["levels"])
+    parts = [
+        f'<select class="atomic-model-choice">{models}</select>',
+        f'<select class="atomic-thinking-choice">{levels}</select>',
+        '<button class="atomic-compact">Compact</button>',
+    ]
+    key = dialog["key"]
+    if key:
+        parts.append(
+            f"<label>API key for {e(key['provider'])} ({e(key['variable'] or '')})</label>"
+            '<input type="password" class="atomic-key-input">'
+            '<button class="atomic-key-use">Use this key</button>'
+        )
+    if dialog["error"]:
+        parts.append(f'<div class="atomic-dialog-error">{e(dialog["error"])}</div>')
+    return '<div class="atomic-settings">' + "".join(parts) + "</div>"
 
 
 def page_html(source: OutputWidget | Content | PageStore) -> str:

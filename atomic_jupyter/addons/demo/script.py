@@ -51,9 +51,9 @@ anything else
     understands (:data:`DEMO_PROMPTS`), and how to start a real model instead.
 
 Text streams in small chunks with a tiny delay, so streaming is visible in the notebook while
-a whole answer takes well under two seconds. Every turn reports a plausible
-:class:`~atomic_jupyter.addons.model_server.Usage` (about four characters a token, estimated from
-the request and the answer), so the transcript's footer shows tokens.
+a whole answer takes well under two seconds. No turn reports a usage: the demo model is free
+and counts nothing, so a run's footer shows no tokens or cost (as with any provider that
+reports none) rather than invented figures.
 
 The script is pure (no I/O, no clock, no randomness): the same request always gets the same
 turn. The pinned agents offer the tools ``read`` (``path``, ``offset``,
@@ -65,8 +65,6 @@ notebook adds its own: ``python`` (``code``: run in the kernel, after the person
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -83,7 +81,6 @@ from atomic_jupyter.addons.model_server import (
     Thinking,
     ToolCall,
     Turn,
-    Usage,
     content_text,
 )
 from atomic_jupyter.session.citations import CITED_HEADING
@@ -328,20 +325,10 @@ def _thinking(text: str) -> Thinking:
     return Thinking(text, chunk=CHUNK, delay=DELAY)
 
 
-def _tokens(text: str) -> int:
-    return max(1, math.ceil(len(text) / 4))
-
-
 def _turn(request: ChatRequest, parts: Sequence[Text | Thinking | ToolCall]) -> Turn:
-    """A turn with a usage estimated from the request (its messages and tools) and the parts."""
-    prompt = json.dumps(request.messages, ensure_ascii=False) + json.dumps(
-        request.body.get("tools") or [], ensure_ascii=False
-    )
-    answer = "".join(
-        p.text if isinstance(p, (Text, Thinking)) else p.name + json.dumps(dict(p.arguments))
-        for p in parts
-    )
-    return Turn(list(parts), usage=Usage(input=_tokens(prompt), output=_tokens(answer)))
+    """A turn of ``parts`` that reports no usage (the demo model counts nothing)."""
+    del request  # every turn is shaped the same, whatever was asked
+    return Turn(list(parts), report_usage=False)
 
 
 def _content(message: dict[str, Any]) -> str:

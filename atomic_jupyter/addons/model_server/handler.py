@@ -214,7 +214,7 @@ class _Handler(BaseHTTPRequestHandler):
                 raise _ClientGone  # the server is stopping: cut the stream
             send(chunk(delta))
         send(chunk({}, turn.finish))
-        if request.include_usage:
+        if request.include_usage and turn.report_usage:
             send(json.dumps({**base, "choices": [], "usage": usage(turn, request)}))
         send("[DONE]")
         self._write(b"0\r\n\r\n")

@@ -99,5 +99,5 @@ def completion(turn: Turn, request: ChatRequest, model: str, created: int) -> di
         "created": created,
         "model": model,
         "choices": [{"index": 0, "message": message, "finish_reason": turn.finish}],
-        "usage": usage(turn, request),
+        **({"usage": usage(turn, request)} if turn.report_usage else {}),
     }

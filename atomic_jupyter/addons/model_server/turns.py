@@ -133,6 +133,9 @@ class Turn:
         string, which means ``Text(string)``, is accepted too); or a :class:`Fail`.
     usage:
         The reported usage; None to estimate it (about four characters a token).
+    report_usage:
+        False to send no usage at all (as a provider that reports none): the agent then
+        counts zero tokens.
     finish_reason:
         ``"tool_calls"`` when the turn has tool calls, else ``"stop"``, unless given
         (``"length"`` makes the agent report a truncated response).
@@ -141,6 +144,7 @@ class Turn:
     parts: Sequence[Part] | Part | Fail | str = ()
     usage: Usage | None = None
     finish_reason: str | None = None
+    report_usage: bool = True
 
     @property
     def items(self) -> tuple[Part, ...]:
