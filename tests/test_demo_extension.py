@@ -366,7 +366,8 @@ def test_blocking_the_guarded_command(modelled: AgentSession, workdir: Path) -> 
     assert (workdir / "demo-scratch" / "junk.txt").exists()
     assert turns_status(session) == 2  # the tool call's turn and the answer's turn
     usage = run.transcript.usage
-    assert usage is not None and usage.turns == 2 and usage.input > 0 and usage.output > 0
+    # The demo model counts nothing: the agent gets no usage, so no figures are shown.
+    assert usage is not None and usage.turns == 2 and not usage.reported
 
 
 def test_allowing_the_guarded_command(modelled: AgentSession, workdir: Path) -> None:
@@ -429,7 +430,7 @@ def test_thinking_markdown_and_the_fallback_stream_through_the_agent(
     run = Sent(modelled, "What is the weather like?").finish()
     assert run.text == FALLBACK
     usage = run.transcript.usage
-    assert usage is not None and usage.turns == 1 and usage.output > 100
+    assert usage is not None and usage.turns == 1 and not usage.reported
     assert turns_status(modelled) == 3
 
 

@@ -38,6 +38,7 @@ from tests.harness.kernel_widgets import (
     run_state,
 )
 from tests.harness.support import CURRENT_LINE, SMALL_SESSION_SETTINGS
+from tests.harness.widget_text import visible_text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 
@@ -151,6 +152,22 @@ def footer(kernel: BrowserLikeKernel, output: str) -> str:
     return element_text(page_of(kernel, output), "atomic-footer")
 
 
+def footer_of(html: str | None) -> str:
+    assert html is not None, "no record"
+    return element_text(html, "atomic-footer")
+
+
+def panel_record(kernel: BrowserLikeKernel) -> str:
+    """The visible text of the panel's record copy (what a saved notebook shows), as now."""
+    shown = {
+        str(r.transient.get("display_id")): str(r.data.get("text/html", ""))
+        for r in kernel.displays
+        if str(r.transient.get("display_id", "")).endswith("-record")
+    }
+    (copy,) = [value for value in shown.values() if "atomic-copy-record-panel" in value]
+    return visible_text(copy.split("</style>", 1)[-1])
+
+
 def cost(tokens_in: int, tokens_out: int) -> float:
     return (tokens_in * PRICED["input"] + tokens_out * PRICED["output"]) / 1e6
 
@@ -202,7 +219,12 @@ def test_the_footer_counts_each_turn_as_it_ends_and_the_panel_adds_up_the_runs(
     kernel.wait_for(lambda: "atomic-context-full" in panel.html, what="the context warning")
     assert "nearly full" in panel.text("atomic-context-text")
     grand_in, grand_out = total_in + 170_000, total_out + 20
-    standing(kernel, panel, f"{grand_in:,} in / {grand_out:,} out tokens")
+    line = standing(kernel, panel, f"{grand_in:,} in / {grand_out:,} out tokens")
+
+    # The saved notebook reads the same: the runs' records and the panel's record copy.
+    assert footer_of(record_of(kernel, output)) == final
+    kernel.wait_for(lambda: line in panel_record(kernel), what="the panel's record to follow")
+    assert "nearly full" in panel_record(kernel)
 
 
 def test_a_model_and_a_thinking_level_chosen_in_the_panel_run_the_next_prompt(
@@ -273,6 +295,9 @@ def test_a_key_typed_in_the_panel_reaches_the_provider_and_nothing_else(
     kernel.wait_for(lambda: keyed.settings["key"], what="the key field")
     wanted = keyed.settings["key"]
     assert (wanted["provider"], wanted["variable"]) == ("openai", "OPENAI_API_KEY")
+    # The agent lists only models it has a key for: the current one says it has none.
+    (current,) = [m for m in keyed.settings["models"] if m["value"] == "openai/keyed-model"]
+    assert current["label"].endswith("(no key)")
 
     # A wrong key: the provider refuses it, and says so.
     keyed.give_key(WRONG_KEY)

@@ -91,7 +91,9 @@ class Standing:
     levels:
         The thinking levels the current model offers.
     models:
-        The models the agent offers, as it listed them.
+        The models the agent offers (those it has a key for), as it listed them.
+    models_listed:
+        Whether the agent has listed them (an empty list then means: none has a key).
     tokens:
         The conversation's tokens so far: ``input``, ``output``, ``cacheRead``,
         ``cacheWrite`` (None when the agent reports none).
@@ -106,6 +108,7 @@ class Standing:
     thinking: str | None = None
     levels: tuple[str, ...] = ()
     models: tuple[ModelChoice, ...] = ()
+    models_listed: bool = False
     tokens: Mapping[str, int] | None = None
     cost: float | None = None
     context_tokens: int | None = None
@@ -312,7 +315,7 @@ def _read_models(standing: Standing, data: Any) -> Standing:
     if not isinstance(listed, list):
         return standing
     choices = (ModelChoice.of(model) for model in listed)
-    return replace(standing, models=tuple(c for c in choices if c is not None))
+    return replace(standing, models=tuple(c for c in choices if c is not None), models_listed=True)
 
 
 def _every_level(standing: Standing, agent: AgentLine) -> tuple[str, ...]:

@@ -197,17 +197,12 @@ class PanelOutput:
             for m in standing.models
         ]
         if current and current not in {m["value"] for m in models}:
+            # The agent lists the models it has a key for: the current one has none.
             model = standing.model
             assert model is not None
-            models.insert(
-                0,
-                {
-                    "provider": model.provider,
-                    "id": model.id,
-                    "value": current,
-                    "label": model.name or model.id,
-                },
-            )
+            label = f"{model.name or model.id}{' (no key)' if standing.models_listed else ''}"
+            entry = {"provider": model.provider, "id": model.id, "value": current, "label": label}
+            models.insert(0, entry)
         wanted = s.key_wanted
         return {
             "id": SETTINGS_ID,

@@ -101,7 +101,8 @@ def standing_parts(standing: Standing) -> tuple[str, str]:
     html = text_html(Text("atomic-standing", line, "muted"))
     plain = [line]
     fraction = standing.context_fraction
-    if fraction is not None and standing.context_window:
+    # The fill is counted from the model's reported usage: with none reported, it says nothing.
+    if fraction is not None and standing.context_window and standing.reported_tokens:
         full = fraction >= CONTEXT_WARNING
         context = f"context {fraction:.0%} of {standing.context_window:,} tokens"
         if full:
