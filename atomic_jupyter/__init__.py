@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from atomic_jupyter.session.dialogs import Dialog
     from atomic_jupyter.session.runs import PromptRun
     from atomic_jupyter.session.session import AgentSession, WaitResult
+    from atomic_jupyter.session.standing import ModelChoice, Standing
 
 __all__ = [
     "AgentInstallError",
@@ -57,8 +58,10 @@ __all__ = [
     "CommandTimeoutError",
     "Dialog",
     "DialogNotPendingError",
+    "ModelChoice",
     "PromptRun",
     "SessionNotFoundError",
+    "Standing",
     "WaitResult",
     "__version__",
     "load_ipython_extension",
@@ -75,6 +78,8 @@ _LAZY = {
     "PromptRun": "atomic_jupyter.session.runs",
     "AgentSession": "atomic_jupyter.session.session",
     "WaitResult": "atomic_jupyter.session.session",
+    "Standing": "atomic_jupyter.session.standing",
+    "ModelChoice": "atomic_jupyter.session.standing",
 }
 
 # Importing `atomic_jupyter.session.plugins` (above) bound the name `session` here to the

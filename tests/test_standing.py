@@ -153,7 +153,7 @@ def test_a_typed_key_goes_to_the_environment_and_to_the_store_only_when_kept(
 ) -> None:
     specs: list[LaunchSpec] = [LaunchSpec(env={"PI_CODING_AGENT_DIR": str(tmp_path)})]
     handoff = KeyHandoff(lambda: specs[-1], specs.append, lambda: None)
-    assert handoff.use_key("sk-1") == "no provider is waiting for a key"
+    assert handoff.use_key("sk-1") == "no provider is waiting for a key (name one: provider=...)"
     run = failed_run("the agent refused the prompt: No API key found for openai.")
     handoff.follow_run(run, "final")
     assert handoff.wanted is not None and handoff.wanted.variable == "OPENAI_API_KEY"
@@ -172,6 +172,9 @@ def test_a_typed_key_goes_to_the_environment_and_to_the_store_only_when_kept(
     store = tmp_path / "auth.json"
     assert json.loads(store.read_text()) == {"openai": {"type": "api_key", "key": "sk-kept"}}
     assert stat.S_IMODE(store.stat().st_mode) == 0o600
+    # From Python, for a provider named before any run wanted it.
+    assert handoff.use_key("sk-ant", provider="anthropic") is None
+    assert specs[-1].env["ANTHROPIC_API_KEY"] == "sk-ant"
 
 
 def test_a_refused_key_is_wanted_again() -> None:

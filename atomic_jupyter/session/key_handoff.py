@@ -79,9 +79,10 @@ class KeyHandoff:
         models = read_models_json(agent_folder(self._spec().env))
         return KeyWanted(provider, key_variable(provider, models), refused)
 
-    def use_key(self, key: str, *, keep: bool = False) -> str | None:
+    def use_key(self, key: str, *, keep: bool = False, provider: str | None = None) -> str | None:
         """Give the agent the API key ``key`` for the provider that wanted one
-        (:attr:`~atomic_jupyter.session.session.AgentSession.key_wanted`).
+        (:attr:`~atomic_jupyter.session.session.AgentSession.key_wanted`), or for
+        ``provider`` when given.
 
         The key is set in the agent's environment only (the variable the provider reads),
         and a running agent is started again on the same conversation. With ``keep``, it is
@@ -94,8 +95,11 @@ class KeyHandoff:
             What went wrong, in words; None when the key was given.
         """
         wanted = self.wanted
+        if provider is not None:
+            models = read_models_json(agent_folder(self._spec().env))
+            wanted = KeyWanted(provider, key_variable(provider, models))
         if wanted is None:
-            return "no provider is waiting for a key"
+            return "no provider is waiting for a key (name one: provider=...)"
         key = key.strip()
         if not key or any(c.isspace() for c in key) or len(key) > LONGEST_KEY:
             return "that does not look like an API key (empty, too long, or with spaces)"

@@ -71,5 +71,5 @@ class SessionAccount:
         return self._keys.wanted
 
     @documented_as(KeyHandoff.use_key)
-    def use_key(self, key: str, *, keep: bool = False) -> str | None:
-        return self._keys.use_key(key, keep=keep)
+    def use_key(self, key: str, *, keep: bool = False, provider: str | None = None) -> str | None:
+        return self._keys.use_key(key, keep=keep, provider=provider)
