@@ -267,7 +267,7 @@ def demo_run() -> Iterator[tuple[Any, Any]]:
         cell = cells.last
         transcript = cell.locator(".atomic-transcript")
         expect(transcript.locator(".atomic-run-state")).to_have_text("done")
-        expect(transcript.locator(".atomic-footer")).to_contain_text("tokens")
+        expect(transcript.locator(".atomic-footer")).to_contain_text("turn")
         expect(transcript.locator(".atomic-dialog-outcome")).to_contain_text("→ Yes")
         expect(transcript.locator(".atomic-tool img").first).to_be_visible()
         # Another cell selected (no toolbar or focus bar on the shot), no side panel.

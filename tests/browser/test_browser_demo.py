@@ -58,7 +58,7 @@ def nb(open_notebook: Any) -> NotebookPage:
 def expect_run_done(nb: NotebookPage, cell: str) -> Any:
     transcript = nb.output(cell).locator(".atomic-transcript")
     expect(transcript.locator(".atomic-run-state")).to_have_text("done", timeout=60_000)
-    expect(transcript.locator(".atomic-footer")).to_contain_text("tokens")
+    expect(transcript.locator(".atomic-footer")).to_contain_text("turn")
     return transcript
 
 

@@ -56,7 +56,7 @@ def test_a_run_does_not_jump_when_it_becomes_its_record(nb: NotebookPage) -> Non
         nb.run(cell)
         live = nb.output(cell).locator(".atomic-output .atomic-run")
         expect(live.locator(".atomic-run-state")).to_have_text("done", timeout=60_000)
-        expect(live.locator(".atomic-footer")).to_contain_text("tokens")
+        expect(live.locator(".atomic-footer")).to_contain_text("turn")
         expect(live.locator(".atomic-stop")).to_have_count(0)
         heights[cell] = nb.output(cell).evaluate(HEIGHT)
     nb.run("release")

@@ -45,7 +45,7 @@ def test_the_screenshots_show_what_the_current_build_shows(
     cell = nb.cell(cells[-1][0])
     transcript = cell.locator(".atomic-transcript")
     expect(transcript.locator(".atomic-run-state")).to_have_text("done")
-    expect(transcript.locator(".atomic-footer")).to_contain_text("tokens")
+    expect(transcript.locator(".atomic-footer")).to_contain_text("turn")
     expect(transcript.locator(".atomic-tool img").first).to_be_visible()
     nb.screenshot(cell, "readme-screenshot-light")
     shown = script.shown_text(cell)
