@@ -373,8 +373,8 @@ function settingsControls(model, data) {
   let listed = null;
   let levelsListed = null;
   const update = (next) => {
-    const listing = JSON.stringify(next.models);
-    if (listing !== listed) {  // the options are drawn again only when the list changed
+    const listing = JSON.stringify([next.models, next.model]);
+    if (listing !== listed) {  // drawn again only when the list or the current model changed
       listed = listing;
       models.replaceChildren();
       const groups = new Map();

@@ -3,7 +3,7 @@ model, which reports token usage as OpenAI-compatible providers do and is priced
 ``models.json`` (two models of provider ``scripted``: ``scripted`` thinks and has a 200,000
 token window, ``scripted-lite`` does not think and has 100,000).
 
-1. A run of two turns: its footer counts the first turn while the second is awaited, then says
+1. A run of two turns: its footer counts the first turn while the tool call runs, then says
    the model, the thinking level, the turns, the tokens and their price; the panel's standing
    line adds the conversation up, and its context line and bar say how full the window is.
 2. The lite model chosen in the panel's own ``<select>``: the next prompt goes to it (the model
@@ -83,7 +83,9 @@ def model(model_id: str, window: int, reasoning: bool) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def usage_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Path]]:
+def usage_model(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[ScriptedModelServer, Path]]:
     """The scripted server, and an agent home with its two priced models of provider
     ``scripted``."""
     home = tmp_path_factory.mktemp("browser-usage-agent-home")
@@ -112,7 +114,7 @@ def cells(home: Path) -> list[tuple[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def nb(open_notebook: OpenNotebook, usage_model: tuple[Any, Path]) -> NotebookPage:
+def nb(open_notebook: OpenNotebook, usage_model: tuple[ScriptedModelServer, Path]) -> NotebookPage:
     """The notebook, its session started on the thinking model and idle."""
     page = open_notebook(FILENAME, cells(usage_model[1]))
     page.run("start")
@@ -196,6 +198,7 @@ def test_a_model_chosen_in_the_panels_select_runs_the_next_prompt(
     models = panel.locator("select.atomic-model-choice")
     thinking = panel.locator("select.atomic-thinking-choice")
     # One group for the provider, one option for each of its models; the current one says so.
+    expect(models.locator("option")).to_have_count(2)
     assert models.evaluate(OPTIONS) == [
         ["scripted", "scripted/scripted", "Scripted (current)"],
         ["scripted", "scripted/scripted-lite", "Scripted-Lite"],
@@ -207,10 +210,6 @@ def test_a_model_chosen_in_the_panels_select_runs_the_next_prompt(
     standing = panel.locator(".atomic-standing")
     expect(standing).to_have_text(re.compile(r"^model scripted/scripted-lite · "))
     expect(models).to_have_value("scripted/scripted-lite")
-    assert [label for _, _, label in models.evaluate(OPTIONS)] == [
-        "Scripted",
-        "Scripted-Lite (current)",
-    ]
     # A model that does not think offers no level but off.
     expect(thinking.locator("option")).to_have_text(["off"])
     expect(thinking).to_be_disabled()
@@ -224,7 +223,9 @@ def test_a_model_chosen_in_the_panels_select_runs_the_next_prompt(
 
     grand_in = sum(i for i, _ in TWO_TURNS) + LITE_TURN[0]
     grand_out = sum(o for _, o in TWO_TURNS) + LITE_TURN[1]
-    live["standing"] = f"model scripted/scripted-lite · this conversation: {used(grand_in, grand_out)}"
+    live["standing"] = (
+        f"model scripted/scripted-lite · this conversation: {used(grand_in, grand_out)}"
+    )
     expect(standing).to_have_text(live["standing"])
     # Past 80% of the lite model's smaller window, the context line warns.
     fraction = sum(LITE_TURN) / LITE_WINDOW
@@ -236,6 +237,16 @@ def test_a_model_chosen_in_the_panels_select_runs_the_next_prompt(
     expect(bar).to_have_attribute("aria-valuenow", f"{fraction * 100:.0f}")
     assert bar.evaluate(BAR_FILL) == pytest.approx(fraction, abs=0.01)
     nb.screenshot(nb.cell("start"), "usage-panel-lite")
+
+
+def test_the_model_picker_marks_the_model_chosen_as_current(nb: NotebookPage) -> None:
+    panel = panel_of(nb)
+    # The kernel's answer to the change is on the page: the lite model offers only off.
+    expect(panel.locator("select.atomic-thinking-choice option")).to_have_text(["off"])
+    labels = [
+        label for _, _, label in panel.locator("select.atomic-model-choice").evaluate(OPTIONS)
+    ]
+    assert labels == ["Scripted", "Scripted-Lite (current)"]
 
 
 def test_the_reopened_notebook_reads_the_same_without_its_kernel(
