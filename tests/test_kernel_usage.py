@@ -16,17 +16,7 @@ from typing import Any
 
 import pytest
 
-from atomic_jupyter.addons.model_server import (
-    Fail,
-    ScriptedModelServer,
-    Text,
-    ToolCall,
-    Turn,
-    Usage,
-    model_entry,
-)
-from atomic_jupyter.addons.model_server.agent_setup import PRICED
-from atomic_jupyter.transport.private_files import write_private
+from atomic_jupyter.addons.model_server import Fail, ScriptedModelServer, Text, Turn, Usage
 from tests.harness.kernel_client import BrowserLikeKernel
 from tests.harness.kernel_runs import wait_done
 from tests.harness.kernel_widgets import (
@@ -37,7 +27,16 @@ from tests.harness.kernel_widgets import (
     record_of,
     run_state,
 )
-from tests.harness.support import CURRENT_LINE, SMALL_SESSION_SETTINGS
+from tests.harness.priced_models import (
+    LITE_WINDOW,
+    TWO_TURNS,
+    WINDOW,
+    cost,
+    priced_agent_home,
+    priced_model,
+    two_turns,
+)
+from tests.harness.support import CURRENT_LINE
 from tests.harness.widget_text import visible_text
 
 pytestmark = [pytest.mark.kernel, pytest.mark.agent]
@@ -45,10 +44,6 @@ pytestmark = [pytest.mark.kernel, pytest.mark.agent]
 #: The key a person types for the provider that has none (and the one it refuses).
 GOOD_KEY = "sk-usage-test-good-5be1c0d2"
 WRONG_KEY = "sk-usage-test-wrong-77aa"
-WINDOW = 200_000
-LITE_WINDOW = 100_000
-#: The usage the two-turn prompt's turns report: (input, output).
-TWO_TURNS = [(60_000, 40), (60_100, 30)]
 
 
 def usage_script(request: Any) -> Turn:
@@ -59,11 +54,9 @@ def usage_script(request: Any) -> Turn:
     if not request.tool_names:  # the agent summarising the conversation (a compaction)
         return Turn([Text("The conversation so far, in short.")], usage=Usage(500, 10))
     prompt = request.last_user_text.lower()
-    if "two turns" in prompt:
-        if request.turn_index == 0:
-            call = ToolCall("bash", {"command": "sleep 2; echo waited"})
-            return Turn([Text("Let me wait."), call], usage=Usage(*TWO_TURNS[0]))
-        return Turn([Text("Done waiting.")], usage=Usage(*TWO_TURNS[1]))
+    turn = two_turns(request)
+    if turn is not None:
+        return turn
     if "quiet" in prompt:
         return Turn([Text("I report no usage.")], report_usage=False)
     if "big" in prompt:
@@ -71,38 +64,18 @@ def usage_script(request: Any) -> Turn:
     return Turn([Text(f"You said: {request.last_user_text}")], usage=Usage(100, 5))
 
 
-def model(model_id: str, window: int, reasoning: bool) -> dict[str, Any]:
-    return {
-        "id": model_id,
-        "name": model_id.title(),
-        "reasoning": reasoning,
-        "input": ["text"],
-        "contextWindow": window,
-        "maxTokens": 8192,
-        "cost": dict(PRICED),
-    }
+def keyed_provider(server: ScriptedModelServer) -> dict[str, Any]:
+    """The built-in provider ``openai`` at the same server, whose key (``OPENAI_API_KEY``)
+    nobody has set."""
+    model = priced_model("keyed-model", WINDOW, False)
+    return {"openai": {"baseUrl": server.base_url, "api": "openai-completions", "models": [model]}}
 
 
 @pytest.fixture(scope="module")
 def usage_model(tmp_path_factory: pytest.TempPathFactory):
-    """The scripted server, and an agent home with two priced models of provider ``scripted``
-    (one that thinks, one that does not) and one of the built-in provider ``openai`` at the
-    same server, whose key (``OPENAI_API_KEY``) nobody has set."""
+    """The scripted server, and an agent home with its priced models and a keyless one."""
     home = tmp_path_factory.mktemp("usage-agent-home")
-    with ScriptedModelServer(usage_script) as server:
-        scripted = model_entry(server)
-        scripted["models"] = [
-            model("scripted", WINDOW, True),
-            model("scripted-lite", LITE_WINDOW, False),
-        ]
-        keyed = {
-            "baseUrl": server.base_url,
-            "api": "openai-completions",
-            "models": [model("keyed-model", WINDOW, False)],
-        }
-        config = {"providers": {"scripted": scripted, "openai": keyed}}
-        write_private(home / "models.json", json.dumps(config))
-        (home / "settings.json").write_text(SMALL_SESSION_SETTINGS)
+    with priced_agent_home(home, usage_script, keyed_provider) as server:
         yield server, home
 
 
@@ -166,10 +139,6 @@ def panel_record(kernel: BrowserLikeKernel) -> str:
     }
     (copy,) = [value for value in shown.values() if "atomic-copy-record-panel" in value]
     return visible_text(copy.split("</style>", 1)[-1])
-
-
-def cost(tokens_in: int, tokens_out: int) -> float:
-    return (tokens_in * PRICED["input"] + tokens_out * PRICED["output"]) / 1e6
 
 
 def standing(kernel: BrowserLikeKernel, panel: PagePanel, wanted: str) -> str:

@@ -15,7 +15,6 @@ token window, ``scripted-lite`` does not think and has 100,000).
 
 from __future__ import annotations
 
-import json
 import re
 import shutil
 from collections.abc import Iterator
@@ -28,14 +27,17 @@ from playwright.sync_api import expect
 from atomic_jupyter.addons.model_server import (
     ScriptedModelServer,
     Text,
-    ToolCall,
     Turn,
     Usage,
-    model_entry,
 )
-from atomic_jupyter.addons.model_server.agent_setup import PRICED
-from atomic_jupyter.transport.private_files import write_private
-from tests.harness.support import SMALL_SESSION_SETTINGS
+from tests.harness.priced_models import (
+    LITE_WINDOW,
+    TWO_TURNS,
+    WINDOW,
+    cost,
+    priced_agent_home,
+    two_turns,
+)
 
 from .browser_harness import LabServer, NotebookPage, panel_of
 from .conftest import OpenNotebook, reopened_without_kernel
@@ -45,10 +47,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 FILENAME = "usage.ipynb"
 #: The saved file, copied as it was saved and reopened with no kernel.
 REOPENED = "usage-reopened.ipynb"
-WINDOW = 200_000
-LITE_WINDOW = 100_000
-#: The usage the two-turn prompt's turns report: (input, output).
-TWO_TURNS = [(60_000, 40), (60_100, 30)]
 #: The lite model's one turn: 82% of its window, past the warning (80%) and short of the
 #: agent's own compaction threshold (the window less its 16,384 reserved tokens).
 LITE_TURN = (82_000, 50)
@@ -62,24 +60,10 @@ SECONDS = r" · \d+\.\d s"
 
 def usage_script(request: Any) -> Turn:
     """Two turns around a bash call that takes two seconds, or one turn of the lite model."""
-    if "two turns" in request.last_user_text:
-        if request.turn_index == 0:
-            call = ToolCall("bash", {"command": "sleep 2; echo waited"})
-            return Turn([Text("Let me wait."), call], usage=Usage(*TWO_TURNS[0]))
-        return Turn([Text("Done waiting.")], usage=Usage(*TWO_TURNS[1]))
+    turn = two_turns(request)
+    if turn is not None:
+        return turn
     return Turn([Text(f"You said: {request.last_user_text}")], usage=Usage(*LITE_TURN))
-
-
-def model(model_id: str, window: int, reasoning: bool) -> dict[str, Any]:
-    return {
-        "id": model_id,
-        "name": model_id.title(),
-        "reasoning": reasoning,
-        "input": ["text"],
-        "contextWindow": window,
-        "maxTokens": 8192,
-        "cost": dict(PRICED),
-    }
 
 
 @pytest.fixture(scope="module")
@@ -89,14 +73,7 @@ def usage_model(
     """The scripted server, and an agent home with its two priced models of provider
     ``scripted``."""
     home = tmp_path_factory.mktemp("browser-usage-agent-home")
-    with ScriptedModelServer(usage_script) as server:
-        scripted = model_entry(server)
-        scripted["models"] = [
-            model("scripted", WINDOW, True),
-            model("scripted-lite", LITE_WINDOW, False),
-        ]
-        write_private(home / "models.json", json.dumps({"providers": {"scripted": scripted}}))
-        (home / "settings.json").write_text(SMALL_SESSION_SETTINGS)
+    with priced_agent_home(home, usage_script) as server:
         yield server, home
 
 
@@ -126,10 +103,6 @@ def nb(open_notebook: OpenNotebook, usage_model: tuple[ScriptedModelServer, Path
 def live() -> dict[str, str]:
     """What the live page showed, by name, for the reopened notebook to show the same."""
     return {}
-
-
-def cost(tokens_in: int, tokens_out: int) -> float:
-    return (tokens_in * PRICED["input"] + tokens_out * PRICED["output"]) / 1e6
 
 
 def used(tokens_in: int, tokens_out: int) -> str:
