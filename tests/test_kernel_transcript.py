@@ -335,7 +335,9 @@ def test_long_answer_after_a_tool_call_shows_the_right_transcript_with_bounded_u
     updates = [m for m in kernel.iter_messages("comm_msg") if m["content"]["comm_id"] == output]
     assert 1 < len(updates) < len(LONG_ANSWER) // 8 // 10, len(updates)
     footer = element_text(page_of(kernel, output), "atomic-footer")
-    assert footer.startswith("scripted · 2 turns · 400 in / 9,020 out tokens")
+    assert re.match(r"scripted · thinking \w+ · 2 turns · 400 in / 9,020 out tokens", footer), (
+        footer
+    )
 
 
 def test_wait_keeps_the_transcript_updating_while_the_cell_blocks(

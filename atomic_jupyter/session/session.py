@@ -168,7 +168,7 @@ class AgentSession(SessionCommands, SessionAccount):
         )
         commands.before_command = self._launcher.wake_if_asleep
         SessionAccount.__init__(
-            self, client, commands, tracker, inbox.listeners, lambda: life.agent,
+            self, client, commands, tracker, lambda: life.agent,
             lambda: self.spec, self._launcher.relaunch_with, lambda: ui.changed.emit("key"),
         )  # fmt: skip
         self._addons += [a for a in (f(self) for f in self.addon_factories) if a is not None]

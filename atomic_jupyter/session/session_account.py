@@ -8,7 +8,6 @@ that follow the model, thinking level, tokens, cost and context fill
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from atomic_jupyter.protocol.agent_line import AgentLine
 from atomic_jupyter.session.commands import CommandChannel
@@ -28,10 +27,9 @@ class SessionAccount:
 
     Parameters
     ----------
-    client, commands, tracker, events:
+    client, commands, tracker:
         The session's parts: questions go out through the client, every command sent is
-        followed, runs and agent events (``events``, listeners of the reader thread) tell
-        when to ask again.
+        followed, and the runs tell when to ask again.
     agent:
         Which agent runs.
     spec, relaunch:
@@ -52,7 +50,6 @@ class SessionAccount:
         client: AgentClient,
         commands: CommandChannel,
         tracker: RunTracker,
-        events: Any,
         agent: Callable[[], AgentLine],
         spec: Callable[[], LaunchSpec],
         relaunch: Callable[[LaunchSpec], None],
@@ -61,7 +58,6 @@ class SessionAccount:
         self.standing = standing = StandingWatch(lambda command: client.request(command), agent)
         commands.after_send = standing.after
         tracker.changed.add(standing.follow_run)
-        events.add(standing.follow_event)
         self._keys = KeyHandoff(spec, relaunch, changed)
         tracker.changed.add(self._keys.follow_run)
 

@@ -2,8 +2,9 @@
 conversation so far, and how full the model's context window is.
 
 The agent is asked (``get_state``, ``get_session_stats``, the model's thinking levels, the
-available models) when the agent has started, after each run, after a compaction and after
-each command that changes the model or the thinking level. Questions go out one round at a
+available models) when the agent has started, after each run (a compaction of the agent's
+own ends before the run it follows does) and after each command that may change the model,
+the thinking level or the conversation (``compact`` among them). Questions go out one round at a
 time: a trigger that comes while a round is out asks for one more round when it is over, so
 however many runs end, a view is told at most once per round. The answers are taken on the
 reader thread and never wait there.
@@ -19,7 +20,7 @@ from typing import Any
 
 from atomic_jupyter.errors import AtomicAgentError
 from atomic_jupyter.protocol.agent_line import AgentLine
-from atomic_jupyter.protocol.messages import AgentEvent, Response
+from atomic_jupyter.protocol.messages import Response
 from atomic_jupyter.session.observers import Listeners
 
 __all__ = ["CHANGES_STANDING", "CONTEXT_WARNING", "ModelChoice", "Standing", "StandingWatch"]
@@ -218,11 +219,6 @@ class StandingWatch:
             if current.model is not None and current.model.reasoning:
                 transcript.thinking = current.thinking
         if how == "final":
-            self.refresh()
-
-    def follow_event(self, event: AgentEvent) -> None:
-        """An agent event: a compaction that ended changed the context's fill."""
-        if event.type in ("compaction_end", "auto_compaction_end"):
             self.refresh()
 
     def forget(self) -> None:

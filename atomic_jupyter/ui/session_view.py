@@ -42,10 +42,11 @@ _DOING = {
     "compact": "compact the conversation",
     "key": "use the key",
 }
-THROTTLED_PARTS = frozenset(
-    {"status", "widgets", "notifications", "diagnostics", "entries", "standing"}
-)
+THROTTLED_PARTS = frozenset({"status", "widgets", "notifications", "diagnostics", "entries"})
 PANEL_INTERVAL = 0.05
+#: The shortest time between two renders for where the session stands (a few a second, however
+#: quickly runs end).
+STANDING_INTERVAL = 0.25
 
 
 class SessionView:
@@ -158,7 +159,11 @@ class SessionView:
             self.shown_changed.emit()
         if part == "editor":  # set by the agent, or cleared by a send: the page shows it
             self.panel_output.editor_set()
-        if part in THROTTLED_PARTS:  # floods of setStatus/setWidget/notify
+        if part == "standing":
+            self.dispatcher.call_throttled(
+                self.render_panel, key="panel-standing", interval=STANDING_INTERVAL
+            )
+        elif part in THROTTLED_PARTS:  # floods of setStatus/setWidget/notify
             self.dispatcher.call_throttled(self.render_panel, key="panel", interval=PANEL_INTERVAL)
         else:
             self.dispatcher.call(self.render_panel, key="panel-now")
