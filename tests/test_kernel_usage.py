@@ -122,7 +122,8 @@ def shown(kernel: BrowserLikeKernel, output: str) -> str:
 
 
 def footer(kernel: BrowserLikeKernel, output: str) -> str:
-    return element_text(page_of(kernel, output), "atomic-footer")
+    """The run's footer as the page shows it (its record's, once the output is closed)."""
+    return element_text(shown(kernel, output), "atomic-footer")
 
 
 def footer_of(html: str | None) -> str:
@@ -264,9 +265,13 @@ def test_a_key_typed_in_the_panel_reaches_the_provider_and_nothing_else(
     kernel.wait_for(lambda: keyed.settings["key"], what="the key field")
     wanted = keyed.settings["key"]
     assert (wanted["provider"], wanted["variable"]) == ("openai", "OPENAI_API_KEY")
+
     # The agent lists only models it has a key for: the current one says it has none.
-    (current,) = [m for m in keyed.settings["models"] if m["value"] == "openai/keyed-model"]
-    assert current["label"].endswith("(no key)")
+    def current() -> list[dict[str, Any]]:
+        return [m for m in keyed.settings["models"] if m["value"] == "openai/keyed-model"]
+
+    kernel.wait_for(current, what="the current model in the picker")
+    kernel.wait_for(lambda: current()[0]["label"].endswith("(no key)"), what="its (no key)")
 
     # A wrong key: the provider refuses it, and says so.
     keyed.give_key(WRONG_KEY)

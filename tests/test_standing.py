@@ -155,7 +155,7 @@ def test_a_typed_key_goes_to_the_environment_and_to_the_store_only_when_kept(
     handoff = KeyHandoff(lambda: specs[-1], specs.append, lambda: None)
     assert handoff.use_key("sk-1") == "no provider is waiting for a key (name one: provider=...)"
     run = failed_run("the agent refused the prompt: No API key found for openai.")
-    handoff.follow_run(run, "final")
+    handoff.run_ending(run)
     assert handoff.wanted is not None and handoff.wanted.variable == "OPENAI_API_KEY"
     note = run.transcript.snapshot()[-1]
     assert "OPENAI_API_KEY" in getattr(note, "text", "")
@@ -167,7 +167,7 @@ def test_a_typed_key_goes_to_the_environment_and_to_the_store_only_when_kept(
     assert specs[-1].env["OPENAI_API_KEY"] == "sk-good" and handoff.wanted is None
     assert not (tmp_path / "auth.json").exists()
 
-    handoff.follow_run(failed_run("No API key found for openai."), "final")
+    handoff.run_ending(failed_run("No API key found for openai."))
     assert handoff.use_key("sk-kept", keep=True) is None
     store = tmp_path / "auth.json"
     assert json.loads(store.read_text()) == {"openai": {"type": "api_key", "key": "sk-kept"}}
@@ -183,7 +183,7 @@ def test_a_refused_key_is_wanted_again() -> None:
     message = {"role": "assistant", "provider": "openai", "errorMessage": "401 Incorrect key"}
     run.transcript.apply(AgentEvent("message_start", {"message": message}))
     run.transcript.apply(AgentEvent("message_end", {"message": message}))
-    handoff.follow_run(run, "final")
+    handoff.run_ending(run)
     assert handoff.wanted is not None and handoff.wanted.refused
     assert "refused the API key" in handoff.wanted.advice()
 

@@ -51,12 +51,10 @@ class KeyHandoff:
         #: The provider the last run wanted a key for (None: none was missing or refused).
         self.wanted: KeyWanted | None = None
 
-    def follow_run(self, run: PromptRun, how: str) -> None:
-        """A run is over (``how`` is ``"final"``): if it failed for want of a key, or for a
-        key the provider refused, remember which provider, and say in the run how to give
-        one (before the run's final view is drawn)."""
-        if how != "final":
-            return
+    def run_ending(self, run: PromptRun) -> None:
+        """A run is about to be over: if it failed for want of a key, or for a key the
+        provider refused, remember which provider, and say in the run how to give one (before
+        anything shows the run finished, so its record has the line too)."""
         wanted = self._wanted_by(run)
         if wanted is None:
             return

@@ -113,6 +113,9 @@ class RunTracker:
     ----------
     changed:
         Listeners called with ``(run, how)`` whenever a run changes (see the module's text).
+    ending:
+        Listeners called with a run about to be marked over, after its last event and before
+        anything can show it finished: what adds a last line to its transcript does it here.
     """
 
     def __init__(
@@ -128,6 +131,8 @@ class RunTracker:
         self._state_changed = state_changed
         self._busy = busy
         self.changed: Listeners[RunListener] = Listeners()
+        self.ending: Listeners[Callable[[PromptRun], None]] = Listeners()
+        self._ending: set[int] = set()  # ids of the runs being finished (claimed once)
         self._lock = threading.RLock()
         self._line = line or AgentLine()
         self._settle_seen = False  # the agent showed it speaks the settling protocol
@@ -425,10 +430,14 @@ class RunTracker:
         """
         for run in runs:
             with self._lock:
-                if run.finished:
+                if run.finished or id(run) in self._ending:
                     continue
+                self._ending.add(id(run))  # one finish per run, however many threads try
                 if note is not None:
                     run.transcript.note(*note)
+            self.ending.emit(run)  # outside the lock, before anything can show it finished
+            with self._lock:
+                self._ending.discard(id(run))
                 run.transcript.close()
                 run.exited = exited
                 run._finish()

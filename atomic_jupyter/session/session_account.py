@@ -58,8 +58,9 @@ class SessionAccount:
         self.standing = standing = StandingWatch(lambda command: client.request(command), agent)
         commands.after_send = standing.after
         tracker.changed.add(standing.follow_run)
+        tracker.ending.add(lambda run: standing.follow_run(run, "ending"))  # a run over at once
         self._keys = KeyHandoff(spec, relaunch, changed)
-        tracker.changed.add(self._keys.follow_run)
+        tracker.ending.add(self._keys.run_ending)
 
     @property
     def key_wanted(self) -> KeyWanted | None:
