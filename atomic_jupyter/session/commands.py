@@ -216,14 +216,8 @@ class CommandChannel:
 
     def send(self, command: Mapping[str, Any]) -> PendingCommand:
         """Write a command and return the future of its answer."""
-        self.check_running()
-        self._note(command)
-        try:
-            pending = self._client.request(command)
-        except AgentNotRunningError:
-            raise self.not_running_error() from None
-        if self.after_send is not None:
-            self.after_send(str(command.get("type")), pending)
+        pending = self.prepare(command)
+        self.write(pending)
         return pending
 
     def request(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from atomic_jupyter.errors import AtomicAgentError
@@ -114,7 +114,6 @@ class Standing:
     cost: float | None = None
     context_tokens: int | None = None
     context_window: int | None = None
-    known: bool = field(default=False, compare=False)
 
     @property
     def context_fraction(self) -> float | None:
@@ -243,7 +242,7 @@ class StandingWatch:
             steps.append(("get_available_thinking_levels", _read_levels))
         if models:
             steps.append(("get_available_models", _read_models))
-        self._step(steps, replace(self.current, known=True), models)
+        self._step(steps, self.current, models)
 
     def _step(
         self,

@@ -34,7 +34,6 @@ __all__ = ["SessionView"]
 
 #: Seconds between two renders of a streaming transcript (at most 20 a second).
 TRANSCRIPT_INTERVAL = 0.05
-#: Panel parts that can change thousands of times a second, and their update interval.
 #: What a setting's error says was being done.
 _DOING = {
     "model": "change the model",
@@ -42,6 +41,7 @@ _DOING = {
     "compact": "compact the conversation",
     "key": "use the key",
 }
+#: Panel parts that can change thousands of times a second, and their update interval.
 THROTTLED_PARTS = frozenset({"status", "widgets", "notifications", "diagnostics", "entries"})
 PANEL_INTERVAL = 0.05
 #: The shortest time between two renders for where the session stands (a few a second, however

@@ -610,6 +610,17 @@ class NotebookPage:
             KERNEL_READY, self.filename, timeout, "while waiting for the restarted kernel"
         )
 
+    def wait_saved(self) -> None:
+        """Wait until JupyterLab has saved this notebook (its model no longer dirty)."""
+        self.page.wait_for_function(
+            """(path) => {
+              const panel = Array.from(window.jupyterapp.shell.widgets("main"))
+                .find(w => w.context && w.context.path === path);
+              return panel && !panel.context.model.dirty;
+            }""",
+            arg=self.filename,
+        )
+
     def run(self, name: str, timeout: float = 90_000) -> Any:
         """Run a cell as a person does: select it, press Ctrl+Enter; wait until it finished.
 

@@ -255,14 +255,7 @@ def test_the_saved_file_holds_the_changes_and_the_cards_read_without_a_kernel(
     nb.page.keyboard.press("Escape")
     nb.page.keyboard.press("Control+s")
     path = lab_server.root / FILENAME
-    nb.page.wait_for_function(
-        """(path) => {
-          const panel = Array.from(window.jupyterapp.shell.widgets("main"))
-            .find(w => w.context && w.context.path === path);
-          return panel && !panel.context.model.dirty;
-        }""",
-        arg=FILENAME,
-    )
+    nb.wait_saved()
     saved = json.loads(path.read_text(encoding="utf-8"))
     sources = ["".join(cell["source"]) for cell in saved["cells"]]
     assert sources[1] == "# Notes" and saved["cells"][1]["cell_type"] == "markdown"

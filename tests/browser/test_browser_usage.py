@@ -231,14 +231,7 @@ def test_the_reopened_notebook_reads_the_same_without_its_kernel(
     expect(copy.locator(".atomic-copy-standing")).to_have_text(live["standing"])
     expect(copy.locator(".atomic-copy-context-text")).to_have_text(live["context"])
     nb.page.evaluate("() => window.jupyterapp.commands.execute('docmanager:save')")
-    nb.page.wait_for_function(
-        """(path) => {
-          const panel = Array.from(window.jupyterapp.shell.widgets("main"))
-            .find(w => w.context && w.context.path === path);
-          return panel && !panel.context.model.dirty;
-        }""",
-        arg=FILENAME,
-    )
+    nb.wait_saved()
     shutil.copy(lab_server.root / FILENAME, lab_server.root / REOPENED)
 
     with reopened_without_kernel(lab_server, chromium, REOPENED, nb.names) as again:
