@@ -12,6 +12,7 @@ export ATOMIC_JUPYTER_AGENT_HOME := $(CURDIR)/.agents
 # leaves both up to date.
 STAMP := $(VENV)/.installed
 LAB_STAMP := $(VENV)/.installed-lab
+PAGE_STAMP := tests/page/node_modules/.installed
 # The JupyterLab extension (labextension/): pip's build of the package builds it (hatch_build.py,
 # with npm ci when node_modules is missing or stale; nothing when the build is newer than every
 # source) and installs it into the venv's share/jupyter/labextensions/ (a copy, as from a wheel):
@@ -24,7 +25,7 @@ ALL_EXTRAS := test,lab,docs
 # long it took; it runs with the system Python, before the venv exists.
 STEP := $(PYTHON) scripts/step.py
 
-.PHONY: docs lab test test-compat test-line lint setup setup-lab agent agent-current clean bench
+.PHONY: docs lab test test-compat test-line test-page lint setup setup-lab agent agent-current clean bench
 
 ## The main job: JupyterLab on the quickstart notebook. It installs only what it runs: the package
 ## with JupyterLab (no test or docs tools) and the current agent line (not the 0.73 one).
@@ -54,10 +55,16 @@ test:
 	@rm -f $(PHASES_FILE)
 	scripts/phase "set-up" $(MAKE) setup agent
 	scripts/phase "lint" $(MAKE) lint
+	scripts/phase "page module (jsdom)" $(MAKE) test-page
 	@scripts/phase "chromium" scripts/chromium "$(BROWSER_TESTS)" $(BIN)/python -m pytest tests notebooks --nbval-lax $(PYTEST_ARGS)
 	scripts/phase "current line (with notebooks)" $(BIN)/python -m pytest $(CURRENT_TESTS) $(PARALLEL) $(DURATIONS) $(PYTEST_ARGS)
 	scripts/phase "0.73 line (with notebooks)" $(MAKE) test-compat
 	@echo "=== phases ==="; cat $(PHASES_FILE)
+
+## The page's module (atomic_jupyter/ui/output_widget.js) tested as itself in a DOM (jsdom), with
+## Node's test runner: the recorded conversations of tests/page/sequences/ replayed into it.
+test-page: setup
+	$(BIN)/python -m atomic_jupyter.transport node --test tests/page/output_widget.test.mjs
 
 ## The real-agent and real-kernel tests and the notebooks on the 0.73 line (LINE_073_TESTS), but
 ## those marked one_line: what they check does not depend on the line (see pyproject.toml).
@@ -80,7 +87,7 @@ lint: setup
 	$(BIN)/ruff format --check $(LINTED)
 	$(BIN)/mypy atomic_jupyter
 
-setup: $(STAMP)
+setup: $(STAMP) $(PAGE_STAMP)
 setup-lab: $(LAB_STAMP)
 
 ## The venv, then pip, then the package (editable) with the extras $(1), described as $(2);
@@ -94,6 +101,12 @@ endef
 $(STAMP): pyproject.toml $(LABEXTENSION_SOURCES)
 	$(call install,$(ALL_EXTRAS),atomic-jupyter with JupyterLab and the test and docs tools)
 	@touch $(STAMP) $(LAB_STAMP)
+
+## jsdom for the page's tests (tests/page: its own tests, and the page the Python tests draw
+## outputs with), by npm ci from its lock file with the wheel's npm.
+$(PAGE_STAMP): tests/page/package.json tests/page/package-lock.json | $(STAMP)
+	@$(STEP) "installing the page tests' DOM (jsdom)" $(BIN)/python -m atomic_jupyter.transport npm ci --prefix tests/page --no-audit --no-fund
+	@touch $(PAGE_STAMP)
 
 $(LAB_STAMP): pyproject.toml $(LABEXTENSION_SOURCES)
 	$(call install,lab,atomic-jupyter with JupyterLab)
@@ -109,7 +122,8 @@ agent-current: setup-lab
 	@$(STEP) "installing the agent (its current line)" $(BIN)/atomic-jupyter install-agent --line current
 
 clean:
-	rm -rf $(VENV) .agents labextension/node_modules labextension/lib atomic_jupyter/labextension
+	rm -rf $(VENV) .agents labextension/node_modules labextension/lib atomic_jupyter/labextension \
+		tests/page/node_modules
 
 ## The documentation site into docs/_build/html, with warnings as errors; the notebooks run on
 ## the offline demo model as it builds (tests/test_docs_site.py builds it too).

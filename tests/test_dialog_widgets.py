@@ -23,7 +23,7 @@ from atomic_jupyter.ui.dialog_controls import MAX_OPTION_BUTTONS
 from atomic_jupyter.ui.lines_output import text_line
 from atomic_jupyter.ui.run_output import DialogOutput, RunOutput
 from atomic_jupyter.ui.text import button_html, escape, pre_html
-from tests.harness.output_page import controls_html, page_html, press
+from tests.harness.output_page import Element, act, page_html, page_tree, press
 
 # --------------------------------------------------------------------------- requests (protocol doc)
 
@@ -124,9 +124,8 @@ def cancelled_line(rid: str) -> bytes:
 
 
 Output = DialogOutput | RunOutput
-#: A control of the page, as ``(kind, its text)``: kind is ``option``, ``yes``, ``no``,
-#: ``submit``, ``cancel``.
-_BUTTON = re.compile(r'<button class="atomic-([a-z]+)">(.*?)</button>', re.S)
+#: The kinds of a dialog's buttons: ``option``, ``yes``, ``no``, ``submit``, ``cancel``.
+_KINDS = ("option", "yes", "no", "submit", "cancel")
 _OUTCOME = re.compile(r'class="atomic-dialog-outcome[^"]*"[^>]*>(.*?)</div>', re.S)
 
 
@@ -137,25 +136,53 @@ def the_id(output: Output, dialog_id: str | None) -> str:
     return output.dialog.id
 
 
-def controls(output: Output, dialog_id: str | None = None) -> str:
-    """The controls the page draws for a dialog waiting in ``output`` ("" when it shows
-    none), checked to be in the dialog's place."""
+def controls(output: Output, dialog_id: str | None = None) -> Element | None:
+    """The controls the page's module draws for a dialog waiting in ``output`` (None when it
+    shows none), found in the dialog's place."""
     dialog_id = the_id(output, dialog_id)
     described = output.content.dialogs.get(dialog_id)
-    page = page_html(output.widget)
+    page = page_tree(output.widget)
+    places = [
+        e for e in page.find_all("atomic-dialog-live") if e.attrs.get("data-dialog") == dialog_id
+    ]
     if described is None:
-        assert f'data-dialog="{escape(dialog_id)}"' not in page, page
-        return ""
-    drawn = controls_html(described)
-    assert f'data-dialog="{escape(dialog_id)}">{drawn}</div>' in page, page
-    return drawn
+        assert not places, page.inner
+        return None
+    (place,) = places
+    return place.child("atomic-dialog-controls")
+
+
+def parts_of(output: Output, cls: str, dialog_id: str | None = None) -> list[Element]:
+    """The elements of class ``cls`` in a dialog's controls (none when it shows none)."""
+    drawn = controls(output, dialog_id)
+    return [] if drawn is None else drawn.find_all(cls)
+
+
+def options_of(output: Output, dialog_id: str | None = None) -> list[str]:
+    """The options of a dialog's list, as shown."""
+    return [
+        option.text
+        for part in parts_of(output, "atomic-dialog-choice", dialog_id)
+        for option in part.find_tags("option")
+    ]
+
+
+def message_of(output: Output, dialog_id: str | None = None) -> str:
+    """A confirm's question, as shown."""
+    (message,) = parts_of(output, "atomic-dialog-message", dialog_id)
+    return message.text
 
 
 def buttons(output: Output, dialog_id: str | None = None) -> list[tuple[str, str]]:
     """The buttons of a dialog's controls, in page order: ``(kind, label as shown)``."""
-    return [
-        (kind, html.unescape(label)) for kind, label in _BUTTON.findall(controls(output, dialog_id))
-    ]
+    drawn = controls(output, dialog_id)
+    if drawn is None:
+        return []
+    found = []
+    for button in drawn.find_tags("button"):
+        kinds = [k for k in _KINDS if f"atomic-{k}" in button.classes]
+        found.append((kinds[0] if kinds else "?", button.text))
+    return found
 
 
 def message_for(
@@ -165,7 +192,7 @@ def message_for(
     ``option:N``, ``yes``, ``no``, ``cancel``, or ``submit`` (of a list: ``value`` is the
     index picked, the first by default; of a text box or area: ``value`` is what it holds,
     by default what the page put there: nothing, or the editor's prefill)."""
-    base = {"type": "dialog", "id": described["id"], "rule": rule}
+    base = {"type": "dialog", "id": described["id"], "make_rule": rule}
     if role.startswith("option:"):
         return {**base, "action": "choose", "index": int(role.split(":")[1])}
     if role in ("yes", "no"):
@@ -188,23 +215,46 @@ def click(
     dialog_id: str | None = None,
     rule: bool = False,
 ) -> dict[str, Any]:
-    """Click ``role`` in a dialog's controls, as a person does on the page (the control must
-    be there); return the message sent, to send it again later (a click on its way)."""
+    """Click ``role`` in a dialog's controls in the page's own module, as a person does (the
+    control must be there: ``option:N``, ``yes``, ``no``, ``cancel``, or ``submit`` after
+    choosing ``value``'s option of a list or typing ``value`` in a text box or area); check
+    "answer this way from now on" first when ``rule``. Return the message the module sent,
+    to send it again later (a click on its way)."""
     dialog_id = the_id(output, dialog_id)
-    kinds = [kind for kind, _label in buttons(output, dialog_id)]
+    described = output.content.dialogs[dialog_id]
+    place = f'[data-dialog="{dialog_id}"] '
+    steps: list[dict[str, Any]] = []
+    if rule:
+        steps.append(
+            {"selector": place + ".atomic-make-rule input", "action": "check", "value": True}
+        )
     if role.startswith("option:"):
-        assert kinds.count("option") > int(role.split(":")[1]), kinds
+        steps.append({"selector": place + ".atomic-option", "nth": int(role.split(":")[1])})
+    elif role == "submit" and value is not None:
+        if described["method"] == "select":
+            steps.append({"selector": place + "select", "action": "choose", "value": str(value)})
+        else:
+            field = (
+                ".atomic-dialog-editor"
+                if described["method"] == "editor"
+                else ".atomic-dialog-input"
+            )
+            steps.append({"selector": place + field, "action": "type", "value": value})
+        steps.append({"selector": place + ".atomic-submit"})
     else:
-        assert role in kinds, (role, kinds)
-    message = message_for(output.content.dialogs[dialog_id], role, value, rule)
-    press(output.widget, message)
+        steps.append({"selector": place + f".atomic-{role}"})
+    sent = act(output.widget, *steps)
+    (message,) = [m for m in sent if m.get("type") == "dialog"]
     return message
 
 
 def error_shown(output: Output, dialog_id: str | None = None) -> str:
     """The text under a dialog's controls ("" when none)."""
-    found = re.search(r'<div class="atomic-dialog-error">(.*?)</div>', controls(output, dialog_id))
-    return html.unescape(found.group(1)) if found else ""
+    drawn = controls(output, dialog_id)
+    if drawn is None:
+        return ""
+    (error,) = drawn.find_all("atomic-dialog-error")
+    return error.text
 
 
 def assert_collapsed(output: Output, outcome: str, dialog_id: str | None = None) -> None:
@@ -257,7 +307,8 @@ def test_select_with_few_options_has_one_button_per_option(count):
     view, _, _ = make_view(select_request(options))
     assert buttons(view) == [("option", o) for o in options] + [("cancel", "Cancel")]
     drawn = controls(view)
-    assert "<select" not in drawn and "<input" not in drawn and "<textarea" not in drawn
+    assert drawn is not None
+    assert not drawn.find_tags("select") + drawn.find_tags("input") + drawn.find_tags("textarea")
 
 
 def test_select_option_button_sends_that_option():
@@ -279,8 +330,10 @@ def test_select_with_many_options_uses_a_list_and_submit(count):
     options = [f"choice-{i}" for i in range(count)]
     view, dialog, wire = make_view(select_request(options, rid="uuid-many"))
     drawn = controls(view)
-    assert drawn.count('<select class="atomic-dialog-choice">') == 1
-    assert re.findall(r"<option>(.*?)</option>", drawn) == options
+    assert drawn is not None
+    (choice,) = drawn.find_tags("select")
+    assert "atomic-dialog-choice" in choice.classes
+    assert options_of(view) == options
     assert buttons(view) == [("submit", "Submit"), ("cancel", "Cancel")]  # no option buttons
     click(view, "submit", count - 2)  # choose by index
     assert wire.bytes == value_line("uuid-many", f'"choice-{count - 2}"')
@@ -290,7 +343,7 @@ def test_select_with_many_options_uses_a_list_and_submit(count):
 def test_select_list_default_is_the_first_option():
     options = [f"o{i}" for i in range(12)]
     view, _, wire = make_view(select_request(options))
-    assert re.findall(r"<option>(.*?)</option>", controls(view))[0] == "o0"  # shown first
+    assert options_of(view)[0] == "o0"  # shown first
     click(view, "submit")  # what the page sends when nothing was picked: index 0
     assert wire.bytes == value_line("uuid-1", '"o0"')
 
@@ -340,8 +393,7 @@ def test_confirm_no_sends_confirmed_false():
 
 def test_confirm_shows_its_message():
     view, _, _ = make_view(confirm_request(message="All messages will be lost."))
-    (message,) = re.findall(r'<pre class="atomic-dialog-message">(.*?)</pre>', controls(view))
-    assert message == "All messages will be lost."
+    assert message_of(view) == "All messages will be lost."
 
 
 @pytest.mark.parametrize("value", ["yes", 1, None])
@@ -358,7 +410,8 @@ def test_a_confirm_answer_that_is_no_bool_is_not_sent_and_says_why(value):
 def test_input_shows_the_placeholder():
     view, _, _ = make_view(input_request(placeholder="type something..."))
     assert view.content.dialogs["uuid-3"]["placeholder"] == "type something..."
-    assert '<input class="atomic-dialog-input" placeholder="type something...">' in controls(view)
+    (field,) = parts_of(view, "atomic-dialog-input")
+    assert field.tag == "input" and field.attrs["placeholder"] == "type something..."
     assert buttons(view) == [("submit", "Submit"), ("cancel", "Cancel")]
 
 
@@ -390,9 +443,8 @@ def test_editor_textarea_is_prefilled():
     described = view.content.dialogs["uuid-4"]
     assert described["prefill"] == "Line 1\nLine 2\nLine 3"
     assert described["rows"] == 4  # at least 4, the prefill's lines and one more
-    assert '<textarea class="atomic-dialog-editor" rows="4">Line 1\nLine 2\nLine 3</textarea>' in (
-        controls(view)
-    )
+    (area,) = parts_of(view, "atomic-dialog-editor")
+    assert (area.tag, area.attrs["rows"], area.text) == ("textarea", "4", "Line 1\nLine 2\nLine 3")
 
 
 def test_editor_rows_follow_the_prefill_up_to_twenty():
@@ -405,7 +457,8 @@ def test_editor_rows_follow_the_prefill_up_to_twenty():
 def test_editor_without_prefill_is_empty():
     view, _, _ = make_view(editor_request(prefill=None))
     assert view.content.dialogs["uuid-4"]["prefill"] == ""
-    assert '<textarea class="atomic-dialog-editor" rows="4"></textarea>' in controls(view)
+    (area,) = parts_of(view, "atomic-dialog-editor")
+    assert (area.tag, area.attrs["rows"], area.text) == ("textarea", "4", "")
 
 
 def test_editor_sends_a_multiline_unicode_answer_exactly():
@@ -603,7 +656,8 @@ def test_coloured_option_labels_are_shown_without_escape_codes_and_answered_exac
 
 def test_outcome_of_an_untitled_dialog_names_the_method():
     view, dialog, _ = make_view(select_request(["Alpha"], title=""))
-    assert '<strong class="atomic-dialog-title">select request</strong>' in controls(view)
+    (title,) = parts_of(view, "atomic-dialog-title")
+    assert title.text == "select request"
     click(view, "option:0")
     assert dialog.outcome == "select → Alpha (clicked)"
     assert_collapsed(
@@ -737,8 +791,8 @@ def test_a_closed_output_lets_its_dialog_go_and_sends_nothing_more():
 
 
 def countdown(view: Output, dialog_id: str | None = None) -> str:
-    found = re.findall(r'<span class="atomic-countdown">(.*?)</span>', controls(view, dialog_id))
-    return found[0] if found else ""
+    found = parts_of(view, "atomic-countdown", dialog_id)
+    return found[0].text if found else ""
 
 
 def test_timed_dialog_shows_a_countdown_that_the_page_keeps(clock):
@@ -790,11 +844,13 @@ EVIL_PREFILL = "</textarea><script>alert(4)</script>"
 def assert_no_live_html(view: Output) -> None:
     """The HTML the kernel sends (the blocks) and the page it makes hold agent text only
     escaped; the dialogs' descriptions are text, which the page sets as text."""
-    for where in [*view.content.blocks.values(), page_html(view.widget)]:
+    for where in view.content.blocks.values():
         lowered = where.lower()
         assert "<script" not in lowered, where
         assert "<img" not in lowered, where
         assert "<b>" not in lowered, where
+    page = page_tree(view.widget)  # the page's own elements: none made of the agent's text
+    assert not page.find_tags("script") + page.find_tags("img") + page.find_tags("b"), page.inner
 
 
 def test_html_in_select_title_and_options_is_shown_verbatim_as_text():
@@ -814,8 +870,7 @@ def test_html_in_list_options_is_shown_verbatim_as_text():
     options = [EVIL_OPTION] + [f"{EVIL_OTHER} {i}" for i in range(10)]
     view, dialog, wire = make_view(select_request(options, title=EVIL_TITLE))
     assert view.content.dialogs[dialog.id]["options"] == options
-    shown = re.findall(r"<option>(.*?)</option>", controls(view))
-    assert [html.unescape(o) for o in shown] == options
+    assert options_of(view) == options
     assert_no_live_html(view)
     click(view, "submit", 0)
     assert wire.bytes == value_line("uuid-1", '"<img src=x onerror=alert(1)>"')
@@ -825,8 +880,7 @@ def test_html_in_confirm_message_is_text():
     view, dialog, _ = make_view(confirm_request(title=EVIL_TITLE, message=EVIL_MESSAGE))
     described = view.content.dialogs[dialog.id]
     assert (described["title"], described["message"]) == (EVIL_TITLE, EVIL_MESSAGE)
-    (message,) = re.findall(r'<pre class="atomic-dialog-message">(.*?)</pre>', controls(view), re.S)
-    assert html.unescape(message) == EVIL_MESSAGE
+    assert message_of(view) == EVIL_MESSAGE
     assert_no_live_html(view)
 
 
@@ -886,7 +940,7 @@ def test_two_dialogs_of_the_same_kind_do_not_share_controls():
     b, _ = make_dialog(input_request(rid="in-b"), wire)
     view = run_with(a, b)
     click(view, "cancel", dialog_id="in-b")
-    assert controls(view, "in-a") and not controls(view, "in-b")
+    assert controls(view, "in-a") is not None and controls(view, "in-b") is None
     click(view, "submit", "for a", dialog_id="in-a")
     assert wire.lines == [cancelled_line("in-b"), value_line("in-a", '"for a"')]
 

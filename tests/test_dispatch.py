@@ -28,7 +28,7 @@ from atomic_jupyter.transport.launch import LaunchSpec
 from atomic_jupyter.ui import dispatch
 from atomic_jupyter.ui.dispatch import OffThreadWidgetWork, UiDispatcher, thread_safe_update
 from atomic_jupyter.ui.live_output import LiveOutput
-from atomic_jupyter.ui.output_widget import Content
+from atomic_jupyter.ui.page_protocol import PageContent
 from tests.harness import thread_guard
 from tests.harness.output_page import page_tree
 from tests.harness.thread_guard import pump_until
@@ -368,12 +368,12 @@ def test_the_guard_allows_a_live_outputs_thread_safe_appends_and_nothing_else() 
     assert shown.text == "one\n<two>\n"  # as text, never as HTML
     assert thread_guard.take() == []
     # The same update without the marker is caught, and the marker ends with its block.
-    on_thread(lambda: live.widget.show(Content(["x"], {"x": "x"})), name="unmarked")
+    on_thread(lambda: live.widget.show(PageContent(["x"], {"x": "x"})), name="unmarked")
 
     def marked_then_not() -> None:
         with thread_safe_update():
-            live.widget.show(Content(["y"], {"y": "y"}))
-        live.widget.show(Content(["z"], {"z": "z"}))
+            live.widget.show(PageContent(["y"], {"y": "y"}))
+        live.widget.show(PageContent(["z"], {"z": "z"}))
 
     on_thread(marked_then_not, name="after-block")
     found = thread_guard.take()

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from atomic_jupyter.ui.page_protocol import PROTOCOL_VERSION
 from tests.harness.kernel_client import BrowserLikeKernel, CellError, ExecResult, KernelTimeout
 from tests.harness.kernel_widgets import displayed, page_of, texts_of
 
@@ -22,7 +23,9 @@ def kernel(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserLikeKern
     """One kernel for the module, started in a scratch directory."""
     cwd = tmp_path_factory.mktemp("kernel-cwd")
     with BrowserLikeKernel(cwd, env={"HARNESS_MARKER": "from-test"}) as k:
-        k.execute("from atomic_jupyter.ui.output_widget import Content, OutputWidget")
+        k.execute(
+            "from atomic_jupyter.ui.output_widget import OutputWidget; from atomic_jupyter.ui.page_protocol import PageContent as Content"
+        )
         yield k
 
 
@@ -55,7 +58,7 @@ def test_a_click_reaches_the_widgets_listeners_and_what_they_change_is_drawn(
         out = OutputWidget("atomic-probe")
 
         def clicked(message):
-            clicks.append(dict(message))
+            clicks.append(message.name)
             out.show(Content(["n"], {"n": f'<p class="count">clicked {len(clicks)}</p>'}))
 
         out.on_action.add(clicked)
@@ -67,12 +70,12 @@ def test_a_click_reaches_the_widgets_listeners_and_what_they_change_is_drawn(
     (output,) = result.widget_ids
     assert kernel.models[output]["root_class"] == "atomic-probe"
     kernel.wait_for(lambda: texts_of(kernel, output, "count") == ["not clicked"], what="drawn")
-    kernel.send_custom(output, {"type": "go", "row": "1"})
+    kernel.send_custom(output, {"type": "command", "name": "go"})
     kernel.wait_for(lambda: texts_of(kernel, output, "count") == ["clicked 1"], what="a click")
-    msg_id = kernel.send_custom(output, {"type": "go"})
+    msg_id = kernel.send_custom(output, {"type": "command", "name": "again"})
     kernel.wait_idle(msg_id)
     assert texts_of(kernel, output, "count") == ["clicked 2"]
-    assert run(kernel, "print(clicks)").stdout == "[{'type': 'go', 'row': '1'}, {'type': 'go'}]\n"
+    assert run(kernel, "print(clicks)").stdout == "['go', 'again']\n"
 
 
 def test_background_thread_display_updates_arrive_while_idle(kernel: BrowserLikeKernel) -> None:
@@ -141,7 +144,7 @@ def test_click_reaches_an_awaiting_async_cell(kernel: BrowserLikeKernel) -> None
         textwrap.dedent(
             """
             reply = asyncio.get_running_loop().create_future()
-            answer.on_action.add(lambda m: reply.done() or reply.set_result(m["type"]))
+            answer.on_action.add(lambda m: reply.done() or reply.set_result(m.name))
             print("asking")
             print("got", await reply)
             """
@@ -152,7 +155,7 @@ def test_click_reaches_an_awaiting_async_cell(kernel: BrowserLikeKernel) -> None
         lambda: "".join(s.text for s in kernel.streams if s.parent_msg_id == cell) == "asking\n",
         what="the cell to start waiting",
     )
-    click = kernel.send_custom(answer, {"type": "yes"})
+    click = kernel.send_custom(answer, {"type": "command", "name": "yes"})
     result = kernel.collect(cell, timeout=10)
     assert result.stdout == "asking\ngot yes\n"
     # ipykernel 7.4 dispatches this comm message beside the running cell and
@@ -221,7 +224,11 @@ def test_our_outputs_are_kept_as_their_page_draws_them_even_after_they_closed(
     )
     kinds = [m.get("type") for c, m, _ in kernel.tracker.custom_messages[asked:] if c == output]
     assert kinds == ["patch", "snapshot"], kinds
-    assert kernel.tracker.pages[output].missed == 1
+    readies = [m for m in kernel.tracker.pages[output].sent if m["type"] == "ready"]
+    assert readies == [
+        {"type": "ready", "v": PROTOCOL_VERSION, "seq": 0},  # made
+        {"type": "ready", "v": PROTOCOL_VERSION, "seq": 1},  # missed the second patch
+    ]
     run(kernel, "out.finish()")
     kernel.wait_for(lambda: output not in kernel.models, what="the output to close")
     assert page_of(kernel, output) == '<p class="said">one</p><p class="said">two</p>'

@@ -9,7 +9,6 @@ tests read from the panel's notification lines as the page draws them, as a pers
 
 from __future__ import annotations
 
-import html
 import re
 
 import pytest
@@ -27,7 +26,7 @@ from tests.harness.kernel_widgets import (
     outcome_of,
     page_of,
 )
-from tests.harness.output_page import controls_html
+from tests.harness.output_page import Element, page_tree
 from tests.harness.plugin import agent_kernel_env
 from tests.harness.support import alive, gone
 
@@ -61,9 +60,20 @@ def wait_note(kernel: BrowserLikeKernel, panel: PagePanel, text: str, timeout: f
     )
 
 
-def controls_of(kernel: BrowserLikeKernel, dialog: PageDialog) -> str:
-    """The controls the page draws for a waiting dialog (its title, buttons, fields)."""
-    return controls_html(kernel.tracker.pages[dialog.output].content.dialogs[dialog.id])
+def controls_of(kernel: BrowserLikeKernel, dialog: PageDialog) -> Element:
+    """The controls the page's module draws for a waiting dialog (its title, buttons,
+    fields), found in the dialog's place."""
+    page = page_tree(kernel.tracker.pages[dialog.output])
+    (place,) = [
+        e for e in page.find_all("atomic-dialog-live") if e.attrs.get("data-dialog") == dialog.id
+    ]
+    return place.child("atomic-dialog-controls")
+
+
+def buttons_of(controls: Element) -> list[tuple[str, str]]:
+    """The buttons of a dialog's controls: ``(kind, label)``, the kind its first class
+    without ``atomic-`` (``option``, ``yes``, ``submit``, ``cancel``...)."""
+    return [(b.classes[0].removeprefix("atomic-"), b.text) for b in controls.find_tags("button")]
 
 
 # --------------------------------------------------------------------------- start and panel
@@ -102,8 +112,9 @@ def test_select_click_sends_the_option_and_collapses(kernel, panel) -> None:
 def test_select_with_many_options_uses_a_dropdown(kernel, panel) -> None:
     dialog = dialog_in(kernel, prompt(kernel, "/ui-select-many"), "select")
     controls = controls_of(kernel, dialog)
-    assert '<select class="atomic-dialog-choice">' in controls
-    assert controls.count("<option>") == 12 and 'class="atomic-option"' not in controls
+    (choice,) = controls.find_tags("select")
+    assert "atomic-dialog-choice" in choice.classes and len(choice.find_tags("option")) == 12
+    assert not controls.find_all("atomic-option")
     dialog.choose(5)  # Option 6 picked in the list, then Submit
     wait_note(kernel, panel, 'got select: "Option 6"')
 
@@ -112,7 +123,7 @@ def test_select_with_many_options_uses_a_dropdown(kernel, panel) -> None:
 def test_confirm_yes_and_no(kernel, panel, answer: str, sent: str) -> None:
     dialog = dialog_in(kernel, prompt(kernel, "/ui-confirm"), "confirm")
     controls = controls_of(kernel, dialog)
-    assert 'class="atomic-yes">Yes<' in controls and 'class="atomic-no">No<' in controls
+    assert {("yes", "Yes"), ("no", "No")} <= set(buttons_of(controls))
     assert dialog.description["message"] == "This is the message.\nIt has two lines."
     dialog.confirm(answer == "Yes")
     wait_note(kernel, panel, f"[info] got confirm: {sent}")
@@ -145,12 +156,13 @@ def test_text_dialog_typed_then_submitted(
 ) -> None:
     dialog = dialog_in(kernel, prompt(kernel, f"/ui-{method}"), method)
     controls = controls_of(kernel, dialog)
-    assert f"<{field} " in controls
-    assert 'class="atomic-submit">Submit<' in controls
+    assert controls.find_tags(field)
+    assert ("submit", "Submit") in buttons_of(controls)
     key, expected = shown
     assert dialog.description[key] == expected
     if method == "editor":  # the text area shows the prefilled text
-        assert f">{html.escape(expected)}</textarea>" in controls
+        (area,) = controls.find_tags("textarea")
+        assert area.text == expected
     dialog.submit(typed)
     wait_note(kernel, panel, f"got {method}: {got}")
 
@@ -166,7 +178,7 @@ def test_text_dialog_typed_then_submitted(
 )
 def test_cancel_each_kind(kernel, panel, command: str, method: str, default: str) -> None:
     dialog = dialog_in(kernel, prompt(kernel, command), method)
-    assert 'class="atomic-cancel">Cancel<' in controls_of(kernel, dialog)
+    assert ("cancel", "Cancel") in buttons_of(controls_of(kernel, dialog))
     dialog.cancel()
     wait_note(kernel, panel, f"[info] got {method}: {default}")
     assert outcome_of(kernel, dialog).endswith("→ cancelled (clicked)")
@@ -204,7 +216,7 @@ def test_two_dialogs_at_once_each_answer_their_own(kernel, panel) -> None:
     assert outcome_of(kernel, inp) == "→ second first (clicked)"
     # The other dialog still waits, its controls drawn.
     assert select.id in kernel.tracker.pages[select.output].content.dialogs
-    assert 'class="atomic-option">Two<' in page_of(kernel, select.output)
+    assert ("option", "Two") in buttons_of(controls_of(kernel, select))
     select.choose(select.description["options"].index("Two"))
     wait_note(kernel, panel, 'got two: ["Two","second first"]')
 
@@ -213,7 +225,8 @@ def test_timed_dialog_counts_down_then_expires(kernel, panel) -> None:
     dialog = dialog_in(kernel, prompt(kernel, "/ui-confirm 2500"), "confirm")
     # The page counts down from the seconds left when the dialog was described.
     assert 0 < dialog.description["seconds_left"] <= 2.5
-    assert re.search(r'class="atomic-countdown">expires in [1-3] s<', controls_of(kernel, dialog))
+    (countdown,) = controls_of(kernel, dialog).find_all("atomic-countdown")
+    assert re.fullmatch(r"expires in [1-3] s", countdown.text), countdown.text
     assert "timed out" in outcome_of(kernel, dialog)
     wait_note(kernel, panel, "got confirm: false")
     # It counted down by itself: the kernel described the dialog once, then only removed it.
@@ -231,7 +244,7 @@ def test_unicode_survives_both_ways(kernel, panel) -> None:
     dialog = dialog_in(kernel, prompt(kernel, "/ui-unicode"), "select")
     assert dialog.description["title"] == "Ünïcödé 🚀 title\u2028sep"
     assert dialog.description["options"] == ["日本語", "emoji 🎉", "line\u2029sep"]
-    assert 'class="atomic-option">line\u2029sep<' in controls_of(kernel, dialog)
+    assert ("option", "line\u2029sep") in buttons_of(controls_of(kernel, dialog))
     dialog.choose(2)
     wait_note(kernel, panel, 'got select: "line\u2029sep"')
     kernel.wait_for(lambda: "unicode" in panel.status, what="the unicode status entry")
@@ -245,7 +258,9 @@ def test_html_from_the_agent_is_only_ever_text(kernel, panel) -> None:
     # (textContent); the page's own drawing of them is escaped.
     assert dialog.description["title"].startswith("<img src=x onerror=")
     assert dialog.description["options"][0].startswith("<img src=x onerror=")
-    assert "&lt;img src=x onerror=" in controls_of(kernel, dialog)
+    controls = controls_of(kernel, dialog)
+    assert buttons_of(controls)[0][1].startswith("<img src=x onerror=")  # drawn as text
+    assert not controls.find_tags("img")
     dialog.choose(0)
     described = {"select": dialog.description}
     for method in ("confirm", "input", "editor"):
@@ -349,7 +364,7 @@ def test_shift_enter_in_the_panel_editor_sends_what_was_typed(kernel, panel) -> 
     the text on Shift+Enter (or Send); the kernel sends that text, and nothing else does."""
     assert "Shift+Enter" in panel.editor["placeholder"]
     assert not panel.editor["disabled"]
-    assert 'class="atomic-send">Send<' in panel.html
+    assert [b.text for b in panel.buttons("atomic-send")] == ["Send"]
     before = panel_runs(kernel, panel)
     rev = panel.editor["rev"]
     typed = panel.type("/ui-confirm")

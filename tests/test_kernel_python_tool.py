@@ -107,7 +107,7 @@ def test_approval_is_asked_in_the_card_and_nothing_runs_before_a_click(kernel, s
     dialog = dialog_in(kernel, area, "confirm")  # the approval dialog
     (card,) = cards(kernel, area)
     assert f'data-dialog="{dialog.id}"' in card  # its controls are drawn in the card
-    assert 'class="atomic-yes"' in page_of(kernel, area)
+    assert elements(page_of(kernel, area), "atomic-yes")
     code_at = visible_text(card).index("approved_marker = 1")  # the code, above the question
     assert code_at < visible_text(card).index(dialog.description["title"])
     # A prompt-injected call waits for the person: nothing ran yet.
@@ -128,7 +128,7 @@ def test_a_rule_made_in_the_dialog_answers_the_next_call(kernel, scripted_model)
     result = kernel.execute("%%atomic_agent\n" + call("ruled = 1"))
     (area,) = result.widget_ids
     dialog = dialog_in(kernel, area, "confirm")  # the approval dialog
-    assert dialog.description["rule"]  # "answer this way from now on" is offered
+    assert dialog.description["rule_label"]  # "answer this way from now on" is offered
     assert elements(page_of(kernel, area), "atomic-make-rule")
     dialog.confirm(True, rule=True)  # Yes, with the box checked
     kernel.execute("aj.session().wait(timeout=60)")

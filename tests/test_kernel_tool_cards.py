@@ -122,9 +122,9 @@ def test_a_guarded_commands_dialog_sits_in_its_card_and_a_rule_decides_the_next(
     # Inside the card of the command, in the place its dialogs have.
     assert f'data-dialog="{dialog.id}"' in part(card, "dialogs")
     assert "echo dangerous-but-fine" in visible_text(part(card, "header"))
-    assert dialog.description["rule"] == RULE_TEXT  # "answer this way from now on" is offered
+    assert dialog.description["rule_label"] == RULE_TEXT  # "answer this way from now on" is offered
     (offered,) = elements(page_of(kernel, output), "atomic-make-rule")
-    assert visible_text(offered) == RULE_TEXT
+    assert visible_text(offered).strip() == RULE_TEXT  # after its box
     dialog.confirm(True, rule=True)  # Yes, with the box checked
     assert outcome_of(kernel, dialog).startswith("→ Yes (clicked)")
     made = "→ Yes (clicked) · made the rule for this session"
@@ -155,12 +155,12 @@ def test_a_guarded_commands_dialog_sits_in_its_card_and_a_rule_decides_the_next(
 
     (remove,) = elements(panel.html, "atomic-rule-remove")
     assert 'data-action="remove-rule"' in remove and ">Remove<" in remove
-    (rule,) = re.findall(r'data-rule="([^"]*)"', remove)
+    (rule,) = re.findall(r'data-policy="([^"]*)"', remove)
     clicked = panel.remove_rule(0)
     kernel.wait_for(lambda: not elements(panel.html, "atomic-rule"), what="the rule to be removed")
     kernel.wait_idle(clicked)
     # A second click, as the page may send before it redraws: nothing more happens.
-    late = kernel.send_custom(panel.comm_id, {"type": "remove-rule", "rule": rule})
+    late = kernel.send_custom(panel.comm_id, {"type": "remove-rule", "policy": rule})
     kernel.wait_idle(late)
     assert (
         kernel.execute("import atomic_jupyter as aj\nprint(aj.session().policies)").stdout == "[]\n"

@@ -15,7 +15,7 @@ import atomic_jupyter as aj
 from atomic_jupyter.session.session import AgentSession
 from atomic_jupyter.ui.dialog_controls import RULE_TEXT
 from atomic_jupyter.ui.session_view import SessionView
-from tests.harness.output_page import page_html, page_tree, press
+from tests.harness.output_page import act, page_html, page_tree, press
 from tests.harness.support import STANDIN, wait_until
 from tests.harness.thread_guard import pump_until
 
@@ -54,10 +54,16 @@ def test_a_rule_made_from_a_dialog_answers_the_next_ones_without_a_click(
     widget = in_panel(view, first)  # the dialog as the panel shows it
     described = widget.content.dialogs[first.id]
     # The box is offered, in words of ours (no agent text: the title is not in it).
-    assert described["rule"] == RULE_TEXT and "Soak 1" not in described["rule"]
-    assert f'<label class="atomic-make-rule">{RULE_TEXT}</label>' in page_html(widget)
-    # "B", with the box ticked: make it the rule.
-    press(widget, {"type": "dialog", "id": first.id, "action": "choose", "index": 1, "rule": True})
+    assert described["rule_label"] == RULE_TEXT and "Soak 1" not in described["rule_label"]
+    (label,) = page_tree(widget).find_all("atomic-make-rule")
+    assert label.text.strip() == RULE_TEXT and label.find_tags("input")
+    # "B", with the box ticked in the page: make it the rule.
+    place = f'[data-dialog="{first.id}"] '
+    act(
+        widget,
+        {"selector": place + ".atomic-make-rule input", "action": "check", "value": True},
+        {"selector": place + ".atomic-option", "nth": 1},
+    )
     assert first.outcome == "Soak 1 → B (clicked) · made the rule for this session"
     assert "made the rule for this session" in page_html(widget)
     (policy,) = session.policies
@@ -73,7 +79,7 @@ def test_a_rule_made_from_a_dialog_answers_the_next_ones_without_a_click(
     assert not policy_b.rule
     assert rule_lines(view) == [policy.describe(), policy_b.describe()]
     assert page_html(view.panel).count('data-action="remove-rule"') == 2
-    remove = {"type": "remove-rule", "rule": str(policy.key)}  # the first line's Remove
+    remove = {"type": "remove-rule", "policy": str(policy.key)}  # the first line's Remove
     press(view.panel, remove)
     assert session.policies == [policy_b]
     assert rule_lines(view) == [policy_b.describe()]
@@ -109,8 +115,8 @@ def test_cancel_with_the_box_ticked_makes_no_rule(session: AgentSession) -> None
     session.prompt("/scenario dialogs 1", display=False)
     (dialog,) = wait_until(lambda: session.pending_dialogs, "the dialog")
     widget = in_panel(view, dialog)
-    assert widget.content.dialogs[dialog.id]["rule"] == RULE_TEXT
-    press(widget, {"type": "dialog", "id": dialog.id, "action": "cancel", "rule": True})
+    assert widget.content.dialogs[dialog.id]["rule_label"] == RULE_TEXT
+    press(widget, {"type": "dialog", "id": dialog.id, "action": "cancel", "make_rule": True})
     assert dialog.state == "cancelled" and session.policies == []
     assert "made the rule" not in dialog.outcome
     view.close()
@@ -122,7 +128,8 @@ def test_an_answer_with_the_box_left_unticked_makes_no_rule(session: AgentSessio
     (dialog,) = wait_until(lambda: session.pending_dialogs, "the dialog")
     widget = in_panel(view, dialog)
     press(
-        widget, {"type": "dialog", "id": dialog.id, "action": "choose", "index": 0, "rule": False}
+        widget,
+        {"type": "dialog", "id": dialog.id, "action": "choose", "index": 0, "make_rule": False},
     )
     assert dialog.state == "answered" and dialog.answered_by == "clicked"
     assert session.policies == []

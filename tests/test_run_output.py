@@ -36,13 +36,27 @@ from atomic_jupyter.ui.markdown import (
     record_markup,
     wrap_markdown,
 )
-from atomic_jupyter.ui.output_widget import Content, OutputWidget
+from atomic_jupyter.ui.output_widget import OutputWidget
+from atomic_jupyter.ui.page_protocol import PROTOCOL_VERSION, PageContent
 from atomic_jupyter.ui.record import part_html
 from atomic_jupyter.ui.run_output import CHUNK_BYTES, DialogOutput, RunOutput
 from atomic_jupyter.ui.run_parts import describe_block
-from tests.harness.output_page import Element, PageStore, page_html, page_text, page_tree, press
+from tests.harness.output_page import (
+    Element,
+    PageView,
+    dom_form,
+    page_html,
+    page_text,
+    page_tree,
+    press,
+)
 from tests.harness.support import long_markdown
 from tests.test_markdown import FRAGMENTS, REFERENCES, STREAMED, _fresh
+
+#: The page protocol's version, in every message.
+V = PROTOCOL_VERSION
+#: What the page adds to a link.
+NEW_TAB = ' target="_blank" rel="noopener noreferrer"'
 
 
 @pytest.fixture(autouse=True)
@@ -57,13 +71,13 @@ def no_swallowed_errors(caplog: pytest.LogCaptureFixture) -> Iterator[None]:
 
 class Sent:
     """What a widget sends from now on (every custom message, in order), passed on to a
-    :class:`PageStore` as the page's module receives them. A widget that sent some already
+    :class:`PageView` (the page's own module) as it receives them. A widget that sent some already
     is asked for the whole output, as a page made late asks (that answer is not kept)."""
 
     def __init__(self, widget: OutputWidget) -> None:
         self.widget = widget
         self.messages: list[dict[str, Any]] = []
-        self.page = PageStore()
+        self.page = PageView()
         send = widget.send
 
         def record(message: dict[str, Any], buffers: Any = None) -> None:
@@ -198,7 +212,8 @@ def test_the_page_shows_exactly_the_records_answer_at_every_step() -> None:
     # The page's block is the record's, with the answer's place marked for the page.
     page = page_html(answering.output.widget)
     live = page.replace(f' data-answer="{Answering.KEY}"', "")
-    assert answering.record_block() in live
+    live = live.replace(NEW_TAB, "")  # the page opens links in a new tab
+    assert dom_form(answering.record_block()) in live
     assert len(answering.chunks) > 3, "a 40 KB answer should have been split into chunks"
     # A page that received every message in order shows the same.
     assert page_html(answering.sent.page) == page
@@ -276,15 +291,15 @@ def test_the_first_text_of_an_answer_needs_no_chunk() -> None:
         answering.tail == record_answer("Hello **world**") == "<p>Hello <strong>world</strong></p>"
     )
     (message,) = answering.sent.take()
-    assert set(message) == {"type", "seq", "tails"}  # the tail alone, nothing else
+    assert set(message) == {"type", "v", "seq", "tails"}  # the tail alone, nothing else
 
 
 # --------------------------------------------------------------------------- the widget
 
 
-def content(**blocks: str) -> Content:
+def content(**blocks: str) -> PageContent:
     """Blocks in the order given."""
-    return Content(list(blocks), dict(blocks))
+    return PageContent(list(blocks), dict(blocks))
 
 
 def test_only_what_changed_is_sent_numbered_one_by_one() -> None:
@@ -294,6 +309,7 @@ def test_only_what_changed_is_sent_numbered_one_by_one() -> None:
     (first,) = sent.take()
     assert first == {
         "type": "patch",
+        "v": V,
         "seq": 1,
         "blocks": {"a": "<p>A</p>", "b": "<p>B</p>"},
         "order": ["a", "b"],
@@ -301,36 +317,46 @@ def test_only_what_changed_is_sent_numbered_one_by_one() -> None:
     widget.show(content(a="<p>A</p>", b="<p>B</p>"))  # nothing new
     assert sent.take() == []
     widget.show(content(a="<p>A</p>", b="<p>B2</p>"))  # one block changed
-    assert sent.take() == [{"type": "patch", "seq": 2, "blocks": {"b": "<p>B2</p>"}}]
+    assert sent.take() == [{"type": "patch", "v": V, "seq": 2, "blocks": {"b": "<p>B2</p>"}}]
     widget.show(content(b="<p>B2</p>", a="<p>A</p>"))  # the same blocks, moved
-    assert sent.take() == [{"type": "patch", "seq": 3, "order": ["b", "a"]}]
+    assert sent.take() == [{"type": "patch", "v": V, "seq": 3, "order": ["b", "a"]}]
     widget.show(content(b="<p>B2</p>"))  # one gone
-    assert sent.take() == [{"type": "patch", "seq": 4, "drop": ["a"], "order": ["b"]}]
-    answer = Content(["b"], {"b": "<p>B2</p>"}, {"b": ["<p>1</p>"]}, {"b": "<p>t</p>"})
+    assert sent.take() == [{"type": "patch", "v": V, "seq": 4, "drop": ["a"], "order": ["b"]}]
+    answer = PageContent(["b"], {"b": "<p>B2</p>"}, {"b": ["<p>1</p>"]}, {"b": "<p>t</p>"})
     widget.show(answer)
     assert sent.take() == [
-        {"type": "patch", "seq": 5, "chunks": {"b": ["<p>1</p>"]}, "tails": {"b": "<p>t</p>"}}
+        {
+            "type": "patch",
+            "v": V,
+            "seq": 5,
+            "chunks": {"b": ["<p>1</p>"]},
+            "tails": {"b": "<p>t</p>"},
+        }
     ]
-    grown = Content(["b"], {"b": "<p>B2</p>"}, {"b": ["<p>1</p>", "<p>2</p>"]}, {"b": ""})
+    grown = PageContent(["b"], {"b": "<p>B2</p>"}, {"b": ["<p>1</p>", "<p>2</p>"]}, {"b": ""})
     widget.show(grown)  # a chunk more (only the new one is sent) and a new tail
     assert sent.take() == [
-        {"type": "patch", "seq": 6, "chunks": {"b": ["<p>2</p>"]}, "tails": {"b": ""}}
+        {"type": "patch", "v": V, "seq": 6, "chunks": {"b": ["<p>2</p>"]}, "tails": {"b": ""}}
     ]
-    other = Content(["b"], {"b": "<p>B2</p>"}, {"b": ["<p>x</p>"]}, {"b": ""})
+    other = PageContent(["b"], {"b": "<p>B2</p>"}, {"b": ["<p>x</p>"]}, {"b": ""})
     widget.show(other)  # a chunk changed: they start over
     assert sent.take() == [
-        {"type": "patch", "seq": 7, "chunks": {"b": ["<p>x</p>"]}, "reset": ["b"]}
+        {"type": "patch", "v": V, "seq": 7, "chunks": {"b": ["<p>x</p>"]}, "reset": ["b"]}
     ]
     dialog = {"id": "d1", "title": "t"}
-    widget.show(Content(["b"], {"b": "<p>B2</p>"}, {"b": ["<p>x</p>"]}, {"b": ""}, {"d1": dialog}))
-    widget.show(Content(["b"], {"b": "<p>B2</p>"}, {"b": ["<p>x</p>"]}, {"b": ""}))
+    widget.show(
+        PageContent(["b"], {"b": "<p>B2</p>"}, {"b": ["<p>x</p>"]}, {"b": ""}, {"d1": dialog})
+    )
+    widget.show(PageContent(["b"], {"b": "<p>B2</p>"}, {"b": ["<p>x</p>"]}, {"b": ""}))
     assert sent.take() == [
-        {"type": "patch", "seq": 8, "dialogs": {"d1": dialog}},
-        {"type": "patch", "seq": 9, "dialogs": {"d1": None}},  # gone from the page
+        {"type": "patch", "v": V, "seq": 8, "dialogs": {"d1": dialog}},
+        {"type": "patch", "v": V, "seq": 9, "dialogs": {"d1": None}},  # gone from the page
     ]
     assert widget.messages == 9
-    # The page that followed every message has what the kernel last sent.
-    assert sent.page.content == widget.content and sent.page.seq == 9
+    # The page that followed every message draws what a page made now draws.
+    assert sent.page.html == page_html(widget) and sent.page.sent == [
+        {"type": "ready", "v": V, "seq": 0}
+    ]
 
 
 def test_a_page_that_missed_a_message_is_sent_the_whole_output_and_an_up_to_date_one_nothing() -> (
@@ -341,23 +367,23 @@ def test_a_page_that_missed_a_message_is_sent_the_whole_output_and_an_up_to_date
     widget.show(content(a="<p>A</p>"))
     widget.show(content(a="<p>A</p>", b="<p>B</p>"))
     widget.show(content(a="<p>A2</p>", b="<p>B</p>"))
-    late = PageStore()  # a page made after the first message: it missed it
-    for message in sent.take()[1:]:
-        late.receive(message)
-    assert late.missed == 2 and late.seq == 0
-    press(widget, {"type": "ready", "seq": late.seq})  # what the page's module asks
+    late = PageView()  # a page made after the first message: it missed it
+    asked = late.receive(*sent.take()[1:])
+    assert asked == [{"type": "ready", "v": V, "seq": 0}]  # asked once for the whole output
+    assert page_text(late).split() == []
+    press(widget, asked[0])  # what the page's module asks
     (snapshot,) = sent.take()
     assert snapshot["type"] == "snapshot" and snapshot["seq"] == 3
-    late.receive(snapshot)
-    assert late.content == widget.content
-    assert page_html(late) == "<p>A2</p><p>B</p>"
+    assert late.receive(snapshot) == []
+    assert late.html == page_html(widget)
+    assert page_text(late).split() == ["A2", "B"]
     assert widget.messages == 4
     press(widget, {"type": "ready", "seq": 3})  # it has all: nothing to send
     assert sent.take() == []
     widget.show(content(a="<p>A2</p>", b="<p>B3</p>"))  # and the numbering goes on
     (patch,) = sent.take()
-    assert patch["seq"] == 4 and late.receive(patch)
-    assert page_html(late) == "<p>A2</p><p>B3</p>"
+    assert patch["seq"] == 4 and late.receive(patch) == []
+    assert page_text(late).split() == ["A2", "B3"]
 
 
 def test_a_page_made_before_anything_was_sent_is_sent_nothing() -> None:
@@ -394,7 +420,7 @@ def test_finish_empties_the_model_and_closes_it_and_the_last_closes_what_they_sh
     other.finish()
     assert layout.comm is None and holder.comm is None and holder._esm == ""
     assert shared.holder is None and shared.users == 0
-    assert widget.content == Content()
+    assert widget.content == PageContent()
     sent.take()
     widget.show(content(a="<p>A2</p>"))  # nothing more is sent or done
     press(widget, {"type": "ready", "seq": 0})
@@ -474,7 +500,7 @@ def test_an_answer_that_was_not_sent_says_why_under_the_controls() -> None:
     sent = Sent(output.widget)
     press(output.widget, {"type": "dialog", "id": "d1", "action": "respond", "value": "yes"})
     (patch,) = sent.take()
-    assert set(patch) == {"type", "seq", "dialogs"}
+    assert set(patch) == {"type", "v", "seq", "dialogs"}
     assert patch["dialogs"]["d1"]["error"].startswith("Not sent: ")
 
 
@@ -563,9 +589,11 @@ def test_every_string_from_the_agent_is_escaped_in_the_page_and_plain_in_the_des
             *(c for cs in output.content.chunks.values() for c in cs),
             *output.content.tails.values(),
         ]
-        for html in [*sent, page_html(output.widget)]:
+        for html in sent:
             lowered = html.lower()
             assert "<script" not in lowered and "<img" not in lowered, html
+        page = page_tree(output.widget)  # the page's own elements: none made of the agent's
+        assert not page.find_tags("script") and not page.find_tags("img")
 
     no_markup_from_the_agent()
     assert page_text(output.widget).count(EVIL_TITLE) >= 3  # prompt, answer, dialog's title
@@ -622,7 +650,7 @@ def test_a_finished_run_is_drawn_as_its_record_draws_it() -> None:
     assert live.count(f'data-dialog-done="{dialog.id}"') == 1
     record = run_record(run).html
     inner = record[record.index(">") + 1 : -len("</div>")]
-    assert re.sub(r' data-(dialog-done|answer)="[^"]*"', "", live) == inner
+    assert re.sub(r' data-(dialog-done|answer)="[^"]*"', "", live) == dom_form(inner)
 
 
 def test_close_lets_the_dialogs_go_and_closes_the_widget() -> None:
@@ -630,7 +658,7 @@ def test_close_lets_the_dialogs_go_and_closes_the_widget() -> None:
     output = run_asking(dialog)
     renders = output.renders
     output.close()
-    assert output.widget.comm is None and output.content == Content()
+    assert output.widget.comm is None and output.content == PageContent()
     dialog.respond("Alpha")  # the output no longer follows it
     choose(output, "d1", 1)
     output.render()

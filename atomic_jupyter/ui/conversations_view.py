@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 from atomic_jupyter.ui.lines_output import Line, LinesOutput, error_text, text_line
+from atomic_jupyter.ui.page_protocol import PageMessage, ResumeClicked
 from atomic_jupyter.ui.text import button_html
 
 __all__ = ["ConversationsView"]
@@ -63,11 +63,11 @@ class ConversationsView(LinesOutput):
             lines.append(text_line("error", "atomic-conversations-error", self.error, "error"))
         return lines
 
-    def act(self, message: Mapping[str, Any]) -> None:
+    def act(self, message: PageMessage) -> None:
         """A click on a row's Resume (one while another runs, or of no row, does nothing)."""
-        if message.get("type") != "resume" or self.resuming is not None:
+        if not isinstance(message, ResumeClicked) or self.resuming is not None:
             return
-        index = _index(message.get("row"), len(self.rows))
+        index = message.row if 0 <= message.row < len(self.rows) else None
         action = self.rows[index][1] if index is not None else None
         if index is None or action is None:
             return
@@ -82,12 +82,3 @@ class ConversationsView(LinesOutput):
             return
         self.resuming, self.resumed, self.said = None, index, said
         self.render()
-
-
-def _index(value: Any, count: int) -> int | None:
-    """The row a message names, if it is one."""
-    try:
-        index = int(value)
-    except (TypeError, ValueError):
-        return None
-    return index if 0 <= index < count else None

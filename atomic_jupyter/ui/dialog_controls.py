@@ -11,8 +11,7 @@ of the :class:`~atomic_jupyter.session.dialogs.Dialog`, the same calls code make
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 from atomic_jupyter.errors import AtomicAgentError, DialogNotPendingError
 from atomic_jupyter.protocol.messages import (
@@ -22,6 +21,7 @@ from atomic_jupyter.protocol.messages import (
     SelectRequest,
 )
 from atomic_jupyter.session.dialogs import Dialog
+from atomic_jupyter.ui.page_protocol import DialogAnswer, DialogControls
 from atomic_jupyter.ui.text import escape, plain
 
 __all__ = [
@@ -46,7 +46,7 @@ def dialog_place(dialog: Dialog) -> str:
     )
 
 
-def describe_controls(dialog: Dialog, rule: bool, error: str = "") -> dict[str, Any]:
+def describe_controls(dialog: Dialog, rule: bool, error: str = "") -> DialogControls:
     """What the page needs to draw ``dialog``'s controls (plain text only).
 
     ``rule``: offer "answer this way from now on"; ``error``: why the last answer was not
@@ -54,9 +54,9 @@ def describe_controls(dialog: Dialog, rule: bool, error: str = "") -> dict[str, 
     """
     request = dialog.shown
     left = dialog.seconds_left()
-    described: dict[str, Any] = {
+    described: DialogControls = {
         "id": dialog.id,
-        "method": dialog.method,
+        "method": dialog.method,  # type: ignore[typeddict-item]
         "title": plain(request.title or f"{dialog.method} request"),
         "message": "",
         "options": [],
@@ -65,7 +65,7 @@ def describe_controls(dialog: Dialog, rule: bool, error: str = "") -> dict[str, 
         "prefill": "",
         "rows": 4,
         "seconds_left": None if left is None else round(left, 1),
-        "rule": RULE_TEXT if rule else "",
+        "rule_label": RULE_TEXT if rule else "",
         "error": error,
     }
     if isinstance(request, ConfirmRequest):
@@ -82,29 +82,25 @@ def describe_controls(dialog: Dialog, rule: bool, error: str = "") -> dict[str, 
 
 
 def answer_from_page(
-    dialog: Dialog, message: Mapping[str, Any], on_rule: Callable[[Dialog], None] | None
+    dialog: Dialog, message: DialogAnswer, on_rule: Callable[[Dialog], None] | None
 ) -> str:
     """Answer ``dialog`` as the page's ``message`` says (a click, a Submit, Escape); return
     what to show under its controls: empty when it went out (or when the dialog was settled
     already: a second click, a click after it expired, whose first outcome stands), else why
     nothing was sent. A checked "answer this way from now on" makes a rule of an answer."""
-    action = message.get("action")
     try:
-        if action == "choose":
-            index = message.get("index")
-            if not isinstance(index, int) or isinstance(index, bool):
+        if message.action == "choose":
+            if message.index is None:
                 return "Choose an option first."
-            dialog.choose(index, by="clicked")
-        elif action == "respond":
-            dialog.respond(message.get("value"), by="clicked")  # type: ignore[arg-type]
-        elif action == "cancel":
-            dialog.cancel(by="clicked")
+            dialog.choose(message.index, by="clicked")
+        elif message.action == "respond":
+            dialog.respond(message.value, by="clicked")  # type: ignore[arg-type]
         else:
-            return ""
+            dialog.cancel(by="clicked")
     except DialogNotPendingError:
         return ""
     except (AtomicAgentError, TypeError, ValueError, IndexError) as exc:
         return f"Not sent: {exc}"
-    if message.get("rule") is True and on_rule is not None and dialog.state == "answered":
+    if message.make_rule and on_rule is not None and dialog.state == "answered":
         on_rule(dialog)
     return ""

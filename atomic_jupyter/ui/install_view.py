@@ -9,11 +9,12 @@ Updated only on the thread that runs the install (the kernel's: a cell or a butt
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from atomic_jupyter.transport.agent_install import Progress
 from atomic_jupyter.ui.lines_output import Line, LinesOutput, error_text, text_line
+from atomic_jupyter.ui.page_protocol import InstallClicked, PageMessage
 from atomic_jupyter.ui.text import button_html, escape
 
 __all__ = ["InstallOffer", "InstallProgress", "InstallView"]
@@ -159,9 +160,9 @@ class InstallOffer(LinesOutput):
             lines.append(text_line("error", "atomic-install-error", self.error, "error"))
         return lines
 
-    def act(self, message: Mapping[str, Any]) -> None:
+    def act(self, message: PageMessage) -> None:
         """A click on the button (a second one on its way does nothing)."""
-        if message.get("type") != "install" or self.state in ("installing", "done"):
+        if not isinstance(message, InstallClicked) or self.state in ("installing", "done"):
             return
         self.state, self.error = "installing", ""
         self.progress = InstallProgress(self.what, self.render)

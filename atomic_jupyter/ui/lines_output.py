@@ -12,13 +12,13 @@ message on the kernel's thread (:meth:`LinesOutput.act`).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from atomic_jupyter.session.observers import Listeners
 from atomic_jupyter.ui.ansi import strip_ansi
-from atomic_jupyter.ui.output_widget import Content, OutputWidget
+from atomic_jupyter.ui.output_widget import OutputWidget
+from atomic_jupyter.ui.page_protocol import PageContent, PageMessage
 from atomic_jupyter.ui.record import NO_TYPESETTING, ROOT_STYLE, Record, root_html, text_html
 from atomic_jupyter.ui.run_parts import Text
 
@@ -95,11 +95,11 @@ class LinesOutput:
         """The lines the record is made of (the output's own, unless a kind adds some)."""
         return self.lines()
 
-    def fill(self, content: Content) -> None:
+    def fill(self, content: PageContent) -> None:
         """Add what the output shows besides its lines to ``content`` (nothing, unless a kind
         shows more: runs drawn inside it)."""
 
-    def act(self, message: Mapping[str, Any]) -> None:
+    def act(self, message: PageMessage) -> None:
         """A click from the page, on the kernel's thread (each kind with buttons says)."""
 
     def render(self) -> None:
@@ -107,7 +107,7 @@ class LinesOutput:
         with self._lock:
             if self.closed:
                 return
-            content = Content()
+            content = PageContent()
             for line in self.lines():
                 shown = line.html if line.live is None else line.live
                 if shown:

@@ -1,22 +1,29 @@
 // One output of atomic-jupyter, drawn in the page: a run, a dialog, a listing.
 //
-// The kernel sends the output's blocks as sanitised HTML made by the record's renderer
-// (atomic_jupyter/ui/record.py), keyed, so an update carries only what changed. This module
-// only places that HTML and draws the interactive parts the HTML leaves a place for:
+// It speaks the page protocol, written down in atomic_jupyter/ui/page_protocol.py and in
+// ARCHITECTURE.md ("The page protocol"). The kernel sends the output's blocks as sanitised
+// HTML made by the record's renderer (atomic_jupyter/ui/record.py), keyed, so an update
+// carries only what changed. This module only places that HTML and draws the interactive
+// parts the HTML leaves a place for:
 //   [data-dialog=ID]  a dialog waiting for an answer (its controls, from `dialogs`)
 //   [data-answer=KEY] a streamed answer (its settled chunks, then its tail)
+//   [data-editor]     the panel's editor: a text area that sends on Shift+Enter (`editor`)
+//   [data-settings]   the panel's model and thinking pickers, its Compact button and, when a
+//                     provider has no key, a password field whose value is sent once and
+//                     never kept here (`settings`)
 //   [data-action=A]   a button whose click sends {type: A, ...its other data-*} (Stop, ...)
 //   [data-children=K] where the blocks keyed "K/..." go (a list inside a block)
-// A "dialog" of method "prompt" is the panel's editor: a text area that sends on Shift+Enter.
-// One of method "settings" is the panel's model and thinking pickers, its Compact button and,
-// when a provider has no key, a password field whose value is sent once and never kept here.
-// Nothing it receives is run; HTML is inserted as sent (it was escaped and sanitised in the
+// Every message both ways carries the protocol's version (v); a message of another version
+// is not drawn: the output says so instead. Nothing it receives is run; HTML is inserted as sent (it was escaped and sanitised in the
 // kernel), text it draws itself goes through textContent.
 //
 // The content lives on the model (initialize), not on a view: messages that arrive while no
 // view exists are kept, and a view made later (a second display, a tab switched) draws it
 // all. Every message carries a sequence number; a model that missed one (or that was made
 // after the kernel sent its first ones) asks for the whole output again.
+
+// The page protocol's version (PROTOCOL_VERSION in page_protocol.py; a test checks they agree).
+const PROTOCOL_VERSION = 1;
 
 // By the output's id: initialize and render are each given their own proxy of the model.
 const STORES = (globalThis.__atomicOutputs ||= new Map());
@@ -55,12 +62,17 @@ function storeOf(model) {
   let store = STORES.get(id);
   if (!store) {
     store = {
-      seq: 0, asked: false, order: [], blocks: new Map(),
-      chunks: new Map(), tails: new Map(), dialogs: new Map(), views: new Set(),
+      seq: 0, asked: false, order: [], blocks: new Map(), chunks: new Map(), tails: new Map(),
+      dialogs: new Map(), editor: null, settings: null, mismatch: null, views: new Set(),
     };
     STORES.set(id, store);
   }
   return store;
+}
+
+function post(model, msg) {
+  // Every message to the kernel says which protocol it speaks.
+  model.send({ v: PROTOCOL_VERSION, ...msg });
 }
 
 function arrived(dialog) {
@@ -75,11 +87,16 @@ function apply(store, msg) {
     store.chunks = new Map(Object.entries(msg.chunks));
     store.tails = new Map(Object.entries(msg.tails));
     store.dialogs = new Map(Object.entries(msg.dialogs).map(([id, d]) => [id, arrived(d)]));
+    store.editor = msg.editor;
+    store.settings = msg.settings;
     store.seq = msg.seq;
     store.asked = false;
     return { all: true };
   }
-  const changed = { blocks: new Set(), answers: new Set(), dialogs: new Set(), order: false };
+  const changed = {
+    blocks: new Set(), answers: new Set(), dialogs: new Set(), order: false,
+    editor: "editor" in msg, settings: "settings" in msg,
+  };
   for (const [key, html] of Object.entries(msg.blocks || {})) {
     store.blocks.set(key, html);
     changed.blocks.add(key);
@@ -102,6 +119,8 @@ function apply(store, msg) {
     else store.dialogs.set(id, arrived(dialog));
     changed.dialogs.add(id);
   }
+  if (changed.editor) store.editor = msg.editor;
+  if (changed.settings) store.settings = msg.settings;
   if (msg.order) {
     store.order = msg.order;
     changed.order = true;
@@ -114,10 +133,17 @@ function initialize({ model }) {
   const store = storeOf(model);
   const received = (msg) => {
     if (!msg || (msg.type !== "snapshot" && msg.type !== "patch")) return;
+    if (msg.v !== PROTOCOL_VERSION) {  // not ours to draw: say so, once
+      if (store.mismatch === null) {
+        store.mismatch = msg.v === undefined ? "none" : String(msg.v);
+        for (const view of store.views) view({ all: true });
+      }
+      return;
+    }
     if (msg.type === "patch" && msg.seq !== store.seq + 1) {
       if (!store.asked) {  // a message was missed: ask for the whole output once
         store.asked = true;
-        model.send({ type: "ready", seq: store.seq });
+        post(model, { type: "ready", seq: store.seq });
       }
       return;
     }
@@ -125,7 +151,7 @@ function initialize({ model }) {
     for (const view of store.views) view(changed);
   };
   model.on("msg:custom", received);
-  model.send({ type: "ready", seq: store.seq });  // a page made late (or reloaded) catches up
+  post(model, { type: "ready", seq: store.seq });  // a page made late (or reloaded) catches up
   return () => {
     model.off("msg:custom", received);
     STORES.delete(model.get("output_id"));
@@ -165,7 +191,9 @@ function dialogControls(model, dialog) {
   box.appendChild(row);
   let rule = null;
   const act = (action, extra) => {
-    model.send({ type: "dialog", id: dialog.id, action, rule: !!(rule && rule.checked), ...extra });
+    post(model, {
+      type: "dialog", id: dialog.id, action, make_rule: !!(rule && rule.checked), ...extra,
+    });
   };
   let field = null;
   if (dialog.method === "select" && dialog.options.length <= dialog.buttons) {
@@ -221,13 +249,13 @@ function dialogControls(model, dialog) {
   countdown.setAttribute("aria-live", "polite");
   bottom.appendChild(countdown);
   box.appendChild(bottom);
-  if (dialog.rule) {
+  if (dialog.rule_label) {
     const label = document.createElement("label");
     label.className = "atomic-make-rule";
     rule = document.createElement("input");
     rule.type = "checkbox";
     label.appendChild(rule);
-    label.appendChild(document.createTextNode(" " + dialog.rule));
+    label.appendChild(document.createTextNode(" " + dialog.rule_label));
     box.appendChild(label);
   }
   const error = document.createElement("div");
@@ -262,7 +290,7 @@ function dialogControls(model, dialog) {
   return { box, update, stop };
 }
 
-function promptControls(model, data) {
+function editorControls(model, data) {
   // The panel's editor: typing is sent as it happens (the session keeps the editor's text);
   // Shift+Enter, Ctrl+Enter, Cmd+Enter or Send sends the prompt. Enter alone adds a line.
   const box = document.createElement("div");
@@ -274,16 +302,16 @@ function promptControls(model, data) {
   area.setAttribute("aria-label", data.placeholder);
   area.spellcheck = true;
   const send = button("atomic-send", "Send", () => {
-    model.send({ type: "send", value: area.value });
+    post(model, { type: "send", value: area.value });
   }, true);
   send.title = "Send to the agent (Shift+Enter)";
-  area.addEventListener("input", () => model.send({ type: "editor", value: area.value }));
+  area.addEventListener("input", () => post(model, { type: "editor", value: area.value }));
   area.addEventListener("keydown", (event) => {
     event.stopPropagation();  // a key in the editor is not a notebook shortcut
     const sends = event.key === "Enter" && (event.shiftKey || event.ctrlKey || event.metaKey);
     if (sends && !event.isComposing) {
       event.preventDefault();
-      if (!send.disabled) model.send({ type: "send", value: area.value });
+      if (!send.disabled) post(model, { type: "send", value: area.value });
     }
   });
   const row = document.createElement("div");
@@ -320,10 +348,10 @@ function settingsControls(model, data) {
   row.className = "atomic-dialog-row";
   box.appendChild(row);
   const models = choice("atomic-model-choice", "Model");
-  models.addEventListener("change", () => model.send({ type: "model", value: models.value }));
+  models.addEventListener("change", () => post(model, { type: "model", value: models.value }));
   const levels = choice("atomic-thinking-choice", "Thinking level");
-  levels.addEventListener("change", () => model.send({ type: "thinking", value: levels.value }));
-  const compact = button("atomic-compact", "Compact", () => model.send({ type: "compact" }));
+  levels.addEventListener("change", () => post(model, { type: "thinking", value: levels.value }));
+  const compact = button("atomic-compact", "Compact", () => post(model, { type: "compact" }));
   compact.title = "Summarise the conversation so far to free the context window";
   const label = (text, field) => {
     const element = document.createElement("label");
@@ -353,7 +381,7 @@ function settingsControls(model, data) {
     if (!key.value) return;
     const value = key.value;
     key.value = "";
-    model.send({ type: "key", value, keep: keep.checked });
+    post(model, { type: "key", value, keep: keep.checked });
   };
   key.addEventListener("keydown", (event) => {
     if (event.key === "Enter" && !event.isComposing) {
@@ -419,6 +447,9 @@ function settingsControls(model, data) {
   return { box, update, stop: () => {} };
 }
 
+// The panel's own parts, each drawn in its place ([data-editor], [data-settings]).
+const PANEL_PARTS = [["editor", editorControls], ["settings", settingsControls]];
+
 function render({ model, el }) {
   const store = storeOf(model);
   // The page's own styles for rendered HTML (code blocks, tables, quotes), as a record has.
@@ -430,13 +461,14 @@ function render({ model, el }) {
   const blockEls = new Map();  // key -> its element
   const answerEls = new Map();  // key -> { chunks: [element], tail: element }
   const dialogEls = new Map();  // id -> its controls
+  const panelEls = { editor: null, settings: null };  // the panel's editor and settings
 
   root.addEventListener("click", (event) => {
     // A button of ours: its data-action is the message's type, its other data-* its fields.
     const target = event.target.closest("[data-action]");
     if (!target || !root.contains(target) || target.disabled) return;
     const { action, ...fields } = target.dataset;
-    model.send({ type: action, ...fields });
+    post(model, { ...fields, type: action });
   });
 
   const answerOf = (key) => {
@@ -487,11 +519,17 @@ function render({ model, el }) {
       if (!data) continue;
       let controls = dialogEls.get(data.id);
       if (!controls) {
-        const draw = { prompt: promptControls, settings: settingsControls }[data.method];
-        controls = (draw || dialogControls)(model, data);
+        controls = dialogControls(model, data);
         dialogEls.set(data.id, controls);
       }
       place.appendChild(controls.box);
+    }
+    for (const [part, draw] of PANEL_PARTS) {
+      const place = element.querySelector(`[data-${part}]`);
+      const data = store[part];
+      if (!place || !data) continue;
+      if (!panelEls[part]) panelEls[part] = draw(model, data);
+      place.appendChild(panelEls[part].box);
     }
   };
 
@@ -509,7 +547,8 @@ function render({ model, el }) {
     for (const holder of element.querySelectorAll("[data-children]")) {
       holder.replaceChildren();  // the blocks listed in it keep what they hold
     }
-    for (const place of element.querySelectorAll("[data-answer], [data-dialog]")) {
+    for (const place of element.querySelectorAll(
+      "[data-answer], [data-dialog], [data-editor], [data-settings]")) {
       place.replaceChildren();  // keep the answer's and the dialogs' nodes out of the way
     }
     element.innerHTML = store.blocks.get(key) || "";
@@ -525,7 +564,11 @@ function render({ model, el }) {
     if (at < 0) return root;
     const parent = key.slice(0, at);
     const holder = blockEls.get(parent);
-    return (holder && holder.querySelector(`[data-children="${CSS.escape(parent)}"]`)) || root;
+    if (!holder) return root;
+    for (const place of holder.querySelectorAll("[data-children]")) {
+      if (place.dataset.children === parent) return place;
+    }
+    return root;
   };
 
   const drawOrder = () => {
@@ -562,7 +605,39 @@ function render({ model, el }) {
     }
   };
 
+  const updatePanel = () => {
+    for (const [part, draw] of PANEL_PARTS) {
+      const controls = panelEls[part];
+      if (controls && store[part]) {
+        controls.update(store[part]);
+      } else if (controls) {
+        controls.box.remove();
+        panelEls[part] = null;
+      } else if (store[part]) {  // its place was drawn before it came
+        const place = root.querySelector(`[data-${part}]`);
+        if (place) {
+          panelEls[part] = draw(model, store[part]);
+          place.appendChild(panelEls[part].box);
+        }
+      }
+    }
+  };
+
+  const drawMismatch = () => {
+    // A message of another protocol version: nothing of it is drawn, and the output says why.
+    const said = document.createElement("div");
+    said.className = "atomic-protocol-mismatch";
+    said.setAttribute("role", "alert");
+    said.textContent = `This output was sent by another version of atomic-jupyter (page protocol ${
+      store.mismatch}; this page speaks ${PROTOCOL_VERSION}). Run its cell again, or reload the page.`;
+    root.replaceChildren(said);
+  };
+
   const drawChanged = (changed) => {
+    if (store.mismatch !== null) {
+      drawMismatch();
+      return;
+    }
     if (changed.all) {
       for (const key of store.order) drawBlock(key);
       drawOrder();
@@ -571,6 +646,7 @@ function render({ model, el }) {
         if (data) controls.update(data);
       }
       forgetDialogs();
+      updatePanel();
       return;
     }
     for (const id of changed.dialogs) {
@@ -583,6 +659,7 @@ function render({ model, el }) {
     if (changed.order || changed.blocks.size) drawOrder();  // a list's holder drawn again
     for (const key of changed.answers) if (answerEls.has(key)) drawAnswer(key);
     forgetDialogs();
+    if (changed.editor || changed.settings) updatePanel();
   };
 
   const draw = (changed) => {

@@ -2,8 +2,8 @@
 
 The kernel side keeps the output as keyed blocks of sanitised HTML, made by the record's
 renderer (:mod:`atomic_jupyter.ui.record`), plus the streamed answers' chunks and the open
-dialogs' descriptions; :meth:`OutputWidget.show` sends only what changed since the last
-call, as one custom message. The page side (``output_widget.js``, an inline ES module: no
+dialogs' controls; :meth:`OutputWidget.show` sends only what changed since the last
+call, as one custom message of the page protocol (:mod:`atomic_jupyter.ui.page_protocol`). The page side (``output_widget.js``, an inline ES module: no
 build step, no network) places the blocks and draws the dialogs' controls, the answers'
 chunks and the buttons in the places the HTML leaves for them; clicks and answers come back
 as messages that :meth:`OutputWidget.on_action` listeners receive.
@@ -20,8 +20,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from importlib import resources
 from typing import Any
 
@@ -30,8 +29,18 @@ import traitlets
 
 from atomic_jupyter._version import __version__
 from atomic_jupyter.session.observers import Listeners
+from atomic_jupyter.ui.page_protocol import (
+    PageContent,
+    PageMessage,
+    Patch,
+    Ready,
+    Snapshot,
+    patch_between,
+    read_page_message,
+    snapshot_of,
+)
 
-__all__ = ["Content", "ModuleHolder", "OutputWidget"]
+__all__ = ["ModuleHolder", "OutputWidget"]
 
 _MODULE = resources.files("atomic_jupyter.ui").joinpath("output_widget.js").read_text("utf-8")
 
@@ -98,32 +107,6 @@ class _Shared:
 _SHARED = _Shared()
 
 
-@dataclass
-class Content:
-    """What an output shows, as the page draws it.
-
-    Attributes
-    ----------
-    order:
-        The blocks' keys, in page order.
-    blocks:
-        Each block's HTML (sanitised; with places for the parts below).
-    chunks:
-        Each streamed answer's settled chunks of HTML, by the answer's key (only ever grow,
-        unless reset).
-    tails:
-        Each streamed answer's unsettled end.
-    dialogs:
-        Each open dialog's description for its controls, by dialog id.
-    """
-
-    order: list[str] = field(default_factory=list)
-    blocks: dict[str, str] = field(default_factory=dict)
-    chunks: dict[str, list[str]] = field(default_factory=dict)
-    tails: dict[str, str] = field(default_factory=dict)
-    dialogs: dict[str, dict[str, Any]] = field(default_factory=dict)
-
-
 class OutputWidget(anywidget.AnyWidget):
     """The one widget of one output.
 
@@ -139,8 +122,10 @@ class OutputWidget(anywidget.AnyWidget):
     ----------
     on_action:
         Listeners called on the kernel's thread with each message from the page that is not
-        the page's own (a click: ``{"type": "stop"}``, ``{"type": "dialog", "id": ...,
-        "action": ..., ...}``).
+        the page's own (``ready``), read and typed by :mod:`~atomic_jupyter.ui.page_protocol`
+        (a click: :class:`~atomic_jupyter.ui.page_protocol.StopClicked`,
+        :class:`~atomic_jupyter.ui.page_protocol.DialogAnswer`, ...); a malformed message
+        reaches none.
     messages:
         How many messages this widget has sent.
     """
@@ -159,101 +144,63 @@ class OutputWidget(anywidget.AnyWidget):
             **kwargs,
         )
         self.add_class("atomic-output")
-        self._shown = Content()
+        self._shown = PageContent()
         self._told: dict[str, float] = {}  # when each open dialog's description was sent
         self._seq = 0
         self._lock = threading.RLock()
         self.messages = 0
         self.finished = False
-        self.on_action: Listeners[Callable[[Mapping[str, Any]], None]] = Listeners()
+        self.on_action: Listeners[Callable[[PageMessage], None]] = Listeners()
         self.on_msg(self._received)
 
     # ------------------------------------------------------------------ kernel -> page
 
-    def show(self, content: Content) -> None:
+    def show(self, content: PageContent) -> None:
         """Bring the page in line with ``content`` (sends what changed, if anything)."""
         with self._lock:
             if self.finished:
                 return
-            shown = self._shown
-            patch: dict[str, Any] = {}
-            blocks = {k: v for k, v in content.blocks.items() if shown.blocks.get(k) != v}
-            if blocks:
-                patch["blocks"] = blocks
-            dropped = [key for key in shown.blocks if key not in content.blocks]
-            if dropped:
-                patch["drop"] = dropped
-            chunks, reset = _grown(shown.chunks, content.chunks)
-            if chunks:
-                patch["chunks"] = chunks
-            if reset:
-                patch["reset"] = reset
-            tails = {k: v for k, v in content.tails.items() if shown.tails.get(k) != v}
-            if tails:
-                patch["tails"] = tails
-            dialogs: dict[str, Any] = {
-                k: v for k, v in content.dialogs.items() if shown.dialogs.get(k) != v
-            }
-            dialogs.update({k: None for k in shown.dialogs if k not in content.dialogs})
-            if dialogs:
-                patch["dialogs"] = dialogs
-                now = time.monotonic()
-                for key, described in dialogs.items():
-                    if described is None:
-                        self._told.pop(key, None)
-                    else:
-                        self._told[key] = now
-            if content.order != shown.order:
-                patch["order"] = list(content.order)
-            if not patch:
+            patch = patch_between(self._shown, content, self._seq + 1)
+            if patch is None:
                 return
-            self._shown = Content(
-                list(content.order),
-                dict(content.blocks),
-                {k: list(v) for k, v in content.chunks.items()},
-                dict(content.tails),
-                dict(content.dialogs),
-            )
+            now = time.monotonic()
+            for key, controls in patch.get("dialogs", {}).items():
+                if controls is None:
+                    self._told.pop(key, None)
+                else:
+                    self._told[key] = now
+            self._shown = content.copy()
             self._seq += 1
-            self._post({"type": "patch", "seq": self._seq, **patch})
+            self._post(patch)
 
-    def snapshot(self) -> dict[str, Any]:
+    def snapshot(self) -> Snapshot:
         """The whole output as one message (what a model that missed a message is sent)."""
-        shown = self._shown
         now = time.monotonic()
-        return {
-            "type": "snapshot",
-            "seq": self._seq,
-            "order": list(shown.order),
-            "blocks": dict(shown.blocks),
-            "chunks": {k: list(v) for k, v in shown.chunks.items()},
-            "tails": dict(shown.tails),
-            "dialogs": {  # counted down since they were sent, as the page has counted
-                k: _counted_down(v, now - self._told.get(k, now)) for k, v in shown.dialogs.items()
-            },
-        }
+        elapsed = {key: now - told for key, told in self._told.items()}
+        return snapshot_of(self._shown, self._seq, elapsed)
 
     @property
-    def content(self) -> Content:
+    def content(self) -> PageContent:
         """What the page was last sent."""
         return self._shown
 
-    def _post(self, message: dict[str, Any]) -> None:
+    def _post(self, message: Patch | Snapshot) -> None:
         self.messages += 1
         self.send(message)
 
     # ------------------------------------------------------------------ page -> kernel
 
     def _received(self, _widget: Any, content: Any, _buffers: Sequence[Any]) -> None:
-        if not isinstance(content, dict):
+        message = read_page_message(content)
+        if message is None:
             return
-        if content.get("type") == "ready":
+        if isinstance(message, Ready):
             with self._lock:  # a page that has all we sent needs nothing
-                if not self.finished and content.get("seq") != self._seq:
+                if not self.finished and message.seq != self._seq:
                     self._post(self.snapshot())
             return
         if not self.finished:
-            self.on_action.emit(content)
+            self.on_action.emit(message)
 
     # ------------------------------------------------------------------ the end
 
@@ -264,36 +211,10 @@ class OutputWidget(anywidget.AnyWidget):
             if self.finished:
                 return
             self.finished = True
-            self._shown = Content()
+            self._shown = PageContent()
         with self.hold_sync():
             self._esm = ""
             self.root_class = self.root_style = ""
             self._dom_classes = ()
         self.close()
         _SHARED.release()
-
-
-def _counted_down(described: dict[str, Any], elapsed: float) -> dict[str, Any]:
-    """A dialog's description with its seconds left ``elapsed`` seconds after it was sent."""
-    left = described.get("seconds_left")
-    if left is None or elapsed <= 0:
-        return described
-    return {**described, "seconds_left": round(max(0.0, left - elapsed), 1)}
-
-
-def _grown(
-    shown: Mapping[str, list[str]], wanted: Mapping[str, list[str]]
-) -> tuple[dict[str, list[str]], list[str]]:
-    """The chunks to append per answer, and the answers whose chunks start over."""
-    added: dict[str, list[str]] = {}
-    reset: list[str] = []
-    for key, chunks in wanted.items():
-        before = shown.get(key, [])
-        if len(chunks) >= len(before) and chunks[: len(before)] == before:
-            if len(chunks) > len(before):
-                added[key] = chunks[len(before) :]
-        else:
-            reset.append(key)
-            if chunks:
-                added[key] = list(chunks)
-    return added, reset

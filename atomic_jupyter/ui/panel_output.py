@@ -12,12 +12,27 @@ drawn by the same :class:`~atomic_jupyter.ui.run_output.RunBlocks` as a run's ow
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.runs import PromptRun
-from atomic_jupyter.ui.output_widget import Content, OutputWidget
+from atomic_jupyter.ui.output_widget import OutputWidget
+from atomic_jupyter.ui.page_protocol import (
+    CompactClicked,
+    EditorControls,
+    EditorSent,
+    EditorTyped,
+    KeyField,
+    KeyGiven,
+    ModelChosen,
+    ModelOption,
+    PageContent,
+    PageMessage,
+    RuleRemoved,
+    SettingsControls,
+    ThinkingChosen,
+)
 from atomic_jupyter.ui.panel_parts import (
     NOTIFICATION_COLORS,
     about_text,
@@ -37,19 +52,22 @@ if TYPE_CHECKING:
     from atomic_jupyter.session.session import AgentSession
     from atomic_jupyter.session.standing import Standing
 
-__all__ = ["EDITOR_ID", "NOTIFICATIONS_SHOWN", "PANEL_ENTRIES", "SETTINGS_ID", "PanelOutput"]
+__all__ = [
+    "NOTIFICATIONS_SHOWN",
+    "PANEL_ENTRIES",
+    "SETTING_MESSAGES",
+    "PanelOutput",
+    "SettingMessage",
+]
 
 #: Notifications the panel shows (all are kept in ``session.notifications``).
 NOTIFICATIONS_SHOWN = 30
 #: Runs and dialogs the panel shows itself, at most (the oldest settled ones go first).
 PANEL_ENTRIES = 20
-#: The id of the panel's editor among the output's controls.
-EDITOR_ID = "panel-editor"
 EDITOR_PLACEHOLDER = "Message the agent… (Shift+Enter sends)"
-#: The id of the panel's model, thinking and compaction controls among the output's controls.
-SETTINGS_ID = "panel-settings"
-#: What a person sets from the panel: the message types of the settings controls.
-SETTING_ACTIONS = frozenset({"model", "thinking", "compact", "key"})
+#: What a person sets from the panel: the messages of the settings controls.
+SettingMessage = ModelChosen | ThinkingChosen | CompactClicked | KeyGiven
+SETTING_MESSAGES = (ModelChosen, ThinkingChosen, CompactClicked, KeyGiven)
 
 _STATE_TEXT = {
     "new": "not started",
@@ -78,9 +96,8 @@ class PanelOutput:
     on_rule:
         Called with a dialog answered with "answer this way from now on" checked.
     on_setting:
-        Called with a settings control's message (``{"type": "model", "value":
-        "provider/id"}``, ``"thinking"``, ``"compact"``, ``"key"``); returns what went wrong,
-        in words, or None.
+        Called with a settings control's message (:data:`SettingMessage`); returns what went
+        wrong, in words, or None.
     """
 
     def __init__(
@@ -90,7 +107,7 @@ class PanelOutput:
         on_send: Callable[[str], None],
         on_stop: Callable[[PromptRun], None],
         on_rule: OnRule,
-        on_setting: Callable[[Mapping[str, Any]], str | None] = lambda _message: None,
+        on_setting: Callable[[SettingMessage], str | None] = lambda _message: None,
     ) -> None:
         self.session = session
         self._on_send = on_send
@@ -132,9 +149,9 @@ class PanelOutput:
             if not self.closed:
                 self.widget.show(self._content())
 
-    def _content(self) -> Content:
+    def _content(self) -> PageContent:
         s = self.session
-        content = Content()
+        content = PageContent()
 
         def add(key: str, html: str) -> None:
             if html:
@@ -150,24 +167,22 @@ class PanelOutput:
             add("about", f'<div class="atomic-about" style="{_MUTED}">{escape(about)}</div>')
         standing = s.standing.current
         add("standing", standing_parts(standing)[0])
-        add("settings", f'<div class="atomic-settings-place" data-dialog="{SETTINGS_ID}"></div>')
-        content.dialogs[SETTINGS_ID] = self._settings(standing)
+        add("settings", '<div class="atomic-settings-place" data-settings=""></div>')
+        content.settings = self._settings(standing)
         add("earlier", self._earlier_section())
         if s.status:
             add("status", status_html(s.status, live=True))
         above = [b for b in s.widgets.values() if b.get("placement") != "belowEditor"]
         below = [b for b in s.widgets.values() if b.get("placement") == "belowEditor"]
         add("above", _widgets("atomic-widgets-above", above))
-        add("editor", f'<div class="atomic-editor-place" data-dialog="{EDITOR_ID}"></div>')
-        content.dialogs[EDITOR_ID] = {
-            "id": EDITOR_ID,
-            "method": "prompt",
-            "placeholder": EDITOR_PLACEHOLDER,
-            "rows": 3,
-            "value": s.editor_text,
-            "rev": self._editor_rev,
-            "disabled": s.state not in ("idle", "working", "asleep"),
-        }
+        add("editor", '<div class="atomic-editor-place" data-editor=""></div>')
+        content.editor = EditorControls(
+            placeholder=EDITOR_PLACEHOLDER,
+            rows=3,
+            value=s.editor_text,
+            rev=self._editor_rev,
+            disabled=s.state not in ("idle", "working", "asleep"),
+        )
         add("below", _widgets("atomic-widgets-below", below))
         add("rules", self._rules_section())
         self.shown.fill(content, "atomic-panel-dialogs")
@@ -188,12 +203,12 @@ class PanelOutput:
             add("exit", f'<div class="atomic-exit">{exited}</div>')
         return content
 
-    def _settings(self, standing: Standing) -> dict[str, Any]:
+    def _settings(self, standing: Standing) -> SettingsControls:
         """What the model, thinking and compaction controls (and the key field) show."""
         s = self.session
         current = standing.model.key if standing.model is not None else ""
         models = [
-            {"provider": m.provider, "id": m.id, "value": m.key, "label": m.name or m.id}
+            ModelOption(provider=m.provider, id=m.id, value=m.key, label=m.name or m.id)
             for m in standing.models
         ]
         if current and current not in {m["value"] for m in models}:
@@ -201,19 +216,19 @@ class PanelOutput:
             model = standing.model
             assert model is not None
             label = f"{model.name or model.id}{' (no key)' if standing.models_listed else ''}"
-            entry = {"provider": model.provider, "id": model.id, "value": current, "label": label}
+            entry = ModelOption(provider=model.provider, id=model.id, value=current, label=label)
             models.insert(0, entry)
         wanted = s.key_wanted
         return {
-            "id": SETTINGS_ID,
-            "method": "settings",
             "models": models,
             "model": current,
             "levels": list(standing.levels),
             "level": standing.thinking or "",
             "disabled": s.state not in ("idle", "working", "asleep"),
             "key": (
-                {"provider": wanted.provider, "variable": wanted.variable, "rev": self._key_rev}
+                KeyField(
+                    provider=wanted.provider, variable=wanted.variable or "", rev=self._key_rev
+                )
                 if wanted is not None
                 else None
             ),
@@ -244,7 +259,7 @@ class PanelOutput:
             rows.append(
                 '<div class="atomic-rule">'
                 '<button type="button" class="atomic-rule-remove jupyter-button widget-button" '
-                f'data-action="remove-rule" data-rule="{policy.key}" '
+                f'data-action="remove-rule" data-policy="{policy.key}" '
                 'title="Stop answering these dialogs this way">Remove</button> '
                 f'<span class="atomic-rule-text">{escape(policy.describe())}</span></div>'
             )
@@ -252,33 +267,28 @@ class PanelOutput:
 
     # ------------------------------------------------------------------ the page -> the session
 
-    def _act(self, message: Mapping[str, Any]) -> None:
-        kind = message.get("type")
-        if kind == "editor":
-            value = message.get("value")
-            if isinstance(value, str):
-                self.session.set_editor_text(value)
-        elif kind == "send":
-            value = message.get("value")
-            if isinstance(value, str):
-                self.session.set_editor_text(value)
+    def _act(self, message: PageMessage) -> None:
+        if isinstance(message, EditorTyped):
+            self.session.set_editor_text(message.value)
+        elif isinstance(message, EditorSent):
+            self.session.set_editor_text(message.value)
             self._on_send(self.session.editor_text)
-        elif kind == "remove-rule":
-            self._remove_rule(message.get("rule"))
-        elif kind in SETTING_ACTIONS:
+        elif isinstance(message, RuleRemoved):
+            self._remove_rule(message.policy)
+        elif isinstance(message, SETTING_MESSAGES):
             with self._lock:
-                if kind == "key":
+                if isinstance(message, KeyGiven):
                     self._key_rev += 1  # the field is emptied, whatever came of it
                 self._setting_error = self._on_setting(message) or ""
             self.render()
         else:
             self.shown.act(message)
 
-    def _remove_rule(self, which: Any) -> None:
+    def _remove_rule(self, which: str) -> None:
         """Remove the rule of the line clicked (a late second click finds it gone: nothing
         else is removed)."""
         for policy in self.session.policies:
-            if str(policy.key) == str(which):
+            if str(policy.key) == which:
                 self.session.remove_policy(policy)
                 return
 

@@ -3,11 +3,10 @@ runs of the commands clicked there."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from atomic_jupyter.ui.lines_output import Line, LinesOutput, text_line
-from atomic_jupyter.ui.output_widget import Content
+from atomic_jupyter.ui.page_protocol import CommandClicked, PageContent, PageMessage
 from atomic_jupyter.ui.record import run_record, text_html
 from atomic_jupyter.ui.run_list import RunList
 from atomic_jupyter.ui.run_parts import Text
@@ -109,17 +108,16 @@ class PrototypeView(LinesOutput):
             lines.append(Line(f"run{index}", record.html, record.plain, ""))
         return lines
 
-    def fill(self, content: Content) -> None:
+    def fill(self, content: PageContent) -> None:
         """The runs of the commands clicked, below the buttons."""
         self.shown.fill(content, "atomic-prototype-runs")
 
-    def act(self, message: Mapping[str, Any]) -> None:
+    def act(self, message: PageMessage) -> None:
         """A command's button (a name it does not have does nothing), or a click for a run
         shown here."""
-        if message.get("type") == "command":
-            command = message.get("name")
-            if command in self.commands:
-                self._run(str(command))
+        if isinstance(message, CommandClicked):
+            if message.name in self.commands:
+                self._run(message.name)
         else:
             self.shown.act(message)
 

@@ -9,12 +9,11 @@ starting ``<key>/eN:``, so the page puts it in the host's block ``[data-children
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.runs import PromptRun
-from atomic_jupyter.ui.output_widget import Content
+from atomic_jupyter.ui.page_protocol import PageContent, PageMessage
 from atomic_jupyter.ui.run_output import DialogBlocks, OnRule, RunBlocks
 
 __all__ = ["RunList"]
@@ -89,7 +88,7 @@ class RunList:
         """The runs shown, oldest first."""
         return [what for what, _ in reversed(self.entries) if isinstance(what, PromptRun)]
 
-    def fill(self, content: Content, cls: str) -> None:
+    def fill(self, content: PageContent, cls: str) -> None:
         """Add the holder block (of class ``cls``) and what it holds to ``content``."""
         with self._lock:
             if not self.entries:
@@ -101,7 +100,7 @@ class RunList:
             for _what, blocks in self.entries:
                 blocks.fill(content)
 
-    def act(self, message: Mapping[str, Any]) -> None:
+    def act(self, message: PageMessage) -> None:
         """A click for one of the runs or dialogs shown (each takes only its own)."""
         for _what, blocks in list(self.entries):
             blocks.act(message)

@@ -20,7 +20,7 @@ while a cell computes) never overlaps another.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from atomic_jupyter.session.dialogs import Dialog
@@ -29,7 +29,14 @@ from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.transcript import Block, DialogBlock, ToolBlock
 from atomic_jupyter.ui.dialog_controls import answer_from_page, describe_controls, dialog_place
 from atomic_jupyter.ui.markdown import MarkdownStream, record_markup
-from atomic_jupyter.ui.output_widget import Content, OutputWidget
+from atomic_jupyter.ui.output_widget import OutputWidget
+from atomic_jupyter.ui.page_protocol import (
+    DialogAnswer,
+    DialogControls,
+    PageContent,
+    PageMessage,
+    StopClicked,
+)
 from atomic_jupyter.ui.record import NO_TYPESETTING, ROOT_STYLE, part_html
 from atomic_jupyter.ui.run_parts import (
     AnswerSlot,
@@ -91,7 +98,7 @@ class _Dialogs:
         self._changed = changed
         self.known: dict[str, Dialog] = {}
         self.errors: dict[str, str] = {}
-        self.described: dict[str, dict[str, Any]] = {}
+        self.described: dict[str, DialogControls] = {}
         self._subscriptions: list[Subscription] = []
 
     def place(self, dialog: Dialog) -> str:
@@ -106,7 +113,7 @@ class _Dialogs:
             return f'{settled[:end]} data-dialog-done="{escape(dialog.id)}"{settled[end:]}'
         return dialog_place(dialog)
 
-    def controls(self) -> dict[str, dict[str, Any]]:
+    def controls(self) -> dict[str, DialogControls]:
         """The descriptions of the open dialogs (made once each: the page counts down)."""
         shown = {}
         for dialog_id, dialog in self.known.items():
@@ -121,9 +128,9 @@ class _Dialogs:
             shown[dialog_id] = described
         return shown
 
-    def answer(self, message: Mapping[str, Any]) -> None:
+    def answer(self, message: DialogAnswer) -> None:
         """A person's answer from the page (to a dialog of this output only)."""
-        dialog = self.known.get(str(message.get("id")))
+        dialog = self.known.get(message.id)
         if dialog is None:
             return
         self.errors[dialog.id] = answer_from_page(dialog, message, self.on_rule)
@@ -171,7 +178,7 @@ class RunBlocks:
         self._html: dict[str, str] = {}
         self.renders = 0
 
-    def fill(self, content: Content) -> None:
+    def fill(self, content: PageContent) -> None:
         """Add the run as it is now to ``content`` (rendering only the blocks that changed)."""
         self.renders += 1
         # Whether the run is over is read before the blocks: a run that ends while this render
@@ -188,7 +195,7 @@ class RunBlocks:
         self._part(f"{p}footer", describe_footer(self.run, finished), content)
         content.dialogs.update(self._dialogs.controls())
 
-    def _block(self, key: str, block: Block, content: Content) -> None:
+    def _block(self, key: str, block: Block, content: PageContent) -> None:
         current = block.rev  # read before the block is read: a change after it shows next time
         # A block with a dialog is drawn again when the dialog changes (no new revision).
         seen = (current, key, _dialog_states(block))
@@ -205,14 +212,14 @@ class RunBlocks:
             return
         self._part(key, part, content)
 
-    def _part(self, key: str, part: Part, content: Content) -> None:
+    def _part(self, key: str, part: Part, content: PageContent) -> None:
         html = part_html(part, lambda slot: self._slot(key, slot))
         self._html[key] = html
         content.order.append(key)
         content.blocks[key] = html
         self._answer_content(key, content)
 
-    def _answer_content(self, key: str, content: Content) -> None:
+    def _answer_content(self, key: str, content: PageContent) -> None:
         answer = self._answers.get(key)
         if answer is not None:
             content.chunks[key] = answer.chunks
@@ -234,12 +241,12 @@ class RunBlocks:
         answer.update(part.text)
         return f'<div class="{escape(part.cls)} atomic-markdown" data-answer="{escape(key)}"></div>'
 
-    def act(self, message: Mapping[str, Any]) -> None:
+    def act(self, message: PageMessage) -> None:
         """A click from the page: this run's Stop, or an answer to one of its dialogs."""
-        if message.get("type") == "stop" and message.get("run", "") == self.prefix:
+        if isinstance(message, StopClicked) and message.run == self.prefix:
             if not self.run.finished:  # a click on its way as the run ended: no Stop now
                 self._on_stop()
-        elif message.get("type") == "dialog":
+        elif isinstance(message, DialogAnswer):
             self._dialogs.answer(message)
 
     def close(self) -> None:
@@ -263,7 +270,7 @@ class _OwnOutput:
         self.render()
 
     @property
-    def content(self) -> Content:
+    def content(self) -> PageContent:
         """What the page was last sent."""
         return self.widget.content
 
@@ -274,7 +281,7 @@ class _OwnOutput:
                 self._render()
 
     def _render(self) -> None:
-        content = Content()
+        content = PageContent()
         self.blocks.fill(content)
         self.widget.show(content)
 
@@ -337,16 +344,16 @@ class DialogBlocks:
         self.prefix = prefix
         self._dialogs = _Dialogs(on_rule, changed)
 
-    def fill(self, content: Content) -> None:
+    def fill(self, content: PageContent) -> None:
         """Add the dialog as it is now to ``content``."""
         key = f"{self.prefix}dialog"
         content.order.append(key)
         content.blocks[key] = self._dialogs.place(self.dialog)
         content.dialogs.update(self._dialogs.controls())
 
-    def act(self, message: Mapping[str, Any]) -> None:
+    def act(self, message: PageMessage) -> None:
         """An answer from the page (to this dialog only)."""
-        if message.get("type") == "dialog":
+        if isinstance(message, DialogAnswer):
             self._dialogs.answer(message)
 
     def close(self) -> None:

@@ -13,7 +13,7 @@ and :class:`~atomic_jupyter.ui.run_output.RunOutput`'s business: one widget each
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,8 @@ from atomic_jupyter.session.observers import Listeners
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.ui.dispatch import UiDispatcher, thread_safe_update
 from atomic_jupyter.ui.output_widget import OutputWidget
-from atomic_jupyter.ui.panel_output import PanelOutput
+from atomic_jupyter.ui.page_protocol import CompactClicked, KeyGiven, ModelChosen, ThinkingChosen
+from atomic_jupyter.ui.panel_output import PanelOutput, SettingMessage
 from atomic_jupyter.ui.run_output import RunOutput
 
 if TYPE_CHECKING:
@@ -36,10 +37,10 @@ __all__ = ["SessionView"]
 TRANSCRIPT_INTERVAL = 0.05
 #: What a setting's error says was being done.
 _DOING = {
-    "model": "change the model",
-    "thinking": "change the thinking level",
-    "compact": "compact the conversation",
-    "key": "use the key",
+    ModelChosen: "change the model",
+    ThinkingChosen: "change the thinking level",
+    CompactClicked: "compact the conversation",
+    KeyGiven: "use the key",
 }
 #: Panel parts that can change thousands of times a second, and their update interval.
 THROTTLED_PARTS = frozenset({"status", "widgets", "notifications", "diagnostics", "entries"})
@@ -246,23 +247,22 @@ class SessionView:
             self.panel_output.show(run)
             self.render_panel()
 
-    def _set(self, message: Mapping[str, Any]) -> str | None:
+    def _set(self, message: SettingMessage) -> str | None:
         """A person changed a setting in the panel: the model, the thinking level, a
         compaction, a key. What went wrong, in words (None: nothing)."""
-        kind, value = message.get("type"), message.get("value")
         try:
-            if kind == "model" and isinstance(value, str) and "/" in value:
-                provider, model_id = value.split("/", 1)
+            if isinstance(message, ModelChosen) and "/" in message.value:
+                provider, model_id = message.value.split("/", 1)
                 self.session.set_model(provider, model_id)
-            elif kind == "thinking" and isinstance(value, str):
-                self.session.set_thinking_level(value)
-            elif kind == "compact":
+            elif isinstance(message, ThinkingChosen):
+                self.session.set_thinking_level(message.value)
+            elif isinstance(message, CompactClicked):
                 run = self.session.compact(display=False, shown=True)
                 self.panel_output.show(run)
-            elif kind == "key" and isinstance(value, str):
-                return self.session.use_key(value, keep=message.get("keep") is True)
+            elif isinstance(message, KeyGiven):
+                return self.session.use_key(message.value, keep=message.keep)
         except (AtomicAgentError, ValueError) as exc:
-            return f"could not {_DOING.get(str(kind), 'do that')}: {exc}"
+            return f"could not {_DOING[type(message)]}: {exc}"
         return None
 
     # ------------------------------------------------------------------ prompt areas

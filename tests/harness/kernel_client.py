@@ -8,7 +8,7 @@ part of the page:
   ``jupyter.widget`` comm traffic is folded into a model-state table
   (:class:`WidgetStateTracker`), as the browser's widget manager keeps its models;
 * each of our output widgets (``atomic_jupyter.ui.output_widget``) is drawn from its
-  custom messages as the page's module draws it (:class:`~tests.harness.output_page.PageStore`),
+  custom messages as the page's own module draws it (:class:`~tests.harness.output_page.PageView`),
   asking for the whole output when it missed a message, as the module does;
 * a person's actions are sent the way the module sends them: a ``custom`` comm message
   (:meth:`BrowserLikeKernel.send_custom`);
@@ -50,7 +50,9 @@ from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 from jupyter_client.manager import KernelManager
 
-from .output_page import PageStore
+from atomic_jupyter.ui.page_protocol import PROTOCOL_VERSION
+
+from .output_page import PageView
 from .thread_guard import KERNEL_INSTALL, assert_no_offthread_widget_work
 
 #: What our output widget's own module starts with (how the page's store of an output is
@@ -330,8 +332,8 @@ class WidgetStateTracker:
         ``(comm_id, content, buffers)`` for each ``custom`` message the kernel
         sent to a widget (``Widget.send``).
     pages : dict
-        ``comm_id -> PageStore``: what the page draws of each of our outputs, kept after
-        it closed (as the page last showed it).
+        ``comm_id -> PageView``: each of our outputs drawn by the page's own module, kept
+        after it closed (as the page last showed it).
     """
 
     def __init__(self, kernel: BrowserLikeKernel | None = None) -> None:
@@ -340,7 +342,7 @@ class WidgetStateTracker:
         self.closed: dict[str, dict[str, Any]] = {}
         self.other_comms: dict[str, str] = {}
         self.custom_messages: list[tuple[str, dict[str, Any], list[bytes]]] = []
-        self.pages: dict[str, PageStore] = {}
+        self.pages: dict[str, PageView] = {}
 
     def handle(self, msg: Mapping[str, Any]) -> bool:
         """Fold one IOPub message into the model table; True when it was a comm message."""
@@ -356,8 +358,10 @@ class WidgetStateTracker:
             self.models[comm_id] = state
             if OUTPUT_MODULE_MARK in str(state.get("_esm", "")):
                 # Our output's module, as the page runs it: its store asks for the output.
-                store = self.pages[comm_id] = PageStore()
-                self._ask_page(comm_id, store)
+                view = self.pages[comm_id] = PageView(
+                    str(state.get("root_class", "")), str(state.get("root_style", ""))
+                )
+                self._answer_page(comm_id, view.sent)
             return True
         if msg_type == "comm_msg":
             comm_id = content["comm_id"]
@@ -371,9 +375,9 @@ class WidgetStateTracker:
             elif method == "custom":
                 buffers = [bytes(b) for b in msg.get("buffers") or []]
                 self.custom_messages.append((comm_id, data.get("content") or {}, buffers))
-                store = self.pages.get(comm_id)
-                if store is not None and not store.receive(data.get("content") or {}):
-                    self._ask_page(comm_id, store)
+                view = self.pages.get(comm_id)
+                if view is not None:
+                    self._answer_page(comm_id, view.receive(data.get("content") or {}))
             return True
         if msg_type == "comm_close":
             comm_id = content["comm_id"]
@@ -384,9 +388,11 @@ class WidgetStateTracker:
             return True
         return False
 
-    def _ask_page(self, comm_id: str, store: PageStore) -> None:
+    def _answer_page(self, comm_id: str, sent: list[dict[str, Any]]) -> None:
+        """Send the kernel what the page's module sent (its ``ready``), as the page does."""
         if self._kernel is not None:
-            self._kernel.send_custom(comm_id, {"type": "ready", "seq": store.seq})
+            for message in sent:
+                self._kernel.send_custom(comm_id, message)
 
     def describe(self, comm_id: str) -> str:
         """One-line description of a model: its name and its root's classes."""
@@ -938,7 +944,11 @@ class BrowserLikeKernel:
         return msg_id
 
     def send_custom(self, comm_id: str, content: dict[str, Any]) -> str:
-        """Send a ``custom`` widget message (what ``model.send(content)`` does in JS)."""
+        """Send a ``custom`` widget message (what ``model.send(content)`` does in JS); one of
+        the page protocol's with no version (``v``) is given the protocol's, as the page's
+        module gives every message it sends."""
+        if "v" not in content and "type" in content:
+            content = {"v": PROTOCOL_VERSION, **content}
         return self.send_comm_msg(comm_id, {"method": "custom", "content": content})
 
     # ----------------------------------------------------------- widget queries

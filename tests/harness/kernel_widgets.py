@@ -219,15 +219,15 @@ class PageDialog:
 
     def choose(self, index: int, rule: bool = False) -> str:
         """Click option ``index`` (or pick it and Submit)."""
-        return self.press("choose", index=index, rule=rule)
+        return self.press("choose", index=index, make_rule=rule)
 
     def confirm(self, yes: bool, rule: bool = False) -> str:
         """Click Yes or No."""
-        return self.press("respond", value=yes, rule=rule)
+        return self.press("respond", value=yes, make_rule=rule)
 
     def submit(self, text: str, rule: bool = False) -> str:
         """Type ``text`` and Submit."""
-        return self.press("respond", value=text, rule=rule)
+        return self.press("respond", value=text, make_rule=rule)
 
     def cancel(self) -> str:
         """Click Cancel (or press Escape)."""
@@ -339,7 +339,7 @@ class PagePanel(PageOutput):
     @property
     def editor(self) -> dict[str, Any]:
         """The editor's description (``value``, ``rev``, ``disabled``, ...)."""
-        return dict(self.kernel.tracker.pages[self.comm_id].content.dialogs["panel-editor"])
+        return dict(self.kernel.tracker.pages[self.comm_id].content.editor or {})
 
     def type(self, text: str) -> str:
         """Type ``text`` into the editor (what the page sends as a person types)."""
@@ -353,7 +353,7 @@ class PagePanel(PageOutput):
     def settings(self) -> dict[str, Any]:
         """The model, thinking and compaction controls' description (``models``, ``model``,
         ``levels``, ``level``, ``key``, ``error``, ...)."""
-        return dict(self.kernel.tracker.pages[self.comm_id].content.dialogs["panel-settings"])
+        return dict(self.kernel.tracker.pages[self.comm_id].content.settings or {})
 
     def choose(self, kind: str, value: str) -> str:
         """Choose ``value`` in the panel's ``kind`` picker (``"model"``: ``provider/id``;
@@ -370,8 +370,8 @@ class PagePanel(PageOutput):
 
     def remove_rule(self, index: int) -> str:
         """Click the Remove button of the rule on line ``index`` (as last drawn)."""
-        buttons = re.findall(r'data-action="remove-rule" data-rule="([^"]*)"', self.html)
-        message = {"type": "remove-rule", "rule": html_lib.unescape(buttons[index])}
+        buttons = re.findall(r'data-action="remove-rule" data-policy="([^"]*)"', self.html)
+        message = {"type": "remove-rule", "policy": html_lib.unescape(buttons[index])}
         return self.kernel.send_custom(self.comm_id, message)
 
 

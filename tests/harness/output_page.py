@@ -1,181 +1,242 @@
-"""What the page draws for an :class:`~atomic_jupyter.ui.output_widget.OutputWidget`, for tests
-that run no browser: the same placing of blocks, answer chunks and dialog controls as
-``output_widget.js`` does, as an HTML string (the browser suite checks the module itself).
+"""What the page draws for our outputs, drawn by the page's own module: the tests' page.
 
-:class:`PageStore` is the model-side store of the module (snapshot and numbered patches);
-:func:`page_html` draws a store, or the content a widget last sent, as the page would;
-:func:`press` sends a widget the message a click sends.
+``output_widget.js`` runs in a DOM (jsdom) in a Node.js process (``tests/page/page_driver.mjs``,
+one per test process, started on first use), with models that stand in for anywidget's.
+:class:`PageView` is one output's model and view there, fed the messages the kernel sent;
+:func:`page_html` draws a view, a widget's output as last sent, or a
+:class:`~atomic_jupyter.ui.page_protocol.PageContent`; :func:`click` does in the page what a
+person does and hands the widget what the module sent; :func:`press` sends a widget a message
+written by hand (a malformed one, a late one).
 """
 
 from __future__ import annotations
 
-import html as html_lib
+import atexit
+import json
 import re
+import subprocess
+import threading
+import uuid
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
+from pathlib import Path
 from typing import Any
 
-from atomic_jupyter.ui.output_widget import Content, OutputWidget
+from atomic_jupyter.transport.node import choose_node
+from atomic_jupyter.ui.output_widget import OutputWidget
+from atomic_jupyter.ui.page_protocol import PROTOCOL_VERSION, PageContent, snapshot_of
 
-__all__ = ["Element", "PageStore", "controls_html", "page_html", "page_tree", "press", "page_text"]
+__all__ = [
+    "Element",
+    "PageView",
+    "act",
+    "click",
+    "dom_form",
+    "page_html",
+    "page_text",
+    "page_tree",
+    "press",
+]
 
-_PLACE = re.compile(r'(<div [^>]*data-(answer|dialog)="([^"]*)"[^>]*>)(</div>)')
+#: The page's folder: the driver, its tests, and jsdom (``npm ci`` there: ``make setup``).
+PAGE_DIR = Path(__file__).resolve().parent.parent / "page"
 
 
-class PageStore:
-    """The module's store of one model: what it was sent, in order, with its gaps."""
+class PageDriverError(RuntimeError):
+    """The tests' page failed a request (the module threw, or the driver is gone)."""
+
+
+class _Driver:
+    """The Node.js process the page runs in: one request, one answer, in order."""
 
     def __init__(self) -> None:
-        self.seq = 0
-        self.content = Content()
-        self.missed = 0
-        self.asked = False
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[str] | None = None
 
-    def receive(self, msg: dict[str, Any]) -> bool:
-        """Apply a message; False when a patch came out of order (the page asks again)."""
-        if msg.get("type") == "snapshot":
-            self.content = Content(
-                list(msg["order"]),
-                dict(msg["blocks"]),
-                {k: list(v) for k, v in msg["chunks"].items()},
-                dict(msg["tails"]),
-                dict(msg["dialogs"]),
+    def _start(self) -> subprocess.Popen[str]:
+        if not (PAGE_DIR / "node_modules" / "jsdom").is_dir():
+            raise PageDriverError(
+                f"jsdom is not installed in {PAGE_DIR}: run make setup (npm ci there)"
             )
-            self.seq = msg["seq"]
-            self.asked = False
-            return True
-        if msg.get("type") != "patch":
-            return True
-        if msg["seq"] != self.seq + 1:  # missed one: ask once for the whole output
-            self.missed += 1
-            asked, self.asked = self.asked, True
-            return asked
-        c = self.content
-        c.blocks.update(msg.get("blocks", {}))
-        for key in msg.get("drop", []):
-            c.blocks.pop(key, None)
-        for key in msg.get("reset", []):
-            c.chunks[key] = []
-        for key, added in msg.get("chunks", {}).items():
-            c.chunks[key] = c.chunks.get(key, []) + list(added)
-        c.tails.update(msg.get("tails", {}))
-        for key, dialog in msg.get("dialogs", {}).items():
-            if dialog is None:
-                c.dialogs.pop(key, None)
-            else:
-                c.dialogs[key] = dialog
-        if "order" in msg:
-            c.order = list(msg["order"])
-        self.seq = msg["seq"]
-        return True
+        runtime = choose_node(None)
+        node = runtime.path if runtime is not None else "node"
+        process = subprocess.Popen(
+            [node, str(PAGE_DIR / "page_driver.mjs")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            cwd=PAGE_DIR,
+        )
+        atexit.register(process.kill)
+        return process
+
+    def ask(self, **request: Any) -> dict[str, Any]:
+        with self._lock:
+            if self._process is None or self._process.poll() is not None:
+                self._process = self._start()
+            process = self._process
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write(json.dumps(request) + "\n")
+            process.stdin.flush()
+            line = process.stdout.readline()
+        if not line:
+            raise PageDriverError(f"the page's process ended (exit {process.poll()})")
+        answer: dict[str, Any] = json.loads(line)
+        if "error" in answer:
+            raise PageDriverError(answer["error"])
+        return answer
 
 
-def controls_html(dialog: dict[str, Any]) -> str:
-    """The controls the module draws for a dialog's description (text escaped), or for the
-    panel's editor (method ``prompt``)."""
-    e = html_lib.escape
-    if dialog["method"] == "prompt":
-        return (
-            f'<div class="atomic-editor"><textarea class="atomic-editor-input" '
-            f'placeholder="{e(dialog["placeholder"])}" rows="{int(dialog["rows"])}">'
-            f"{e(dialog['value'])}</textarea>"
-            '<button class="atomic-send">Send</button></div>'
-        )
-    if dialog["method"] == "settings":
-        return settings_html(dialog)
-    parts = [f'<strong class="atomic-dialog-title">{e(dialog["title"])}</strong>']
-    if dialog["message"]:
-        parts.append(f'<pre class="atomic-dialog-message">{e(dialog["message"])}</pre>')
-    if dialog["method"] == "select" and len(dialog["options"]) <= dialog["buttons"]:
-        parts += [f'<button class="atomic-option">{e(o)}</button>' for o in dialog["options"]]
-    elif dialog["method"] == "select":
-        options = "".join(f"<option>{e(o)}</option>" for o in dialog["options"])
-        parts.append(f'<select class="atomic-dialog-choice">{options}</select>')
-        parts.append('<button class="atomic-submit">Submit</button>')
-    elif dialog["method"] == "confirm":
-        parts.append('<button class="atomic-yes">Yes</button><button class="atomic-no">No</button>')
-    elif dialog["method"] == "editor":
-        parts.append(
-            f'<textarea class="atomic-dialog-editor" rows="{int(dialog["rows"])}">'
-            f"{e(dialog['prefill'])}</textarea>"
-        )
-        parts.append('<button class="atomic-submit">Submit</button>')
+_DRIVER = _Driver()
+
+
+class PageView:
+    """One output's model and view in the tests' page, fed the kernel's messages in order.
+
+    ``sent`` lists every message the module sent the kernel (its ``ready`` first).
+    """
+
+    def __init__(self, root_class: str = "", root_style: str = "") -> None:
+        self.id = uuid.uuid4().hex
+        self.sent: list[dict[str, Any]] = []
+        self.received = 0
+        self._drawn: tuple[int, str] | None = None
+        self._stored: tuple[int, PageContent] | None = None
+        answer = _DRIVER.ask(op="open", id=self.id, root_class=root_class, root_style=root_style)
+        self.sent += answer["sent"]
+
+    def receive(self, *messages: dict[str, Any]) -> list[dict[str, Any]]:
+        """Deliver messages from the kernel; what the module sent back (a ``ready`` when it
+        missed one)."""
+        answer = _DRIVER.ask(op="receive", id=self.id, msgs=list(messages))
+        self.received += len(messages)
+        self.sent += answer["sent"]
+        return list(answer["sent"])
+
+    def act(
+        self, selector: str, nth: int = 0, action: str = "click", **how: Any
+    ) -> list[dict[str, Any]]:
+        """Do what a person does to the nth element matching ``selector`` (``click``,
+        ``type`` a ``value``, ``choose`` a select's ``value``, ``check``, ``key`` with
+        ``key=``); what the module sent."""
+        answer = _DRIVER.ask(op="act", id=self.id, selector=selector, nth=nth, action=action, **how)
+        self.sent += answer["sent"]
+        self._drawn = None
+        return list(answer["sent"])
+
+    @property
+    def content(self) -> PageContent:
+        """What the module keeps of the output: its store (as last received)."""
+        if self._stored is None or self._stored[0] != self.received:
+            answer = _DRIVER.ask(op="store", id=self.id)
+            self.sent += answer["sent"]
+            store = answer["store"]
+            content = PageContent(
+                store["order"],
+                store["blocks"],
+                store["chunks"],
+                store["tails"],
+                store["dialogs"],
+                store["editor"],
+                store["settings"],
+            )
+            self._stored = (self.received, content)
+        return self._stored[1]
+
+    @property
+    def seq(self) -> int:
+        """The number of the last message the module applied."""
+        return int(_DRIVER.ask(op="store", id=self.id)["store"]["seq"])
+
+    @property
+    def html(self) -> str:
+        """The view's HTML as a person sees it (drawn again only after a message came)."""
+        if self._drawn is None or self._drawn[0] != self.received:
+            answer = _DRIVER.ask(op="html", id=self.id)
+            self.sent += answer["sent"]
+            self._drawn = (self.received, answer["html"])
+        return self._drawn[1]
+
+    def close(self) -> None:
+        """The view and its model go."""
+        _DRIVER.ask(op="close", id=self.id)
+
+
+def view_of(source: OutputWidget | PageContent) -> PageView:
+    """A new view of what a widget last sent (or of ``content``), from its snapshot."""
+    if isinstance(source, OutputWidget):
+        view = PageView(source.root_class, source.root_style)
+        view.receive(source.snapshot())
     else:
-        parts.append(
-            f'<input class="atomic-dialog-input" placeholder="{e(dialog["placeholder"])}">'
-        )
-        parts.append('<button class="atomic-submit">Submit</button>')
-    parts.append('<button class="atomic-cancel">Cancel</button>')
-    if dialog["seconds_left"] is not None:
-        parts.append(
-            f'<span class="atomic-countdown">expires in {int(dialog["seconds_left"] + 0.999)} s</span>'
-        )
-    if dialog["rule"]:
-        parts.append(f'<label class="atomic-make-rule">{e(dialog["rule"])}</label>')
-    if dialog["error"]:
-        parts.append(f'<div class="atomic-dialog-error">{e(dialog["error"])}</div>')
-    return '<div class="atomic-dialog-controls">' + "".join(parts) + "</div>"
+        view = PageView()
+        view.receive(snapshot_of(source, 0))
+    return view
 
 
-def settings_html(dialog: dict[str, Any]) -> str:
-    """The panel's settings as the module draws them: the model picker grouped by provider
-    (the current one marked), the thinking levels, Compact, the key field when a provider
-    wants a key (never with a value), and what went wrong."""
-    e = html_lib.escape
-    groups: dict[str, list[str]] = {}
-    for item in dialog["models"]:
-        mark = " (current)" if item["value"] == dialog["model"] else ""
-        groups.setdefault(item["provider"], []).append(
-            f'<option value="{e(item["value"])}">{e(item["label"])}{mark}</option>'
-        )
-    models = "".join(f'<optgroup label="{e(p)}">{"".join(o)}</optgroup>' for p, o in groups.items())
-    levels = "".join(f"<option>{e(level)}</option>" for level in dialog["levels"])
-    parts = [
-        f'<select class="atomic-model-choice">{models}</select>',
-        f'<select class="atomic-thinking-choice">{levels}</select>',
-        '<button class="atomic-compact">Compact</button>',
-    ]
-    key = dialog["key"]
-    if key:
-        parts.append(
-            f"<label>API key for {e(key['provider'])} ({e(key['variable'] or '')})</label>"
-            '<input type="password" class="atomic-key-input">'
-            '<button class="atomic-key-use">Use this key</button>'
-        )
-    if dialog["error"]:
-        parts.append(f'<div class="atomic-dialog-error">{e(dialog["error"])}</div>')
-    return '<div class="atomic-settings">' + "".join(parts) + "</div>"
-
-
-def page_html(source: OutputWidget | Content | PageStore) -> str:
+def page_html(source: OutputWidget | PageContent | PageView) -> str:
     """The output as the page draws it: every block in order, each answer's chunks and tail
     and each open dialog's controls in their places."""
-    content = source.content if isinstance(source, (PageStore, OutputWidget)) else source
-
-    def fill(match: re.Match[str]) -> str:
-        opening, kind, key, closing = match.groups()
-        key = html_lib.unescape(key)
-        if kind == "answer":
-            inner = "".join(content.chunks.get(key, [])) + content.tails.get(key, "")
-        else:
-            dialog = content.dialogs.get(key)
-            inner = controls_html(dialog) if dialog else ""
-        return opening + inner + closing
-
-    return "".join(_PLACE.sub(fill, content.blocks.get(key, "")) for key in content.order)
+    if isinstance(source, PageView):
+        return source.html
+    view = view_of(source)
+    try:
+        return view.html
+    finally:
+        view.close()
 
 
-def page_text(source: OutputWidget | Content | PageStore) -> str:
+def page_text(source: OutputWidget | PageContent | PageView) -> str:
     """The output's text as a person reads it (tags dropped, entities decoded; a text box's
     placeholder read where it is)."""
-    page = re.sub(r'<input [^>]*placeholder="([^"]*)"[^>]*>', r" \1 ", page_html(source))
-    return html_lib.unescape(re.sub(r"<[^>]+>", " ", page))
+
+    def read(element: Element) -> str:
+        if element.tag == "input":
+            return f" {element.attrs.get('placeholder', '')} "
+        said = (child if isinstance(child, str) else read(child) for child in element.children)
+        return " " + "".join(said) + " " if element.tag else "".join(said)
+
+    return read(page_tree(page_html(source)))
 
 
-def press(widget: OutputWidget, message: dict[str, Any]) -> None:
-    """Send ``widget`` a message from the page, as a click does (through ipywidgets' own
-    handling of a custom comm message)."""
-    widget._handle_custom_msg(message, [])
+def dom_form(html: str) -> str:
+    """``html`` as the page's DOM writes it back (entities and attributes as the page's
+    HTML reads): what to compare the page's HTML with."""
+    return str(_DRIVER.ask(op="parse", html=html)["html"])
+
+
+def click(
+    widget: OutputWidget, selector: str, nth: int = 0, action: str = "click", **how: Any
+) -> list[dict[str, Any]]:
+    """Do in the page what a person does to ``widget``'s output (see :meth:`PageView.act`),
+    and hand the widget what the module sent, as ipywidgets does; return those messages."""
+    return act(widget, {"selector": selector, "nth": nth, "action": action, **how})
+
+
+def act(widget: OutputWidget, *steps: dict[str, Any]) -> list[dict[str, Any]]:
+    """Do ``steps`` in one view of ``widget``'s output, in order (each a
+    :meth:`PageView.act`'s arguments: ``selector``, ``nth``, ``action``, ``value``...), then
+    hand the widget everything the module sent; return those messages."""
+    view = view_of(widget)
+    sent: list[dict[str, Any]] = []
+    try:
+        for step in steps:
+            how = dict(step)
+            sent += view.act(
+                how.pop("selector"), how.pop("nth", 0), how.pop("action", "click"), **how
+            )
+    finally:
+        view.close()
+    for message in sent:
+        widget._handle_custom_msg(message, [])
+    return sent
+
+
+def press(widget: OutputWidget, message: Any) -> None:
+    """Send ``widget`` a message from the page written by hand, as ipywidgets hands on a
+    custom comm message (the protocol's version added when it has none)."""
+    sent = {"v": PROTOCOL_VERSION, **message} if isinstance(message, dict) else message
+    widget._handle_custom_msg(sent, [])
 
 
 # --------------------------------------------------------------------------- the page as a tree
@@ -217,6 +278,15 @@ class Element:
             found += child.find_all(cls)
         return found
 
+    def find_tags(self, tag: str) -> list[Element]:
+        """The elements under it of tag ``tag``, in document order."""
+        found = []
+        for child in self.elements:
+            if child.tag == tag:
+                found.append(child)
+            found += child.find_tags(tag)
+        return found
+
     def child(self, cls: str) -> Element:
         """The one child element carrying class ``cls``."""
         (found,) = [child for child in self.elements if cls in child.classes]
@@ -254,7 +324,7 @@ class _TreeBuilder(HTMLParser):
         self.stack[-1][0].children.append(data)
 
 
-def page_tree(source: OutputWidget | Content | PageStore | str) -> Element:
+def page_tree(source: OutputWidget | PageContent | PageView | str) -> Element:
     """The page (or any HTML) parsed: its root element, whose children are the blocks'."""
     html = source if isinstance(source, str) else page_html(source)
     builder = _TreeBuilder(html)
