@@ -12,10 +12,10 @@ command line load no widget library and no IPython, and every session is wired t
 
 from __future__ import annotations
 
-from atomic_jupyter.addons.conversations.runtime import conversations_addon
 from atomic_jupyter.addons.demo.runtime import demo_addon
 from atomic_jupyter.addons.kernel_tools.runtime import kernel_tools_addon
 from atomic_jupyter.addons.prototype.manager import prototype_addon
+from atomic_jupyter.addons.saved_conversations.runtime import conversations_addon
 from atomic_jupyter.notebook.agent_code import builtin_tools, cite_with_agent
 from atomic_jupyter.notebook.kernel_activity import signal_activity
 from atomic_jupyter.notebook.kernel_values import summarize

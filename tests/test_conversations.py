@@ -10,14 +10,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from atomic_jupyter.addons.conversations.runtime import ConversationsAddon
+from atomic_jupyter.addons.saved_conversations.runtime import ConversationsAddon
 from atomic_jupyter.errors import AgentStartError, AtomicAgentError
 from atomic_jupyter.protocol.messages import AgentEvent
 from atomic_jupyter.protocol.session_file import PROMPT_CHARS, forked_header, read_session
 from atomic_jupyter.session.earlier import earlier_runs
 from atomic_jupyter.session.observers import Listeners
 from atomic_jupyter.session.transcript import AssistantBlock, ToolBlock
-from atomic_jupyter.transport.conversations import (
+from atomic_jupyter.transport.conversation_store import (
     ConversationStore,
     conversations_root,
     describe_time,
@@ -625,7 +625,7 @@ def test_earlier_runs_take_a_malformed_usage_for_none():
 
 
 def test_the_listing_redacts_a_secret_before_it_cuts_the_prompt(tmp_path):
-    from atomic_jupyter.notebook.conversations import conversation_line
+    from atomic_jupyter.notebook.conversation_listing import conversation_line
     from atomic_jupyter.transport.secrets import Redactor
 
     secret = "sk-proj-" + "7" * 60

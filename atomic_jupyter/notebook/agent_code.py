@@ -326,7 +326,7 @@ def _shell_or_none() -> InteractiveShell | None:
 # --------------------------------------------------------------------------- cells
 
 
-def run_code_cell(calls: list[AgentCall]) -> str:
+def cell_source_of(calls: list[AgentCall]) -> str:
     """One cell holding ``calls``' code in order, each headed by a comment naming it."""
     parts = []
     for index, call in enumerate(calls, 1):
@@ -359,7 +359,7 @@ def insert_cells(
         listed = ", ".join(str(n) for n in runs) or "none"
         print(f"Run {number} ran no code in this kernel. Runs that did: {listed}.")
         return None
-    text = run_code_cell(chosen)
+    text = cell_source_of(chosen)
     if print_only:
         print(text)
         return text

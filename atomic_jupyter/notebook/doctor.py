@@ -34,7 +34,7 @@ from atomic_jupyter.transport.agent_install import (
 )
 from atomic_jupyter.transport.agent_install.prune import unused_installs
 from atomic_jupyter.transport.agent_package import PreparedAgent, prepare_agent
-from atomic_jupyter.transport.conversations import (
+from atomic_jupyter.transport.conversation_store import (
     CONVERSATIONS_ENV,
     NOTEBOOK_ENV,
     ConversationStore,

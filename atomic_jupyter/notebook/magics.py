@@ -11,7 +11,7 @@ from IPython.core.magic import Magics, line_cell_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments
 
 from atomic_jupyter.errors import AgentNotInstalledError, AtomicAgentError, CommandTimeoutError
-from atomic_jupyter.notebook import agent_code, api, conversations, installing, registry
+from atomic_jupyter.notebook import agent_code, api, conversation_listing, installing, registry
 from atomic_jupyter.notebook.config import AtomicAgent, registered_settings
 from atomic_jupyter.notebook.presentation import (
     LiveDisplay,
@@ -316,7 +316,7 @@ class AtomicAgentMagics(Magics):
             installing.install(args.line, force=args.force, home=_config(self).agent_home)
             return None
         if args.action in ("conversations", "sessions"):
-            conversations.show_conversations(_config(self))
+            conversation_listing.show_conversations(_config(self))
             return None
         if args.action == "cells":
             assert self.shell is not None

@@ -2,7 +2,7 @@
 kernel can continue it.
 
 The addon chooses the file the agent saves the conversation in (``--session FILE``, under
-the notebook's folder of :class:`~atomic_jupyter.transport.conversations.ConversationStore`)
+the notebook's folder of :class:`~atomic_jupyter.transport.conversation_store.ConversationStore`)
 and holds a lock on it while the session lives, so a restart of the agent continues the same
 file and a second kernel of the notebook does not write it at once (it continues in a copy,
 and is told). ``save=False`` gives ``--no-session``. A command line that already says how
@@ -28,7 +28,7 @@ from atomic_jupyter.protocol.session_file import COUNTED_ROLES
 from atomic_jupyter.session.earlier import earlier_runs
 from atomic_jupyter.session.plugins import LaunchAdditions
 from atomic_jupyter.session.runs import PromptRun
-from atomic_jupyter.transport.conversations import (
+from atomic_jupyter.transport.conversation_store import (
     Conversation,
     ConversationLock,
     ConversationStore,

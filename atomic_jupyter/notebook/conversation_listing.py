@@ -7,12 +7,12 @@ import os
 from functools import partial
 from typing import Any
 
-from atomic_jupyter.addons.conversations.runtime import store_for
+from atomic_jupyter.addons.saved_conversations.runtime import store_for
 from atomic_jupyter.errors import SessionNotFoundError
 from atomic_jupyter.notebook import api, registry
 from atomic_jupyter.notebook.config import AtomicAgent
 from atomic_jupyter.notebook.presentation import LiveDisplay, in_ipython, in_place_of, view_of
-from atomic_jupyter.transport.conversations import Conversation, describe_time
+from atomic_jupyter.transport.conversation_store import Conversation, describe_time
 from atomic_jupyter.transport.secrets import Redactor
 
 __all__ = ["conversation_line", "resume_conversation", "show_conversations"]
