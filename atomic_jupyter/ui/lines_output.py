@@ -11,14 +11,11 @@ message on the kernel's thread (:meth:`LinesOutput.act`).
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from atomic_jupyter.session.observers import Listeners
 from atomic_jupyter.ui.ansi import strip_ansi
-from atomic_jupyter.ui.output_widget import OutputWidget
-from atomic_jupyter.ui.page_protocol import PageContent, PageMessage
+from atomic_jupyter.ui.output_base import OutputBase
+from atomic_jupyter.ui.page_protocol import PageContent
 from atomic_jupyter.ui.record import NO_TYPESETTING, ROOT_STYLE, Record, root_html, text_html
 from atomic_jupyter.ui.run_parts import Text
 
@@ -67,9 +64,8 @@ def error_text(exc: BaseException) -> str:
     return "\n".join(rendered()) if rendered else f"{type(exc).__name__}: {exc}"
 
 
-class LinesOutput:
-    """The base of an output of lines: rendered under a lock (from any thread), its record
-    made from the same lines, emptied and closed once.
+class LinesOutput(OutputBase):
+    """The base of an output of lines: its record made from the same lines.
 
     Parameters
     ----------
@@ -80,12 +76,7 @@ class LinesOutput:
 
     def __init__(self, kind: str) -> None:
         self.kind = kind
-        self.widget = OutputWidget(f"atomic-{kind} {NO_TYPESETTING}", ROOT_STYLE)
-        self.closed = False
-        self._lock = threading.RLock()
-        #: Called after each render (what a copy of the record follows).
-        self.rendered: Listeners[Callable[[], object]] = Listeners()
-        self.widget.on_action.add(self.act)
+        super().__init__(f"atomic-{kind} {NO_TYPESETTING}", ROOT_STYLE)
 
     def lines(self) -> list[Line]:
         """The output's lines as they are now (none, unless a kind has some)."""
@@ -99,23 +90,16 @@ class LinesOutput:
         """Add what the output shows besides its lines to ``content`` (nothing, unless a kind
         shows more: runs drawn inside it)."""
 
-    def act(self, message: PageMessage) -> None:
-        """A click from the page, on the kernel's thread (each kind with buttons says)."""
-
-    def render(self) -> None:
-        """Bring the page in line with the lines (sends what changed)."""
-        with self._lock:
-            if self.closed:
-                return
-            content = PageContent()
-            for line in self.lines():
-                shown = line.html if line.live is None else line.live
-                if shown:
-                    content.order.append(line.key)
-                    content.blocks[line.key] = shown
-            self.fill(content)
-            self.widget.show(content)
-        self.rendered.emit()
+    def page_content(self) -> PageContent:
+        """The lines (each as the live view draws it), then what :meth:`fill` adds."""
+        content = PageContent()
+        for line in self.lines():
+            shown = line.html if line.live is None else line.live
+            if shown:
+                content.order.append(line.key)
+                content.blocks[line.key] = shown
+        self.fill(content)
+        return content
 
     def record(self) -> Record:
         """The output's record: its lines without their buttons (nothing for no line)."""
@@ -126,11 +110,3 @@ class LinesOutput:
             root_html(self.kind, [line.html for line in lines]),
             "\n".join(line.plain for line in lines if line.plain),
         )
-
-    def close(self) -> None:
-        """Empty and close the widget (its output is its record now)."""
-        with self._lock:
-            if self.closed:
-                return
-            self.closed = True
-        self.widget.finish()

@@ -11,13 +11,12 @@ drawn by the same :class:`~atomic_jupyter.ui.run_output.RunBlocks` as a run's ow
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.runs import PromptRun
-from atomic_jupyter.ui.output_widget import OutputWidget
+from atomic_jupyter.ui.output_base import OutputBase
 from atomic_jupyter.ui.page_protocol import (
     CompactClicked,
     EditorControls,
@@ -80,7 +79,7 @@ _STATE_TEXT = {
 _MUTED = "opacity:.7"
 
 
-class PanelOutput:
+class PanelOutput(OutputBase):
     """The panel of one session, drawn by one widget.
 
     Parameters
@@ -114,15 +113,12 @@ class PanelOutput:
         self._on_setting = on_setting
         self._setting_error = ""
         self._key_rev = 0
-        self.widget = OutputWidget(f"atomic-panel {NO_TYPESETTING}", ROOT_STYLE)
         #: The runs and dialogs the panel shows.
         self.shown = RunList("runs", schedule, on_stop, on_rule, PANEL_ENTRIES)
         self._editor_rev = 0
         self._earlier: tuple[Any, ...] = ()
         self._earlier_html = ""
-        self.closed = False
-        self._lock = threading.RLock()
-        self.widget.on_action.add(self._act)
+        super().__init__(f"atomic-panel {NO_TYPESETTING}", ROOT_STYLE)
 
     # ------------------------------------------------------------------ what is shown
 
@@ -143,13 +139,8 @@ class PanelOutput:
         with self._lock:
             self._editor_rev += 1
 
-    def render(self) -> None:
-        """Bring the widget in line with the session (sends what changed)."""
-        with self._lock:
-            if not self.closed:
-                self.widget.show(self._content())
-
-    def _content(self) -> PageContent:
+    def page_content(self) -> PageContent:
+        """The panel's sections as the session is now."""
         s = self.session
         content = PageContent()
 
@@ -267,7 +258,9 @@ class PanelOutput:
 
     # ------------------------------------------------------------------ the page -> the session
 
-    def _act(self, message: PageMessage) -> None:
+    def act(self, message: PageMessage) -> None:
+        """The editor's typing and Send, a rule's Remove, a setting, or a click for a run or
+        dialog the panel shows."""
         if isinstance(message, EditorTyped):
             self.session.set_editor_text(message.value)
         elif isinstance(message, EditorSent):
@@ -292,14 +285,9 @@ class PanelOutput:
                 self.session.remove_policy(policy)
                 return
 
-    def close(self) -> None:
-        """Empty and close the widget, and let the runs and dialogs it shows go."""
-        with self._lock:
-            if self.closed:
-                return
-            self.closed = True
-            self.shown.close()
-            self.widget.finish()
+    def let_go(self) -> None:
+        """Let the runs and dialogs it shows go (as the panel closes)."""
+        self.shown.close()
 
 
 def _widgets(cls: str, blocks: list[dict[str, Any]]) -> str:

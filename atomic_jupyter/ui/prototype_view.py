@@ -137,11 +137,10 @@ class PrototypeView(LinesOutput):
         self.problems.append(problem)
         self.render()
 
-    def close(self) -> None:
-        """Stop following the prototype and its runs; empty and close the widget."""
+    def let_go(self) -> None:
+        """Stop following the prototype and its runs (as the output closes)."""
         if self.subscription is not None:
             self.subscription.remove()
             self.subscription = None
         self.view.remove_host(self)
         self.shown.close()
-        super().close()

@@ -19,7 +19,6 @@ while a cell computes) never overlaps another.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -29,7 +28,7 @@ from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.transcript import Block, DialogBlock, ToolBlock
 from atomic_jupyter.ui.dialog_controls import answer_from_page, describe_controls, dialog_place
 from atomic_jupyter.ui.markdown import MarkdownStream, record_markup
-from atomic_jupyter.ui.output_widget import OutputWidget
+from atomic_jupyter.ui.output_base import OutputBase
 from atomic_jupyter.ui.page_protocol import (
     DialogAnswer,
     DialogControls,
@@ -256,43 +255,28 @@ class RunBlocks:
         self._answers.clear()
 
 
-class _OwnOutput:
-    """Blocks (a run's, a dialog's) in a widget of their own: rendered under a lock (the one
-    render made off the kernel's thread never overlaps another), emptied and closed once."""
+class _OwnOutput(OutputBase):
+    """Blocks (a run's, a dialog's) in a widget of their own."""
 
     blocks: RunBlocks | DialogBlocks
 
     def __init__(self, root_class: str, root_style: str = "") -> None:
-        self.widget = OutputWidget(root_class, root_style)
-        self.closed = False
-        self._lock = threading.RLock()
-        self.widget.on_action.add(self.blocks.act)
+        super().__init__(root_class, root_style)
         self.render()
 
-    @property
-    def content(self) -> PageContent:
-        """What the page was last sent."""
-        return self.widget.content
-
-    def render(self) -> None:
-        """Bring the widget in line with what it shows (sends what changed)."""
-        with self._lock:
-            if not self.closed:
-                self._render()
-
-    def _render(self) -> None:
+    def page_content(self) -> PageContent:
+        """The blocks as they are now."""
         content = PageContent()
         self.blocks.fill(content)
-        self.widget.show(content)
+        return content
 
-    def close(self) -> None:
-        """Empty and close the widget (its output is its record now) and let its dialogs go."""
-        with self._lock:
-            if self.closed:
-                return
-            self.closed = True
-            self.blocks.close()
-            self.widget.finish()
+    def act(self, message: PageMessage) -> None:
+        """A click for the blocks (a Stop, an answer to one of their dialogs)."""
+        self.blocks.act(message)
+
+    def let_go(self) -> None:
+        """Let the blocks' dialogs go."""
+        self.blocks.close()
 
 
 class RunOutput(_OwnOutput):
