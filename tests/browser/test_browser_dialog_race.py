@@ -48,8 +48,9 @@ RACE_PROMPT = "/ui-confirm"
 #   A. on the reader thread, when a dialog request arrives, before the dialog is added to a
 #      run's transcript or published to any view: now ``Inbox.dialog`` (session/inbox.py);
 #   B. in the first render of a run's output, after the output read the transcript and
-#      before the output is stored as the run's area: now just after ``RunOutput._render``,
-#      whose first call is in ``__init__`` (``renders == 1`` there, ``self.run`` is the run).
+#      before the output is stored as the run's area: now just after ``RunOutput.page_content``
+#      (the run's content made, not yet sent), whose first call is in ``__init__``
+#      (``renders == 1`` there, ``self.run`` is the run).
 # It reads the transcript through its public ``snapshot()`` (a dialog is a ``DialogBlock``).
 # ---------------------------------------------------------------------------------------------
 FORCE_THE_RACE = f"""
@@ -78,9 +79,9 @@ def _held_dialog_request(self, request):  # A: on the reader thread
     return _inbox_dialog(self, request)
 Inbox.dialog = _held_dialog_request
 
-_render = RunOutput._render
+_page_content = RunOutput.page_content
 def _first_render_meets_the_dialog(self):  # B: on the main thread, in the build
-    _render(self)
+    content = _page_content(self)
     if self.renders == 1 and self.run.message == {RACE_PROMPT!r}:
         race["first_renders"] += 1
         race["dialog_in_transcript_when_read"] = _has_dialog(self.run)
@@ -89,7 +90,8 @@ def _first_render_meets_the_dialog(self):  # B: on the main thread, in the build
         while not _has_dialog(self.run) and time.monotonic() < deadline:
             threading.Event().wait(0.005)  # a poll of the transcript, up to the deadline
         race["dialog_added_during_build"] = _has_dialog(self.run)
-RunOutput._render = _first_render_meets_the_dialog
+    return content
+RunOutput.page_content = _first_render_meets_the_dialog
 """
 # ---------------------------------------------------------------------------------------------
 
