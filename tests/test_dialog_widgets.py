@@ -21,8 +21,9 @@ from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.ui.dialog_controls import MAX_OPTION_BUTTONS
 from atomic_jupyter.ui.lines_output import text_line
-from atomic_jupyter.ui.run_output import DialogOutput, RunOutput
+from atomic_jupyter.ui.run_output import RunOutput
 from atomic_jupyter.ui.text import button_html, escape, pre_html
+from tests.harness.dialog_output import DialogOutput
 from tests.harness.output_page import Element, act, page_html, page_tree, press
 
 # --------------------------------------------------------------------------- requests (protocol doc)
@@ -267,16 +268,17 @@ def assert_collapsed(output: Output, outcome: str, dialog_id: str | None = None)
     assert f'data-dialog="{escape(dialog_id)}"' not in page, page  # no place for controls
     if isinstance(output, DialogOutput):
         assert "atomic-dialog-controls" not in page and "<button" not in page, page
-    mark = f'data-dialog-done="{escape(dialog_id)}"'
-    assert page.count(mark) == 1, page
-    card = page[page.index(mark) :]
-    found = _OUTCOME.search(card)
-    assert found is not None, card
     title, arrow, result = outcome.partition(" → ")
     assert arrow, f"an outcome names its dialog: {outcome!r}"
-    assert html.unescape(re.sub(r"<[^>]+>", "", found.group(1))) == f"→ {result}"
-    text = html.unescape(re.sub(r"<[^>]+>", "", card))
-    assert text.count(title) == 1, text
+    # The record's card of the dialog: the one settled card whose outcome is this one.
+    cards = [
+        card
+        for card in page_tree(page).find_all("atomic-dialog")
+        if "atomic-dialog-live" not in card.classes
+        and [o.text for o in card.find_all("atomic-dialog-outcome")] == [f"→ {result}"]
+    ]
+    assert len(cards) == 1, page
+    assert cards[0].text.count(title) == 1, cards[0].text
 
 
 @pytest.fixture(autouse=True)

@@ -39,8 +39,9 @@ from atomic_jupyter.ui.markdown import (
 from atomic_jupyter.ui.output_widget import OutputWidget
 from atomic_jupyter.ui.page_protocol import PROTOCOL_VERSION, PageContent
 from atomic_jupyter.ui.record import part_html
-from atomic_jupyter.ui.run_output import CHUNK_BYTES, DialogOutput, RunOutput
+from atomic_jupyter.ui.run_output import CHUNK_BYTES, RunOutput
 from atomic_jupyter.ui.run_parts import describe_block
+from tests.harness.dialog_output import DialogOutput
 from tests.harness.output_page import (
     Element,
     PageView,
@@ -557,7 +558,7 @@ def test_a_dialog_settled_elsewhere_is_drawn_settled() -> None:
     output = run_asking(dialog)
     dialog.respond("Alpha", by="code")  # no click: the output follows the dialog
     assert output.content.dialogs == {}
-    assert 'data-dialog-done="d1"' in page_html(output.widget)
+    assert 'data-dialog="d1"' not in page_html(output.widget)  # no place for controls
     assert "select dialog: Pick → Alpha (answered by code)" in " ".join(
         page_text(output.widget).split()
     )
@@ -647,10 +648,10 @@ def test_a_finished_run_is_drawn_as_its_record_draws_it() -> None:
     tracker.finish([run])
     output = RunOutput(run, on_stop=lambda: None)
     live = page_html(output.widget)
-    assert live.count(f'data-dialog-done="{dialog.id}"') == 1
+    assert f'data-dialog="{dialog.id}"' not in live  # settled: the record's card
     record = run_record(run).html
     inner = record[record.index(">") + 1 : -len("</div>")]
-    assert re.sub(r' data-(dialog-done|answer)="[^"]*"', "", live) == dom_form(inner)
+    assert re.sub(r' data-answer="[^"]*"', "", live) == dom_form(inner)
 
 
 def test_close_lets_the_dialogs_go_and_closes_the_widget() -> None:

@@ -125,7 +125,7 @@ UNIT_KEY = "sk-unit-marker-11223344"
 def test_a_dialog_shows_secrets_redacted_and_answers_with_the_options_as_sent() -> None:
     """Scrubbing what is shown must not change what is answered: the extension compares the
     answer with its own option (or saves the editor's text)."""
-    from atomic_jupyter.ui.run_output import DialogOutput
+    from tests.harness.dialog_output import DialogOutput
 
     options = [f"use {UNIT_KEY}", "use [redacted]", "no"]
     line = json.dumps(

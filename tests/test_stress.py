@@ -316,7 +316,7 @@ def settled_on_page(output: RunOutput, dialog: Dialog) -> bool:
         return True
     return (
         dialog.id not in output.content.dialogs
-        and f'data-dialog-done="{dialog.id}"' in page_html(output.widget)
+        and f'data-dialog="{dialog.id}"' not in page_html(output.widget)
     )
 
 

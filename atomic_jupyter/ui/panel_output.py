@@ -6,7 +6,7 @@ notifications. What a person acts on is drawn by the page's module in places the
 for it: the editor (typing is kept by the session as it happens; Shift+Enter or Send sends),
 the rules' Remove buttons, and the runs and dialogs the panel shows itself (the prompts sent
 from its editor, the dialogs of no prompt on the page), newest first in a bounded list, each
-drawn by the same :class:`~atomic_jupyter.ui.run_output.RunBlocks` as a run's own output.
+drawn by the same :class:`~atomic_jupyter.ui.run_output.RunOnPage` as a run's own output.
 """
 
 from __future__ import annotations

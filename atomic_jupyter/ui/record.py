@@ -32,12 +32,10 @@ from atomic_jupyter.ui.run_parts import (
     Part,
     StopSlot,
     Text,
-    describe_blocks,
+    describe_block,
     describe_dialog,
-    describe_footer,
-    describe_header,
-    describe_message,
     footer_text,
+    run_sections,
     run_state,
     tool_heading,
 )
@@ -323,17 +321,10 @@ def live_copy(record: Record, key: str) -> dict[str, str]:
 
 
 def run_parts(run: PromptRun) -> list[Part]:
-    """A run as parts: its header, the whole prompt, every block, the footer (what its live
-    view shows, in the same order)."""
-    finished = run.finished  # before the blocks, as the live view reads it
-    parts: list[Part] = [describe_header(run, finished)]
-    message = describe_message(run)
-    if message is not None:
-        parts.append(message)
-    # The blocks one after the other (the live view's box around them holds nothing more).
-    parts.extend(describe_blocks(run.transcript.snapshot()))
-    parts.append(describe_footer(run, finished))
-    return parts
+    """A run as parts, in the order of its sections (:func:`~atomic_jupyter.ui.run_parts.
+    run_sections`, which the live view follows too): blocks with nothing to show left out."""
+    parts = [s.part if s.block is None else describe_block(s.block) for s in run_sections(run)]
+    return [part for part in parts if part is not None]
 
 
 def run_record(run: PromptRun) -> Record:

@@ -1,8 +1,8 @@
 """Runs and dialogs drawn inside another output: the panel's (the prompts sent from its
 editor, the dialogs of no prompt on the page) and a prototype's (the commands clicked).
 
-Each is drawn by the same :class:`~atomic_jupyter.ui.run_output.RunBlocks` (or
-:class:`~atomic_jupyter.ui.run_output.DialogBlocks`) as an output of its own, its keys
+Each is drawn by the same :class:`~atomic_jupyter.ui.run_output.RunOnPage` (or
+:class:`~atomic_jupyter.ui.run_output.DialogOnPage`) as an output of its own, its keys
 starting ``<key>/eN:``, so the page puts it in the host's block ``[data-children=<key>]``.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Callable
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.ui.page_protocol import PageContent, PageMessage
-from atomic_jupyter.ui.run_output import DialogBlocks, OnRule, RunBlocks
+from atomic_jupyter.ui.run_output import DialogOnPage, OnRule, RunOnPage
 
 __all__ = ["RunList"]
 
@@ -53,7 +53,7 @@ class RunList:
         self._on_rule = on_rule
         self.limit = limit
         #: What is shown, newest first: (the run or dialog, its blocks).
-        self.entries: list[tuple[PromptRun | Dialog, RunBlocks | DialogBlocks]] = []
+        self.entries: list[tuple[PromptRun | Dialog, RunOnPage | DialogOnPage]] = []
         self._count = 0
         self._lock = threading.RLock()
 
@@ -64,14 +64,14 @@ class RunList:
                 return
             self._count += 1
             prefix = f"{self.key}/e{self._count}:"
-            blocks: RunBlocks | DialogBlocks
+            blocks: RunOnPage | DialogOnPage
             if isinstance(shown, PromptRun):
                 run = shown
-                blocks = RunBlocks(
+                blocks = RunOnPage(
                     run, lambda: self._on_stop(run), self._on_rule, self._schedule, prefix
                 )
             else:
-                blocks = DialogBlocks(shown, self._on_rule, self._schedule, prefix)
+                blocks = DialogOnPage(shown, self._on_rule, self._schedule, prefix)
             self.entries.insert(0, (shown, blocks))
             for entry in self.entries[self.limit :]:
                 if _settled(entry[0]):

@@ -44,13 +44,11 @@ from atomic_jupyter.ui.run_parts import (
     StopSlot,
     describe_block,
     describe_dialog,
-    describe_footer,
-    describe_header,
-    describe_message,
+    run_sections,
 )
 from atomic_jupyter.ui.text import escape
 
-__all__ = ["CHUNK_BYTES", "DialogBlocks", "DialogOutput", "RunBlocks", "RunOutput"]
+__all__ = ["CHUNK_BYTES", "DialogOnPage", "RunOnPage", "RunOutput"]
 
 #: Settled HTML of an answer gathered before it is sent as a chunk of its own.
 CHUNK_BYTES = 4096
@@ -106,10 +104,8 @@ class _Dialogs:
         if dialog.id not in self.known:
             self.known[dialog.id] = dialog
             self._subscriptions.append(dialog.observe(lambda _d: self._changed()))
-        if not dialog.pending:  # the record's form, marked for the page's tests
-            settled = part_html(describe_dialog(dialog))
-            end = settled.index(">")  # the mark last: the record's form stays that of its tag
-            return f'{settled[:end]} data-dialog-done="{escape(dialog.id)}"{settled[end:]}'
+        if not dialog.pending:  # the record's form
+            return part_html(describe_dialog(dialog))
         return dialog_place(dialog)
 
     def controls(self) -> dict[str, DialogControls]:
@@ -141,7 +137,7 @@ class _Dialogs:
         self._subscriptions = []
 
 
-class RunBlocks:
+class RunOnPage:
     """One run as the page draws it: its header with Stop, the prompt, the blocks, the footer,
     as keyed blocks of the record's HTML (keys start with ``prefix``, so a run can be drawn
     inside another output, as the panel draws the runs sent from its editor).
@@ -180,18 +176,11 @@ class RunBlocks:
     def fill(self, content: PageContent) -> None:
         """Add the run as it is now to ``content`` (rendering only the blocks that changed)."""
         self.renders += 1
-        # Whether the run is over is read before the blocks: a run that ends while this render
-        # reads them is shown as still working, and the final render that follows shows the
-        # end with every block final.
-        finished = self.run.finished
-        p = self.prefix
-        self._part(f"{p}header", describe_header(self.run, finished), content)
-        message = describe_message(self.run)
-        if message is not None:
-            self._part(f"{p}message", message, content)
-        for index, block in enumerate(self.run.transcript.snapshot()):
-            self._block(f"{p}b{index}", block, content)
-        self._part(f"{p}footer", describe_footer(self.run, finished), content)
+        for section in run_sections(self.run, self.prefix):
+            if section.block is not None:
+                self._block(section.key, section.block, content)
+            elif section.part is not None:
+                self._part(section.key, section.part, content)
         content.dialogs.update(self._dialogs.controls())
 
     def _block(self, key: str, block: Block, content: PageContent) -> None:
@@ -255,32 +244,8 @@ class RunBlocks:
         self._answers.clear()
 
 
-class _OwnOutput(OutputBase):
-    """Blocks (a run's, a dialog's) in a widget of their own."""
-
-    blocks: RunBlocks | DialogBlocks
-
-    def __init__(self, root_class: str, root_style: str = "") -> None:
-        super().__init__(root_class, root_style)
-        self.render()
-
-    def page_content(self) -> PageContent:
-        """The blocks as they are now."""
-        content = PageContent()
-        self.blocks.fill(content)
-        return content
-
-    def act(self, message: PageMessage) -> None:
-        """A click for the blocks (a Stop, an answer to one of their dialogs)."""
-        self.blocks.act(message)
-
-    def let_go(self) -> None:
-        """Let the blocks' dialogs go."""
-        self.blocks.close()
-
-
-class RunOutput(_OwnOutput):
-    """The one widget of a run (:class:`RunBlocks` in an output of its own).
+class RunOutput(OutputBase):
+    """The one widget of a run (:class:`RunOnPage` in an output of its own).
 
     Parameters
     ----------
@@ -294,8 +259,6 @@ class RunOutput(_OwnOutput):
         Asks for a render on the kernel's thread (a dialog of the run changed).
     """
 
-    blocks: RunBlocks
-
     def __init__(
         self,
         run: PromptRun,
@@ -304,8 +267,23 @@ class RunOutput(_OwnOutput):
         schedule: Callable[[], None] | None = None,
     ) -> None:
         self.run = run
-        self.blocks = RunBlocks(run, on_stop, on_rule, schedule or self.render)
+        self.blocks = RunOnPage(run, on_stop, on_rule, schedule or self.render)
         super().__init__(f"atomic-run atomic-transcript {NO_TYPESETTING}", ROOT_STYLE)
+        self.render()
+
+    def page_content(self) -> PageContent:
+        """The run as it is now."""
+        content = PageContent()
+        self.blocks.fill(content)
+        return content
+
+    def act(self, message: PageMessage) -> None:
+        """A click for the run (its Stop, an answer to one of its dialogs)."""
+        self.blocks.act(message)
+
+    def let_go(self) -> None:
+        """Let the run's dialogs go."""
+        self.blocks.close()
 
     @property
     def renders(self) -> int:
@@ -313,7 +291,7 @@ class RunOutput(_OwnOutput):
         return self.blocks.renders
 
 
-class DialogBlocks:
+class DialogOnPage:
     """A dialog shown on its own, as the page draws it (one block, keyed ``prefix + "dialog"``):
     its controls while it waits, then its question and outcome as the record has them."""
 
@@ -343,18 +321,6 @@ class DialogBlocks:
     def close(self) -> None:
         """Stop following the dialog."""
         self._dialogs.close()
-
-
-class DialogOutput(_OwnOutput):
-    """The one widget of a dialog shown on its own (:class:`DialogBlocks` in an output of its
-    own)."""
-
-    def __init__(
-        self, dialog: Dialog, on_rule: OnRule | None, schedule: Callable[[], None] | None = None
-    ) -> None:
-        self.dialog = dialog
-        self.blocks = DialogBlocks(dialog, on_rule, schedule or self.render)
-        super().__init__(f"atomic-dialog-output {NO_TYPESETTING}")
 
 
 def _dialog_states(block: Block) -> tuple[tuple[str, str, str], ...]:

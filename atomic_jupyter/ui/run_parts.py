@@ -16,7 +16,6 @@ it again only when the block's revision changed.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -47,6 +46,7 @@ __all__ = [
     "Group",
     "Markup",
     "Part",
+    "RunSection",
     "StopSlot",
     "Text",
     "describe_block",
@@ -55,6 +55,7 @@ __all__ = [
     "describe_header",
     "describe_tool",
     "footer_text",
+    "run_sections",
     "run_state",
     "tool_heading",
     "usage_text",
@@ -413,6 +414,27 @@ def describe_dialog(dialog: Dialog) -> Group:
     )
 
 
-def describe_blocks(blocks: Sequence[Block]) -> list[Part]:
-    """The parts of ``blocks``, in order (blocks with nothing to show left out)."""
-    return [part for part in (describe_block(b) for b in blocks) if part is not None]
+@dataclass(frozen=True)
+class RunSection:
+    """One section of a run, keyed as the live view keys its blocks: a part, or one block of
+    the transcript (which the caller describes, and may keep the description of)."""
+
+    key: str
+    part: Part | None = None
+    block: Block | None = None
+
+
+def run_sections(run: PromptRun, prefix: str = "") -> list[RunSection]:
+    """A run's sections in page order, the one place that order is written: its header (state
+    and Stop), the whole prompt, every block of its transcript, the footer; each key starts
+    with ``prefix``. Whether the run is over is read first: a run that ends while its blocks
+    are read is shown still working, and the next reading shows the end, every block final."""
+    finished = run.finished
+    sections = [RunSection(f"{prefix}header", describe_header(run, finished))]
+    message = describe_message(run)
+    if message is not None:
+        sections.append(RunSection(f"{prefix}message", message))
+    blocks = run.transcript.snapshot()
+    sections += [RunSection(f"{prefix}b{i}", block=block) for i, block in enumerate(blocks)]
+    sections.append(RunSection(f"{prefix}footer", describe_footer(run, finished)))
+    return sections

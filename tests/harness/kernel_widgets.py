@@ -205,6 +205,7 @@ class PageDialog:
     output: str  # the output widget's comm id
     id: str
     description: dict[str, Any]
+    block: str  # the key of the output's block the dialog is drawn in
 
     @property
     def comm_id(self) -> str:
@@ -239,25 +240,32 @@ def dialog_in(kernel: BrowserLikeKernel, area_id: str, method: str) -> PageDialo
 
     def find() -> PageDialog | None:
         for output in outputs_within(kernel, area_id):
-            for dialog_id, described in kernel.tracker.pages[output].content.dialogs.items():
-                if described["method"] == method:
-                    return PageDialog(kernel, output, dialog_id, described)
+            content = kernel.tracker.pages[output].content
+            for dialog_id, described in content.dialogs.items():
+                place = f'data-dialog="{html_lib.escape(dialog_id)}"'
+                blocks = [key for key, html in content.blocks.items() if place in html]
+                if described["method"] == method and blocks:
+                    return PageDialog(kernel, output, dialog_id, described, blocks[0])
         return None
 
     return kernel.wait_for(find, what=f"a {method} dialog")
 
 
 def outcome_of(kernel: BrowserLikeKernel, dialog: PageDialog, timeout: float = 30) -> str:
-    """Wait until the dialog is settled on the page; return its outcome line."""
-    mark = f'data-dialog-done="{html_lib.escape(dialog.id)}"'
+    """Wait until the dialog is settled on the page (its controls gone from the block it was
+    drawn in, the record's card of it there); return its outcome line."""
 
     def outcome() -> str | None:
-        page = page_of(kernel, dialog.output)
-        at = page.find(mark)
-        if at < 0:
+        content = kernel.tracker.pages[dialog.output].content
+        block = content.blocks.get(dialog.block, "")
+        if dialog.id in content.dialogs or f'data-dialog="{html_lib.escape(dialog.id)}"' in block:
             return None
-        found = re.search(r'class="atomic-dialog-outcome[^"]*"[^>]*>(.*?)</div>', page[at:], re.S)
-        return " ".join(visible_text(found.group(1)).split()) if found else None
+        title = dialog.description["title"]
+        for card in elements(block, "atomic-dialog"):
+            found = elements(card, "atomic-dialog-outcome")
+            if found and title in visible_text(card):
+                return " ".join(visible_text(found[0]).split())
+        return None
 
     return kernel.wait_for(outcome, timeout=timeout, what="the dialog to be settled")
 

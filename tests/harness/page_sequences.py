@@ -3,7 +3,7 @@ the page module's own tests (``tests/page/output_widget.test.mjs``) share.
 
 Each scenario drives the kernel's real side (an :class:`~atomic_jupyter.ui.output_widget.
 OutputWidget`, fed by a :class:`~atomic_jupyter.ui.run_output.RunOutput` or
-:class:`~atomic_jupyter.ui.run_output.DialogOutput` with real dialogs, or by page content
+:class:`~tests.harness.dialog_output.DialogOutput` with real dialogs, or by page content
 of the panel's parts) and writes down, step by step:
 
 - ``{"down": message}``: a message the kernel sent, as sent;
@@ -43,7 +43,9 @@ from atomic_jupyter.ui.page_protocol import (
     SettingsControls,
     read_page_message,
 )
-from atomic_jupyter.ui.run_output import DialogOutput, RunOutput
+from atomic_jupyter.ui.run_output import RunOutput
+
+from .dialog_output import DialogOutput
 
 __all__ = ["SCENARIOS", "SEQUENCES_DIR", "Recorder", "record"]
 
