@@ -1,3 +1,10 @@
+"""Saved conversations, one layer at a time: where a notebook's conversations are kept
+(``transport/conversation_store.py``), the addon that saves and continues them
+(``addons/saved_conversations/``), the listing with its Resume buttons, and one kernel at a time
+on each."""
+
+from __future__ import annotations
+
 import contextlib
 import json
 import os
