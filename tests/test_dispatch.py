@@ -425,3 +425,113 @@ def test_a_view_renders_from_another_thread_only_while_busy_and_inside_the_marke
     found = thread_guard.take()
     assert any(f.startswith("sent OutputWidget") and "'unmarked'" in f for f in found), found
     view.close()
+
+
+# --------------------------------------------------------------------------- one rule, no gaps
+
+
+def test_a_batch_interrupted_part_way_keeps_the_rest_queued_in_order() -> None:
+    dispatcher = UiDispatcher()
+    ran: list[str] = []
+
+    def interrupted() -> None:
+        ran.append("a")
+        raise KeyboardInterrupt
+
+    def ask() -> None:
+        dispatcher.call(interrupted, key="a")
+        dispatcher.call(lambda: ran.append("b"), key="b")
+        dispatcher.call(lambda: ran.append("c"))
+
+    on_thread(ask)
+    with pytest.raises(KeyboardInterrupt):
+        dispatcher.flush()
+    assert ran == ["a"] and dispatcher.pending
+    on_thread(lambda: dispatcher.call(lambda: ran.append("b, newer"), key="b"))
+    dispatcher.flush()
+    assert ran == ["a", "b, newer", "c"]  # the rest once each, in order; a newer call wins
+
+
+def test_a_dispatcher_made_for_the_main_thread_stays_its_whoever_made_it() -> None:
+    """The presentation's queue of kernel calls belongs to the kernel's main thread even
+    when another thread (the agent's reader) makes the presentation first."""
+    from atomic_jupyter.notebook.presentation import NotebookPresentation
+
+    made = on_thread(lambda: NotebookPresentation(session=None))  # type: ignore[arg-type]
+    main_work = made._main_work
+    assert main_work.kernel_thread is threading.main_thread()
+
+    async def capture() -> None:  # a loop on another thread cannot make it that thread's
+        main_work.capture_loop()
+
+    on_thread(lambda: asyncio.run(capture()))
+    assert main_work.kernel_thread is threading.main_thread() and not main_work.has_loop
+    ran: list[str] = []
+    on_thread(lambda: main_work.call(lambda: ran.append(threading.current_thread().name)))
+    assert ran == []  # queued for the main thread, never run on the thread that asked
+    main_work.pump()
+    assert ran == [threading.main_thread().name]
+
+
+def test_a_reader_of_the_panels_list_holds_a_list_that_never_changes_under_it() -> None:
+    """``RunList.shows`` is asked on the agent's reader thread without the lock while the
+    kernel's thread shows runs: the list it reads is replaced, never changed in place (an
+    entry there all along was skipped when the list moved under the read)."""
+    from atomic_jupyter.session.run_tracker import RunTracker
+    from atomic_jupyter.session.runs import PromptRun
+    from atomic_jupyter.ui.run_list import RunList
+
+    shown = RunList("runs", lambda: None, lambda _run: None, None, limit=2)
+    first, second, third = PromptRun("p1", "one"), PromptRun("p2", "two"), PromptRun("p3", "3")
+    tracker = RunTracker(lambda callback: callback(None))
+    tracker.sent(first)
+    tracker.finish([first])  # settled: it may go once past the limit
+    shown.show(first)
+    held = shown.entries  # what a reader on another thread got
+    shown.show(second)
+    shown.show(third)  # past the limit: the settled first one goes
+    assert [run for run, _ in held] == [first]
+    assert [run for run, _ in shown.entries] == [third, second]
+    assert shown.shows(second) and not shown.shows(first)
+
+
+def test_stopping_the_running_ticker_waits_for_its_render_and_no_render_follows(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While the agent's code runs, a ticker renders from its own thread; stopping it waits
+    for a render under way however long it takes (it waited 10 s at most, after which the
+    kernel's thread could render beside it), and no tick starts after the stop."""
+    from atomic_jupyter.notebook.presentation import NotebookPresentation
+
+    real_join = threading.Thread.join
+
+    def hurried_join(thread: threading.Thread, timeout: float | None = None) -> None:
+        """Every deadline of a join passes at once (as 10 s do for a render that long)."""
+        real_join(thread, None if timeout is None else min(timeout, 0.01))
+
+    monkeypatch.setattr(threading.Thread, "join", hurried_join)
+
+    entered, release = threading.Event(), threading.Event()
+    renders: list[str] = []
+
+    class View:
+        closed = False
+
+        def render_while_busy(self) -> None:
+            renders.append("start")
+            entered.set()
+            assert release.wait(30)
+            renders.append("end")
+
+    presentation = NotebookPresentation(session=None)  # type: ignore[arg-type]
+    presentation._view = View()  # type: ignore[assignment]
+    stop = presentation.while_running(lambda: None, every=0.01)
+    assert entered.wait(30)
+    stopped = threading.Event()
+    stopper = threading.Thread(target=lambda: (stop(), stopped.set()), name="main-like")
+    stopper.start()
+    assert not stopped.wait(0.2)  # the render under way holds the stop
+    release.set()
+    assert stopped.wait(30)
+    assert renders == ["start", "end"]  # it ended before the stop returned, and none followed
+    stopper.join(30)

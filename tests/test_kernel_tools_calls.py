@@ -4,6 +4,7 @@ requests are kernel calls, what a forged or malformed one gets, where a call run
 from __future__ import annotations
 
 import json
+import threading
 from typing import Any
 
 import pytest
@@ -127,3 +128,47 @@ def test_expose_returns_nothing_so_a_cells_last_line_prints_nothing(tools):
 
     assert made.expose(thrice) is None
     assert [spec["name"] for spec in channel.published[-1]] == ["twice", "thrice"]
+
+
+def test_a_kernel_call_queued_behind_an_interrupted_one_still_gets_its_answer(monkeypatch):
+    """Two calls wait for the kernel's thread in one batch; the first is interrupted: it is
+    answered and the interrupt goes on, and the second still runs at the next flush and is
+    answered (it was dropped with the batch, and the agent's tool call waited for ever)."""
+    from atomic_jupyter.ui.dispatch import UiDispatcher
+
+    monkeypatch.setattr(kernel_tools, "_summary", [])
+    monkeypatch.setattr(kernel_tools, "_builtins", [])
+    main_work = UiDispatcher()  # this thread is the kernel's; no loop: flushes run the work
+    answers: list[UIResponse] = []
+    made = KernelTools(
+        channel=lambda: Channel(),
+        answer=answers.append,
+        run_on_main=lambda: main_work.call,
+        wake=lambda: None,
+        diagnose=lambda _note: None,
+    )
+
+    def stuck(x: int) -> int:
+        """Interrupted."""
+        raise KeyboardInterrupt
+
+    made.expose(stuck)
+    made.expose(twice)
+
+    def the_agent_calls() -> None:  # on the reader thread: both queued for the kernel's
+        for rid, tool in (("r1", "stuck"), ("r2", "twice")):
+            payload = json.dumps({"tool": tool, "args": {"x": 21}})
+            assert made.claims(EditorRequest(rid, title=CALL_PREFIX + "s3cret", prefill=payload))
+
+    reader = threading.Thread(target=the_agent_calls, name="reader")
+    reader.start()
+    reader.join(30)
+    assert answers == [] and main_work.pending
+    with pytest.raises(KeyboardInterrupt):
+        main_work.flush()
+    assert [a.to_dict()["id"] for a in answers] == ["r1"]
+    main_work.flush()
+    (_interrupted, second) = answers
+    assert second.to_dict()["id"] == "r2"
+    assert json.loads(second.to_dict()["value"]) == {"ok": True, "text": "42"}
+    assert not main_work.pending

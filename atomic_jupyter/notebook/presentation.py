@@ -241,7 +241,8 @@ class NotebookPresentation:
     def __init__(self, session: AgentSession) -> None:
         self._session = session
         self._view: SessionView | None = None
-        self._main_work = UiDispatcher()  # made on the main thread: kernel calls run there
+        # Kernel calls run on the kernel's main thread, whichever thread made the presentation.
+        self._main_work = UiDispatcher(kernel_thread=threading.main_thread())
         self._main_work.capture_loop()
         attach_kernel()  # the pages link before the first prompt
         #: Each displayed run's output, by the run's command id (unique in the session; the
@@ -426,17 +427,19 @@ class NotebookPresentation:
         """While the agent's code runs on the main thread: every ``every`` seconds, call
         ``tick()`` (which updates the call's card) and render the shown runs from this timer's
         thread (:meth:`SessionView.render_while_busy`, the same marked exception as a call
-        waiting for a busy kernel). Return the function that stops it; it waits for a render
-        under way, so the main thread never renders beside it."""
+        waiting for a busy kernel). Return the function that stops it: it waits for a tick and
+        render under way, however long it takes, and none starts after it returned, so the main
+        thread never renders beside it."""
         done = threading.Event()
+        ticking = threading.Lock()  # held for each tick and render; stop waits for it
 
         def loop() -> None:
             while not done.wait(every):
-                view = self._view  # never made here
-                if view is None or view.closed:
-                    return
-                tick()
-                if not done.is_set():
+                with ticking:
+                    view = self._view  # never made here
+                    if done.is_set() or view is None or view.closed:
+                        return
+                    tick()
                     view.render_while_busy()
 
         thread = threading.Thread(target=loop, name="atomic-kernel-running", daemon=True)
@@ -445,7 +448,8 @@ class NotebookPresentation:
         def stop() -> None:
             done.set()
             if thread is not threading.current_thread():
-                thread.join(timeout=10)
+                with ticking:  # a tick under way ends first; the next one sees done
+                    pass
 
         return stop
 

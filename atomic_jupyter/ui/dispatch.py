@@ -6,9 +6,12 @@ kernel's asyncio loop on the main thread. The agent's messages arrive on a reade
 ``call_soon_threadsafe`` and runs while the kernel is idle (ARCHITECTURE.md, "Which thread
 may touch what").
 
-The rule: a :class:`UiDispatcher` knows its *kernel thread*, the thread whose event loop it
-captured (before any capture, the thread that made it: in a kernel, the main thread, in a
-cell). Work asked for on that thread runs at once. Work asked for on any other thread is
+The rules of threads are written in one place, ARCHITECTURE.md ("Which thread may touch
+what"); this module carries them out.
+
+A :class:`UiDispatcher` knows its *kernel thread*: the one it was made for, or else the thread
+whose event loop it captured (before any capture, the thread that made it: in a kernel, the
+main thread, in a cell). Work asked for on that thread runs at once. Work asked for on any other thread is
 queued and runs on the kernel thread: through the loop when one was captured, else at the
 next :meth:`UiDispatcher.pump` or :meth:`UiDispatcher.flush` there (a blocking wait pumps;
 tests pump). It never runs inline on the thread that asked.
@@ -20,13 +23,14 @@ is refused: in use it is logged, once, and the work stays queued; in strict mode
 :class:`OffThreadWidgetWork` and is listed in :data:`refused`, which the test suite's thread
 guard turns into a failure.
 
-Two exceptions to "widgets only on the kernel thread" are allowed, and marked, both for
-while a cell keeps the loop from running: ``%atomic_agent bash``'s live output, whose
-``outputs`` trait is set from the reader thread under a lock (a trait change is sent as one
-comm message, whichever thread makes it), and a kernel call that waits for a computing cell, whose card
-is rendered once from a timer's thread under its view's lock
-(:meth:`~atomic_jupyter.ui.session_view.SessionView.render_while_busy`). Such code runs
-inside :func:`thread_safe_update`, which the test suite's guard respects.
+The exceptions to "widgets only on the kernel thread" (three, all while a cell keeps the loop
+from running, listed in ARCHITECTURE.md) each render an output under that output's own lock
+(:class:`~atomic_jupyter.ui.output_base.OutputBase`), inside :func:`thread_safe_update`, which
+the test suite's guard respects.
+
+A batch of queued work interrupted part way (a ``KeyboardInterrupt`` raised by one piece, as
+an interrupted kernel call re-raises it) keeps the rest: it is queued again, in order, and
+runs at the next flush.
 
 Updates are coalesced: many requests for the same refresh before the loop gets to it
 become one refresh, so a flood of status updates costs the frontend a few messages.
@@ -128,9 +132,11 @@ class UiDispatcher:
     #: means: strict when ``ATOMIC_JUPYTER_STRICT_THREADS=1`` (see :data:`STRICT_ENV`).
     strict: ClassVar[bool | None] = None
 
-    def __init__(self) -> None:
+    def __init__(self, kernel_thread: threading.Thread | None = None) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._kernel_thread = threading.current_thread()
+        #: Given: the kernel thread is that one for good (a loop is captured only there).
+        self._bound = kernel_thread
+        self._kernel_thread = kernel_thread or threading.current_thread()
         self._lock = threading.Lock()
         self._work_queued = threading.Condition(self._lock)
         self._scheduled: dict[Hashable, Callable[[], None]] = {}
@@ -158,7 +164,10 @@ class UiDispatcher:
 
     def capture_loop(self) -> None:
         """Remember the running event loop of the calling thread, if any; that thread becomes
-        the kernel thread (in a kernel: the main thread, in a cell)."""
+        the kernel thread (in a kernel: the main thread, in a cell). A dispatcher made for a
+        given kernel thread captures only that thread's loop."""
+        if self._bound is not None and threading.current_thread() is not self._bound:
+            return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -258,11 +267,37 @@ class UiDispatcher:
         if not self._allowed_here("flush"):
             return
         with self._lock:
-            work = list(self._scheduled.values())
+            work = list(self._scheduled.items())
             self._scheduled.clear()
             self._flush_pending = False
-        for func in work:
-            self._run(func)
+        for index, (_key, func) in enumerate(work):
+            try:
+                self._run(func)
+            except BaseException:  # an interrupt (KeyboardInterrupt): the rest is not lost
+                self._queue_again(work[index + 1 :])
+                raise
+
+    def _queue_again(self, rest: list[tuple[Hashable, Callable[[], None]]]) -> None:
+        """Queue the work a flush did not get to, ahead of what was asked for since (a newer
+        call of the same key wins), and ask the loop for another flush."""
+        if not rest:
+            return
+        loop = self._loop if self.has_loop else None
+        with self._lock:
+            newer = self._scheduled
+            self._scheduled = {key: func for key, func in rest if key not in newer}
+            self._scheduled.update(newer)
+            self._work_queued.notify_all()
+            schedule = loop is not None and not self._flush_pending
+            if schedule:
+                self._flush_pending = True
+        if schedule:
+            assert loop is not None
+            try:
+                loop.call_soon_threadsafe(self.flush)
+            except RuntimeError:  # the loop closed under us
+                with self._lock:
+                    self._flush_pending = False
 
     # ------------------------------------------------------------------ throttled calls
 

@@ -52,7 +52,9 @@ class RunList:
         self._on_stop = on_stop
         self._on_rule = on_rule
         self.limit = limit
-        #: What is shown, newest first: (the run or dialog, its blocks).
+        #: What is shown, newest first: (the run or dialog, its blocks). Replaced whole under
+        #: the lock, never changed in place: a reader on another thread (the agent's reader
+        #: asking :meth:`shows`) reads one list that stays as it got it.
         self.entries: list[tuple[PromptRun | Dialog, RunOnPage | DialogOnPage]] = []
         self._count = 0
         self._lock = threading.RLock()
@@ -72,15 +74,15 @@ class RunList:
                 )
             else:
                 blocks = DialogOnPage(shown, self._on_rule, self._schedule, prefix)
-            self.entries.insert(0, (shown, blocks))
-            for entry in self.entries[self.limit :]:
-                if _settled(entry[0]):
-                    self.entries.remove(entry)
-                    entry[1].close()
+            entries = [(shown, blocks), *self.entries]
+            gone = [entry for entry in entries[self.limit :] if _settled(entry[0])]
+            self.entries = [entry for entry in entries if entry not in gone]
+            for entry in gone:
+                entry[1].close()
 
     def shows(self, what: PromptRun | Dialog) -> bool:
-        """Whether ``what`` is shown here (asked at each of the agent's events: no list is
-        built)."""
+        """Whether ``what`` is shown here (asked from any thread, at each of the agent's events:
+        no list is built, no lock is taken; the list read is never changed in place)."""
         return any(shown is what for shown, _ in self.entries)
 
     @property
@@ -102,7 +104,7 @@ class RunList:
 
     def act(self, message: PageMessage) -> None:
         """A click for one of the runs or dialogs shown (each takes only its own)."""
-        for _what, blocks in list(self.entries):
+        for _what, blocks in self.entries:
             blocks.act(message)
 
     def close(self) -> None:
