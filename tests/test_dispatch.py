@@ -167,7 +167,7 @@ def test_throttled_and_final_work_from_another_thread_run_at_the_pump() -> None:
     dispatcher.pump()  # no loop, no timer: every throttled call waiting runs, the newest
     assert log.ran == [("render 2", "MainThread")]
     on_thread(lambda: dispatcher.call_throttled(log.work("render 3"), key="run", interval=60))
-    on_thread(lambda: dispatcher.finish(log.work("final"), key="run"))
+    on_thread(lambda: dispatcher.call_last(log.work("final"), key="run"))
     dispatcher.pump()
     assert log.ran[1:] == [("final", "MainThread")]  # the final call drops the waiting one
     assert not dispatcher.pending
@@ -368,12 +368,12 @@ def test_the_guard_allows_a_live_outputs_thread_safe_appends_and_nothing_else() 
     assert shown.text == "one\n<two>\n"  # as text, never as HTML
     assert thread_guard.take() == []
     # The same update without the marker is caught, and the marker ends with its block.
-    on_thread(lambda: live.widget.show(PageContent(["x"], {"x": "x"})), name="unmarked")
+    on_thread(lambda: live.widget.update_page(PageContent(["x"], {"x": "x"})), name="unmarked")
 
     def marked_then_not() -> None:
         with thread_safe_update():
-            live.widget.show(PageContent(["y"], {"y": "y"}))
-        live.widget.show(PageContent(["z"], {"z": "z"}))
+            live.widget.update_page(PageContent(["y"], {"y": "y"}))
+        live.widget.update_page(PageContent(["z"], {"z": "z"}))
 
     on_thread(marked_then_not, name="after-block")
     found = thread_guard.take()
@@ -474,7 +474,7 @@ def test_a_dispatcher_made_for_the_main_thread_stays_its_whoever_made_it() -> No
 
 
 def test_a_reader_of_the_panels_list_holds_a_list_that_never_changes_under_it() -> None:
-    """``RunList.shows`` is asked on the agent's reader thread without the lock while the
+    """``RunList.holds`` is asked on the agent's reader thread without the lock while the
     kernel's thread shows runs: the list it reads is replaced, never changed in place (an
     entry there all along was skipped when the list moved under the read)."""
     from atomic_jupyter.session.run_tracker import RunTracker
@@ -486,13 +486,13 @@ def test_a_reader_of_the_panels_list_holds_a_list_that_never_changes_under_it() 
     tracker = RunTracker(lambda callback: callback(None))
     tracker.sent(first)
     tracker.finish([first])  # settled: it may go once past the limit
-    shown.show(first)
+    shown.add(first)
     held = shown.entries  # what a reader on another thread got
-    shown.show(second)
-    shown.show(third)  # past the limit: the settled first one goes
+    shown.add(second)
+    shown.add(third)  # past the limit: the settled first one goes
     assert [run for run, _ in held] == [first]
     assert [run for run, _ in shown.entries] == [third, second]
-    assert shown.shows(second) and not shown.shows(first)
+    assert shown.holds(second) and not shown.holds(first)
 
 
 def test_stopping_the_running_ticker_waits_for_its_render_and_no_render_follows(

@@ -59,10 +59,10 @@ def test_a_click_reaches_the_widgets_listeners_and_what_they_change_is_drawn(
 
         def clicked(message):
             clicks.append(message.name)
-            out.show(Content(["n"], {"n": f'<p class="count">clicked {len(clicks)}</p>'}))
+            out.update_page(Content(["n"], {"n": f'<p class="count">clicked {len(clicks)}</p>'}))
 
         out.on_action.add(clicked)
-        out.show(Content(["n"], {"n": '<p class="count">not clicked</p>'}))
+        out.update_page(Content(["n"], {"n": '<p class="count">not clicked</p>'}))
         display(out)
         """,
     )
@@ -192,7 +192,7 @@ def test_our_outputs_are_kept_as_their_page_draws_them_even_after_they_closed(
         kernel,
         """
         out = OutputWidget("atomic-run")
-        out.show(Content(["a"], {"a": '<p class="said">one</p>'}))
+        out.update_page(Content(["a"], {"a": '<p class="said">one</p>'}))
         display(out)
         """,
     )
@@ -215,7 +215,7 @@ def test_our_outputs_are_kept_as_their_page_draws_them_even_after_they_closed(
         kernel,
         """
         out._seq += 1
-        out.show(Content(["a", "b"], {"a": '<p class="said">one</p>', "b": '<p class="said">two</p>'}))
+        out.update_page(Content(["a", "b"], {"a": '<p class="said">one</p>', "b": '<p class="said">two</p>'}))
         """,
     )
     kernel.wait_for(
@@ -229,7 +229,7 @@ def test_our_outputs_are_kept_as_their_page_draws_them_even_after_they_closed(
         {"type": "ready", "v": PROTOCOL_VERSION, "seq": 0},  # made
         {"type": "ready", "v": PROTOCOL_VERSION, "seq": 1},  # missed the second patch
     ]
-    run(kernel, "out.finish()")
+    run(kernel, "out.empty_and_close()")
     kernel.wait_for(lambda: output not in kernel.models, what="the output to close")
     assert page_of(kernel, output) == '<p class="said">one</p><p class="said">two</p>'
 

@@ -306,7 +306,7 @@ def content(**blocks: str) -> PageContent:
 def test_only_what_changed_is_sent_numbered_one_by_one() -> None:
     widget = OutputWidget("atomic-run")
     sent = Sent(widget)
-    widget.show(content(a="<p>A</p>", b="<p>B</p>"))
+    widget.update_page(content(a="<p>A</p>", b="<p>B</p>"))
     (first,) = sent.take()
     assert first == {
         "type": "patch",
@@ -315,16 +315,16 @@ def test_only_what_changed_is_sent_numbered_one_by_one() -> None:
         "blocks": {"a": "<p>A</p>", "b": "<p>B</p>"},
         "order": ["a", "b"],
     }
-    widget.show(content(a="<p>A</p>", b="<p>B</p>"))  # nothing new
+    widget.update_page(content(a="<p>A</p>", b="<p>B</p>"))  # nothing new
     assert sent.take() == []
-    widget.show(content(a="<p>A</p>", b="<p>B2</p>"))  # one block changed
+    widget.update_page(content(a="<p>A</p>", b="<p>B2</p>"))  # one block changed
     assert sent.take() == [{"type": "patch", "v": V, "seq": 2, "blocks": {"b": "<p>B2</p>"}}]
-    widget.show(content(b="<p>B2</p>", a="<p>A</p>"))  # the same blocks, moved
+    widget.update_page(content(b="<p>B2</p>", a="<p>A</p>"))  # the same blocks, moved
     assert sent.take() == [{"type": "patch", "v": V, "seq": 3, "order": ["b", "a"]}]
-    widget.show(content(b="<p>B2</p>"))  # one gone
+    widget.update_page(content(b="<p>B2</p>"))  # one gone
     assert sent.take() == [{"type": "patch", "v": V, "seq": 4, "drop": ["a"], "order": ["b"]}]
     answer = PageContent(["b"], {"b": "<p>B2</p>"}, {"b": ["<p>1</p>"]}, {"b": "<p>t</p>"})
-    widget.show(answer)
+    widget.update_page(answer)
     assert sent.take() == [
         {
             "type": "patch",
@@ -335,20 +335,20 @@ def test_only_what_changed_is_sent_numbered_one_by_one() -> None:
         }
     ]
     grown = PageContent(["b"], {"b": "<p>B2</p>"}, {"b": ["<p>1</p>", "<p>2</p>"]}, {"b": ""})
-    widget.show(grown)  # a chunk more (only the new one is sent) and a new tail
+    widget.update_page(grown)  # a chunk more (only the new one is sent) and a new tail
     assert sent.take() == [
         {"type": "patch", "v": V, "seq": 6, "chunks": {"b": ["<p>2</p>"]}, "tails": {"b": ""}}
     ]
     other = PageContent(["b"], {"b": "<p>B2</p>"}, {"b": ["<p>x</p>"]}, {"b": ""})
-    widget.show(other)  # a chunk changed: they start over
+    widget.update_page(other)  # a chunk changed: they start over
     assert sent.take() == [
         {"type": "patch", "v": V, "seq": 7, "chunks": {"b": ["<p>x</p>"]}, "reset": ["b"]}
     ]
     dialog = {"id": "d1", "title": "t"}
-    widget.show(
+    widget.update_page(
         PageContent(["b"], {"b": "<p>B2</p>"}, {"b": ["<p>x</p>"]}, {"b": ""}, {"d1": dialog})
     )
-    widget.show(PageContent(["b"], {"b": "<p>B2</p>"}, {"b": ["<p>x</p>"]}, {"b": ""}))
+    widget.update_page(PageContent(["b"], {"b": "<p>B2</p>"}, {"b": ["<p>x</p>"]}, {"b": ""}))
     assert sent.take() == [
         {"type": "patch", "v": V, "seq": 8, "dialogs": {"d1": dialog}},
         {"type": "patch", "v": V, "seq": 9, "dialogs": {"d1": None}},  # gone from the page
@@ -365,9 +365,9 @@ def test_a_page_that_missed_a_message_is_sent_the_whole_output_and_an_up_to_date
 ):
     widget = OutputWidget("atomic-run")
     sent = Sent(widget)
-    widget.show(content(a="<p>A</p>"))
-    widget.show(content(a="<p>A</p>", b="<p>B</p>"))
-    widget.show(content(a="<p>A2</p>", b="<p>B</p>"))
+    widget.update_page(content(a="<p>A</p>"))
+    widget.update_page(content(a="<p>A</p>", b="<p>B</p>"))
+    widget.update_page(content(a="<p>A2</p>", b="<p>B</p>"))
     late = PageView()  # a page made after the first message: it missed it
     asked = late.receive(*sent.take()[1:])
     assert asked == [{"type": "ready", "v": V, "seq": 0}]  # asked once for the whole output
@@ -381,7 +381,7 @@ def test_a_page_that_missed_a_message_is_sent_the_whole_output_and_an_up_to_date
     assert widget.messages == 4
     press(widget, {"type": "ready", "seq": 3})  # it has all: nothing to send
     assert sent.take() == []
-    widget.show(content(a="<p>A2</p>", b="<p>B3</p>"))  # and the numbering goes on
+    widget.update_page(content(a="<p>A2</p>", b="<p>B3</p>"))  # and the numbering goes on
     (patch,) = sent.take()
     assert patch["seq"] == 4 and late.receive(patch) == []
     assert page_text(late).split() == ["A2", "B3"]
@@ -409,25 +409,25 @@ def test_finish_empties_the_model_and_closes_it_and_the_last_closes_what_they_sh
     assert holder is not None and "render" in holder._esm and len(widget._esm) < 600
     assert "atomic-output" in widget._dom_classes
     sent = Sent(widget)
-    widget.show(content(a="<p>A</p>"))
+    widget.update_page(content(a="<p>A</p>"))
     acted: list[Any] = []
     widget.on_action.add(acted.append)
     layout = widget.layout
     assert widget.comm is not None and layout.comm is not None
-    widget.finish()
+    widget.empty_and_close()
     assert (widget._esm, widget.root_class, widget.root_style) == ("", "", "")
     assert widget._dom_classes == ()
     assert widget.comm is None and layout.comm is not None  # closed; the layout is shared
-    other.finish()
+    other.empty_and_close()
     assert layout.comm is None and holder.comm is None and holder._esm == ""
     assert shared.holder is None and shared.users == 0
     assert widget.content == PageContent()
     sent.take()
-    widget.show(content(a="<p>A2</p>"))  # nothing more is sent or done
+    widget.update_page(content(a="<p>A2</p>"))  # nothing more is sent or done
     press(widget, {"type": "ready", "seq": 0})
     press(widget, {"type": "stop"})
     assert sent.take() == [] and acted == []
-    widget.finish()  # twice is once
+    widget.empty_and_close()  # twice is once
 
 
 # --------------------------------------------------------------------------- clicks

@@ -86,4 +86,4 @@ def show_conversations(config: AtomicAgent, name: str | None = None) -> None:
     view = ConversationsView(heading, rows)
     shown = LiveDisplay(view.widget, view.record)
     view.rendered.add(shown.refresh)  # the record copy follows what the listing says
-    shown.show()
+    shown.display()

@@ -64,11 +64,11 @@ def install(
 
     view = InstallView(pin_of(line).describe())
     shown = LiveDisplay(view.widget, view.record, copy=False)  # over before the cell ends
-    shown.show()
+    shown.display()
     try:
         return _install_showing(line, home, force, view)
     finally:
-        shown.finish()
+        shown.make_final()
         view.close()
 
 
@@ -122,5 +122,5 @@ def offer_install(
         f"Install {pin.package} {pin.version} and start", pin.describe(), install_then_start
     )
     shown = LiveDisplay(offer.widget, offer.record)
-    shown.show()
+    shown.display()
     return True

@@ -428,20 +428,20 @@ class AtomicAgentMagics(Magics):
             # The live output, then in its place what is left of it: the result, or nothing
             # (the output so far is printed, or kept in the command's area for later).
             shown = LiveDisplay(live.widget, lambda: text_record(""), copy=False)
-            shown.show()
+            shown.display()
             try:
                 run = session.bash(text, on_output=live.append, display=False, shown=True)
                 data = _command_result(session, run)
             except BaseException:
                 if live.text:  # what came before the failure stays in the cell
                     print(live.text.rstrip("\n"))
-                shown.finish()
+                shown.make_final()
                 live.close()
                 raise
             if data is not _LATER:
                 result = bash_result_text(data)
                 shown.record = lambda: text_record(result, "bash")
-            shown.finish()
+            shown.make_final()
             live.close()
         elif action == "name":
             _print_data(session.set_session_name(text))
@@ -452,7 +452,7 @@ class AtomicAgentMagics(Magics):
         if action == "stop":
             session.stop()  # its exit code is the signal's (143): nothing to tell
             if session.presentation is not None:  # now, while this cell's output is read
-                session.presentation.finish_displays()
+                session.presentation.make_displays_final()
             print(f"Stopped agent session {session.name!r}.")
         elif action == "restart":
             conversations = session.addon("conversations")

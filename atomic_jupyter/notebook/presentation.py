@@ -124,7 +124,7 @@ def in_place_of(shown: LiveDisplay, close: Callable[[], None], action: Callable[
 
 class LiveDisplay:
     """One output: a live widget with a copy of its record beside it, kept current
-    (:meth:`refresh`); then (:meth:`finish`) the record alone.
+    (:meth:`refresh`); then, final (:meth:`make_final`), the record alone.
 
     Parameters
     ----------
@@ -134,7 +134,7 @@ class LiveDisplay:
         Makes the output's record as it is now.
     copy:
         Whether to keep a record copy beside the widget; without one, the record is in the
-        widget's own bundle until :meth:`finish` (for an output that lives only while its cell
+        widget's own bundle until :meth:`make_final` (for an output that lives only while its cell
         runs, such as ``%atomic_agent bash``).
     """
 
@@ -161,7 +161,7 @@ class LiveDisplay:
         """Whether a live widget is shown, with a record copy beside it."""
         return self._copy is not None and self._final is None
 
-    def show(self) -> None:
+    def display(self) -> None:
         """Display the widget and its record copy in the current cell (nothing outside
         IPython); an object of no widget view is displayed as its record, and a display of
         no copy with its record in the widget's bundle."""
@@ -212,7 +212,7 @@ class LiveDisplay:
         update_display(copy, raw=True, display_id=self.copy_id)
         return sum(len(value) for value in copy.values())
 
-    def finish(self, again: bool = False) -> None:
+    def make_final(self, again: bool = False) -> None:
         """Replace the widget by its record where it is shown (by :data:`REMOVED_VIEW` when
         the record is empty), and the copy by :data:`REMOVED_VIEW` (once; ``again``: send it
         again, for a client that may have missed it, such as nbclient, which reads only the
@@ -295,7 +295,7 @@ class NotebookPresentation:
         if run.shown:
             shown = LiveDisplay(self.view.run_area(run), partial(run_record, run))
             self._runs[run.id] = shown
-            shown.show()
+            shown.display()
             if run.finished:  # over before it was shown: its final render came already
                 self._run_final(run)
 
@@ -305,23 +305,23 @@ class NotebookPresentation:
         view = self.view  # the runs the panel shows when the record is made, not now
         shown = LiveDisplay(self.panel, lambda: panel_record(self._session, view.panel_runs))
         self._panels.append(shown)
-        shown.show()
+        shown.display()
 
     def notice_dialog(self, dialog: Dialog) -> None:
         """Say in the current cell that ``dialog`` waits for a person; once it is settled, the
         notice says so (or nothing, when the dialog's run shows its outcome)."""
         notice = LiveDisplay(_Text(), partial(dialog_notice, dialog))
         self._notices.append(notice)
-        notice.show()
+        notice.display()
         if not dialog.pending:
-            notice.finish()
+            notice.make_final()
             return
         view = self.view
 
         def settled(d: Dialog) -> None:
             if not d.pending:
                 subscription.remove()
-                view.later(notice.finish)
+                view.later(notice.make_final)
 
         subscription = dialog.observe(settled)
 
@@ -333,15 +333,15 @@ class NotebookPresentation:
         self._others.append(shown)
         self._other_outputs.append(output)
         output.rendered.add(self._records_changed)  # its record copy follows it
-        shown.show()
+        shown.display()
         return shown
 
-    def finish_displays(self, again: bool = True) -> None:
+    def make_displays_final(self, again: bool = True) -> None:
         """Replace every live output of the session by its record (the session stopped) and
         close every widget; ``again``: the records already sent are sent again, from the
         cell that runs now."""
         for shown in [*self._runs.values(), *self._panels, *self._notices, *self._others]:
-            shown.finish(again=again)
+            shown.make_final(again=again)
         others, self._other_outputs = self._other_outputs, []
         for output in others:  # replaced by their records: nothing shows them any more
             output.close()
@@ -350,7 +350,7 @@ class NotebookPresentation:
     def _stopped(self) -> None:
         view = self._view
         if view is not None:
-            view.later(partial(self.finish_displays, False), key="finish-displays")
+            view.later(partial(self.make_displays_final, False), key="finish-displays")
 
     def _run_final(self, run: PromptRun) -> None:
         view = self._view
@@ -367,7 +367,7 @@ class NotebookPresentation:
             subscription.remove()
         shown = self._runs.get(run.id)
         if shown is not None:
-            shown.finish()
+            shown.make_final()
         if shown is not None or run in self._prepared:
             self._prepared.discard(run)
             view.drop_run(run)  # its output is its record now: its widgets are closed

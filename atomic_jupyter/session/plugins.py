@@ -113,7 +113,7 @@ class Presentation(Protocol):
         """Say in the current cell that a wait stopped for ``dialog`` (kept current: once the
         dialog is settled, the notice says how)."""
 
-    def finish_displays(self) -> None:
+    def make_displays_final(self) -> None:
         """Replace the session's live outputs by their records (the session is stopped)."""
 
     def pump(self) -> None:

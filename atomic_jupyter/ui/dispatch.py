@@ -305,7 +305,7 @@ class UiDispatcher:
         """Run ``func`` on the kernel thread, at most once per ``interval`` seconds for ``key``.
 
         While a call is waiting for its turn, later calls replace its function, so what runs
-        is always the newest. Use :meth:`finish` for the last, exact update. Without a kernel
+        is always the newest. Use :meth:`call_last` for the last, exact update. Without a kernel
         loop there is no frontend to spare: on the kernel thread the call runs at once, from
         another thread at the next :meth:`pump`.
 
@@ -371,7 +371,7 @@ class UiDispatcher:
         if entry is not None:
             self._run(entry[0])
 
-    def finish(self, func: Callable[[], None], key: Hashable) -> None:
+    def call_last(self, func: Callable[[], None], key: Hashable) -> None:
         """Run ``func`` as the last call for ``key``, now if possible, and forget the key.
 
         Parameters

@@ -74,7 +74,7 @@ class OutputBase(ABC):
         with self._lock:
             if self.closed:
                 return
-            self.widget.show(self.page_content())
+            self.widget.update_page(self.page_content())
         self.rendered.emit()
 
     def close(self) -> None:
@@ -84,7 +84,7 @@ class OutputBase(ABC):
                 return
             self.closed = True
             self.let_go()
-            self.widget.finish()
+            self.widget.empty_and_close()
 
     def _received(self, message: PageMessage) -> None:
         if not self.closed:

@@ -2,7 +2,7 @@
 
 The kernel side keeps the output as keyed blocks of sanitised HTML, made by the record's
 renderer (:mod:`atomic_jupyter.ui.record`), plus the streamed answers' chunks and the open
-dialogs' controls; :meth:`OutputWidget.show` sends only what changed since the last
+dialogs' controls; :meth:`OutputWidget.update_page` sends only what changed since the last
 call, as one custom message of the page protocol (:mod:`atomic_jupyter.ui.page_protocol`). The page side (``output_widget.js``, an inline ES module: no
 build step, no network) places the blocks and draws the dialogs' controls, the answers'
 chunks and the buttons in the places the HTML leaves for them; clicks and answers come back
@@ -10,7 +10,8 @@ as messages that :meth:`OutputWidget.on_action` listeners receive.
 
 The content is sent as messages, not kept in synced traits: a trait is sent whole at each
 change, and nbclient saves every model's last state in the notebook. So the model's state
-is the module and a few classes, and :meth:`finish` empties even those before closing it.
+is the module and a few classes, and :meth:`empty_and_close` empties even those before
+closing it.
 A model that missed a message (made in the page after the kernel sent it) asks for the
 whole output again.
 """
@@ -155,7 +156,7 @@ class OutputWidget(anywidget.AnyWidget):
 
     # ------------------------------------------------------------------ kernel -> page
 
-    def show(self, content: PageContent) -> None:
+    def update_page(self, content: PageContent) -> None:
         """Bring the page in line with ``content`` (sends what changed, if anything)."""
         with self._lock:
             if self.finished:
@@ -204,7 +205,7 @@ class OutputWidget(anywidget.AnyWidget):
 
     # ------------------------------------------------------------------ the end
 
-    def finish(self) -> None:
+    def empty_and_close(self) -> None:
         """Empty the widget and close it (its output shows its record now): a frontend that
         keeps closed models' state (nbclient) keeps a few bytes of it."""
         with self._lock:

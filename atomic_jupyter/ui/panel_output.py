@@ -114,7 +114,7 @@ class PanelOutput(OutputBase):
         self._setting_error = ""
         self._key_rev = 0
         #: The runs and dialogs the panel shows.
-        self.shown = RunList("runs", schedule, on_stop, on_rule, PANEL_ENTRIES)
+        self.run_list = RunList("runs", schedule, on_stop, on_rule, PANEL_ENTRIES)
         self._editor_rev = 0
         self._earlier: tuple[Any, ...] = ()
         self._earlier_html = ""
@@ -122,17 +122,17 @@ class PanelOutput(OutputBase):
 
     # ------------------------------------------------------------------ what is shown
 
-    def show(self, shown: PromptRun | Dialog) -> None:
+    def add(self, shown: PromptRun | Dialog) -> None:
         """Show a run sent from the editor, or a dialog of no prompt, at the top of the list;
         past :data:`PANEL_ENTRIES`, the oldest settled ones are let go."""
         with self._lock:
             if not self.closed:
-                self.shown.show(shown)
+                self.run_list.add(shown)
 
     @property
     def runs(self) -> list[PromptRun]:
         """The runs the panel shows, oldest first."""
-        return self.shown.runs
+        return self.run_list.runs
 
     def editor_set(self) -> None:
         """The editor's text was set by the agent (or cleared by a send): the page shows it."""
@@ -176,7 +176,7 @@ class PanelOutput(OutputBase):
         )
         add("below", _widgets("atomic-widgets-below", below))
         add("rules", self._rules_section())
-        self.shown.fill(content, "atomic-panel-dialogs")
+        self.run_list.fill(content, "atomic-panel-dialogs")
         add("entries", entries_html(s.entries)[0])
         notes = list(s.notifications)[-NOTIFICATIONS_SHOWN:]
         if notes:
@@ -275,7 +275,7 @@ class PanelOutput(OutputBase):
                 self._setting_error = self._on_setting(message) or ""
             self.render()
         else:
-            self.shown.act(message)
+            self.run_list.act(message)
 
     def _remove_rule(self, which: str) -> None:
         """Remove the rule of the line clicked (a late second click finds it gone: nothing
@@ -287,7 +287,7 @@ class PanelOutput(OutputBase):
 
     def let_go(self) -> None:
         """Let the runs and dialogs it shows go (as the panel closes)."""
-        self.shown.close()
+        self.run_list.close()
 
 
 def _widgets(cls: str, blocks: list[dict[str, Any]]) -> str:

@@ -60,7 +60,7 @@ class PrototypeView(LinesOutput):
         self.problems: list[Problem] = list(result.problems)
         self.commands = list(result.commands) if result.ok else []
         #: The runs of its commands, drawn inside it.
-        self.shown = RunList(
+        self.run_list = RunList(
             "runs", self._dialog_changed, view.stop_run, view.make_rule, PROTOTYPE_RUNS
         )
         session = view.session
@@ -98,7 +98,7 @@ class PrototypeView(LinesOutput):
     @property
     def runs(self) -> list[PromptRun]:
         """The runs of its commands it shows, oldest first."""
-        return self.shown.runs
+        return self.run_list.runs
 
     def record_lines(self) -> list[Line]:
         """Its lines, then the record of each run of its commands."""
@@ -110,7 +110,7 @@ class PrototypeView(LinesOutput):
 
     def fill(self, content: PageContent) -> None:
         """The runs of the commands clicked, below the buttons."""
-        self.shown.fill(content, "atomic-prototype-runs")
+        self.run_list.fill(content, "atomic-prototype-runs")
 
     def act(self, message: PageMessage) -> None:
         """A command's button (a name it does not have does nothing), or a click for a run
@@ -119,11 +119,11 @@ class PrototypeView(LinesOutput):
             if message.name in self.commands:
                 self._run(message.name)
         else:
-            self.shown.act(message)
+            self.run_list.act(message)
 
     def _run(self, command: str) -> None:
         run: PromptRun = self.view.session.prompt(f"/{command}", display=False, shown=True)
-        self.shown.show(run)
+        self.run_list.add(run)
         self.render()
 
     def _dialog_changed(self) -> None:
@@ -143,4 +143,4 @@ class PrototypeView(LinesOutput):
             self.subscription.remove()
             self.subscription = None
         self.view.remove_host(self)
-        self.shown.close()
+        self.run_list.close()

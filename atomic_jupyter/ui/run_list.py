@@ -54,15 +54,15 @@ class RunList:
         self.limit = limit
         #: What is shown, newest first: (the run or dialog, its blocks). Replaced whole under
         #: the lock, never changed in place: a reader on another thread (the agent's reader
-        #: asking :meth:`shows`) reads one list that stays as it got it.
+        #: asking :meth:`holds`) reads one list that stays as it got it.
         self.entries: list[tuple[PromptRun | Dialog, RunOnPage | DialogOnPage]] = []
         self._count = 0
         self._lock = threading.RLock()
 
-    def show(self, shown: PromptRun | Dialog) -> None:
+    def add(self, shown: PromptRun | Dialog) -> None:
         """Show a run or a dialog first; past ``limit``, the oldest settled ones go."""
         with self._lock:
-            if self.shows(shown):
+            if self.holds(shown):
                 return
             self._count += 1
             prefix = f"{self.key}/e{self._count}:"
@@ -80,7 +80,7 @@ class RunList:
             for entry in gone:
                 entry[1].close()
 
-    def shows(self, what: PromptRun | Dialog) -> bool:
+    def holds(self, what: PromptRun | Dialog) -> bool:
         """Whether ``what`` is shown here (asked from any thread, at each of the agent's events:
         no list is built, no lock is taken; the list read is never changed in place)."""
         return any(shown is what for shown, _ in self.entries)

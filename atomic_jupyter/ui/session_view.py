@@ -99,7 +99,7 @@ class SessionView:
         # The dialogs that were pending before the panel existed (those of no prompt).
         for dialog in session.pending_dialogs:
             if dialog.host is None:
-                self.panel_output.show(dialog)
+                self.panel_output.add(dialog)
         self.panel_output.render()
 
     @property
@@ -205,7 +205,7 @@ class SessionView:
         else:
             return  # built later, from the transcript as it then is
         if how == "final":
-            self.dispatcher.finish(partial(self._final_render, run, render), key=key)
+            self.dispatcher.call_last(partial(self._final_render, run, render), key=key)
         elif how == "now":
             self.dispatcher.call(render, key=("now", key))
         else:
@@ -226,7 +226,7 @@ class SessionView:
         """Show a dialog in the panel (one raised with no prompt area on the page)."""
         if self.closed:  # queued before the view closed: nothing to show it in
             return
-        self.panel_output.show(dialog)
+        self.panel_output.add(dialog)
         self.render_panel()
 
     def make_rule(self, dialog: Dialog) -> None:
@@ -244,7 +244,7 @@ class SessionView:
             self.session.extension_ui.diagnose(f"could not send the editor's text: {exc}")
             return
         if run is not None:
-            self.panel_output.show(run)
+            self.panel_output.add(run)
             self.render_panel()
 
     def _set(self, message: SettingMessage) -> str | None:
@@ -258,7 +258,7 @@ class SessionView:
                 self.session.set_thinking_level(message.value)
             elif isinstance(message, CompactClicked):
                 run = self.session.compact(display=False, shown=True)
-                self.panel_output.show(run)
+                self.panel_output.add(run)
             elif isinstance(message, KeyGiven):
                 return self.session.use_key(message.value, keep=message.keep)
         except (AtomicAgentError, ValueError) as exc:
@@ -305,7 +305,7 @@ class SessionView:
     def _host_of(self, run: PromptRun) -> Any:
         with self._build_lock:
             hosts = list(self._hosts)
-        return next((host for host in hosts if host.shown.shows(run)), None)
+        return next((host for host in hosts if host.run_list.holds(run)), None)
 
     def drop_run(self, run: PromptRun) -> None:
         """Empty and close a finished run's widget (its output is its record now) and forget

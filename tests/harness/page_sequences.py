@@ -260,17 +260,17 @@ def streamed_answer(rec: Callable[[OutputWidget], Recorder]) -> None:
     content = PageContent(["head", "a1"], {"head": f"<p>working {stop}</p>", "a1": place})
     content.chunks = {"a1": ["<p>first</p>"]}
     content.tails = {"a1": "<p>sec</p>"}
-    widget.show(content)
+    widget.update_page(content)
     r.expect(text=["first", "sec", "Stop"])
     content = content.copy()
     content.chunks = {"a1": ["<p>first</p>", "<p>second</p>"]}
     content.tails = {"a1": "<p>thi</p>"}
-    widget.show(content)
+    widget.update_page(content)
     r.expect(text=["first", "second", "thi"], absent=["sec\n"])
     content = content.copy()
     content.chunks = {"a1": ["<p>again</p>"]}
     content.tails = {"a1": ""}
-    widget.show(content)
+    widget.update_page(content)
     r.expect(text=["again"], absent=["first", "second"])
     r.act({"selector": ".atomic-stop"}, {"run": "p1/", "type": "stop"})
 
@@ -281,21 +281,21 @@ def lists_inside_a_block(rec: Callable[[OutputWidget], Recorder]) -> None:
     widget = OutputWidget("atomic-panel")
     r = rec(widget)
     holder = '<div class="list"><b>runs</b><div data-children="runs"></div></div>'
-    widget.show(
+    widget.update_page(
         PageContent(
             ["runs", "runs/1", "runs/2", "end"],
             {"runs": holder, "runs/1": "<p>one</p>", "runs/2": "<p>two</p>", "end": "<p>end</p>"},
         )
     )
     r.expect(text=["runs", "one", "two", "end"], count={"[data-children='runs'] p": 2})
-    widget.show(
+    widget.update_page(
         PageContent(
             ["runs", "runs/2", "runs/1", "end"],
             {"runs": holder, "runs/1": "<p>one</p>", "runs/2": "<p>two</p>", "end": "<p>end</p>"},
         )
     )
     r.expect(count={"[data-children='runs'] p": 2})
-    widget.show(
+    widget.update_page(
         PageContent(
             ["runs", "runs/2", "end"], {"runs": holder, "runs/2": "<p>two</p>", "end": "<p>end</p>"}
         )
@@ -312,7 +312,7 @@ def panel_editor(rec: Callable[[OutputWidget], Recorder]) -> None:
         placeholder="Message the agent…", rows=3, value="", rev=0, disabled=False
     )
     blocks = {"editor": '<div class="atomic-editor-place" data-editor=""></div>'}
-    widget.show(PageContent(["editor"], dict(blocks), editor=editor))
+    widget.update_page(PageContent(["editor"], dict(blocks), editor=editor))
     r.expect(
         count={"textarea[placeholder='Message the agent…']": 1}, disabled={".atomic-send": False}
     )
@@ -324,9 +324,11 @@ def panel_editor(rec: Callable[[OutputWidget], Recorder]) -> None:
         {"selector": "textarea", "action": "key", "key": "Enter", "shift": True},
         {"type": "send", "value": "hello"},
     )
-    widget.show(PageContent(["editor"], dict(blocks), editor={**editor, "value": "", "rev": 1}))
+    widget.update_page(
+        PageContent(["editor"], dict(blocks), editor={**editor, "value": "", "rev": 1})
+    )
     r.expect(value={"textarea": ""})
-    widget.show(
+    widget.update_page(
         PageContent(["editor"], dict(blocks), editor={**editor, "rev": 1, "disabled": True})
     )
     r.expect(disabled={".atomic-send": True})
@@ -352,7 +354,7 @@ def panel_settings(rec: Callable[[OutputWidget], Recorder]) -> None:
         error="",
     )
     blocks = {"settings": '<div class="atomic-settings-place" data-settings=""></div>'}
-    widget.show(PageContent(["settings"], dict(blocks), settings=settings))
+    widget.update_page(PageContent(["settings"], dict(blocks), settings=settings))
     r.expect(
         text=["GPT (current)", "Small", "Compact"],
         count={"optgroup": 2, ".atomic-thinking-choice option": 2},
@@ -369,7 +371,7 @@ def panel_settings(rec: Callable[[OutputWidget], Recorder]) -> None:
         "key": KeyField(provider="openai", variable="OPENAI_API_KEY", rev=0),
         "error": "could not change the model: no key",
     }
-    widget.show(PageContent(["settings"], dict(blocks), settings=keyed))  # type: ignore[typeddict-item]
+    widget.update_page(PageContent(["settings"], dict(blocks), settings=keyed))  # type: ignore[typeddict-item]
     r.expect(
         text=["API key for openai (OPENAI_API_KEY)", "could not change the model: no key"],
         count={"input.atomic-key-input[type='password']": 1},
@@ -387,10 +389,10 @@ def missed_message(rec: Callable[[OutputWidget], Recorder]) -> None:
     the snapshot it is sent."""
     widget = OutputWidget("atomic-run")
     r = rec(widget)
-    widget.show(PageContent(["a"], {"a": "<p>one</p>"}))
+    widget.update_page(PageContent(["a"], {"a": "<p>one</p>"}))
     widget._seq += 1  # the next patch is lost on the way
-    widget.show(PageContent(["a", "b"], {"a": "<p>one</p>", "b": "<p>two</p>"}))
-    widget.show(PageContent(["a", "b"], {"a": "<p>one</p>", "b": "<p>three</p>"}))
+    widget.update_page(PageContent(["a", "b"], {"a": "<p>one</p>", "b": "<p>two</p>"}))
+    widget.update_page(PageContent(["a", "b"], {"a": "<p>one</p>", "b": "<p>three</p>"}))
     r.expect(text=["one"], absent=["two", "three"])
     r.sends({"type": "ready", "seq": 1})
     r.expect(text=["one", "three"])
@@ -422,7 +424,7 @@ def record(name: str) -> dict[str, Any]:
     scenario = SCENARIOS[name]
     scenario(rec)
     (recorder,) = recorders
-    recorder.widget.finish()
+    recorder.widget.empty_and_close()
     return {
         "name": name,
         "about": " ".join((scenario.__doc__ or "").split()),
