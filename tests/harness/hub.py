@@ -64,6 +64,7 @@ from .kernel_client import (
     WidgetStateTracker,
     _Pending,
 )
+from .output_page import as_sent
 from .support import ROOT
 
 __all__ = [
@@ -986,8 +987,9 @@ class HubKernel:
         return msg_id
 
     def send_custom(self, comm_id: str, content: dict[str, Any]) -> str:
-        """What the page's module sends (``model.send(content)``)."""
-        return self.send_comm_msg(comm_id, {"method": "custom", "content": content})
+        """What the page's module sends (``model.send(content)``; the protocol's version added
+        to a message written by hand, as the module adds it)."""
+        return self.send_comm_msg(comm_id, {"method": "custom", "content": as_sent(content)})
 
     def submit(self, code: str) -> str:
         msg_id = self.send(

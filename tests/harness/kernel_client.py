@@ -50,9 +50,7 @@ from jupyter_client.blocking.client import BlockingKernelClient
 from jupyter_client.kernelspec import KernelSpec, KernelSpecManager
 from jupyter_client.manager import KernelManager
 
-from atomic_jupyter.ui.page_protocol import PROTOCOL_VERSION
-
-from .output_page import PageView
+from .output_page import PageView, as_sent
 from .thread_guard import KERNEL_INSTALL, assert_no_offthread_widget_work
 
 #: What our output widget's own module starts with (how the page's store of an output is
@@ -947,9 +945,7 @@ class BrowserLikeKernel:
         """Send a ``custom`` widget message (what ``model.send(content)`` does in JS); one of
         the page protocol's with no version (``v``) is given the protocol's, as the page's
         module gives every message it sends."""
-        if "v" not in content and "type" in content:
-            content = {"v": PROTOCOL_VERSION, **content}
-        return self.send_comm_msg(comm_id, {"method": "custom", "content": content})
+        return self.send_comm_msg(comm_id, {"method": "custom", "content": as_sent(content)})
 
     # ----------------------------------------------------------- widget queries
 

@@ -30,6 +30,7 @@ __all__ = [
     "Element",
     "PageView",
     "act",
+    "as_sent",
     "click",
     "dom_form",
     "page_html",
@@ -232,11 +233,19 @@ def act(widget: OutputWidget, *steps: dict[str, Any]) -> list[dict[str, Any]]:
     return sent
 
 
+def as_sent(content: dict[str, Any]) -> dict[str, Any]:
+    """A page protocol message written by hand, as the page's module sends it: with the
+    protocol's version (``v``) when it has none (a message with no ``type`` is not one of the
+    protocol's, such as a bare ipywidgets Button's click, and goes as it is)."""
+    if "v" in content or "type" not in content:
+        return content
+    return {"v": PROTOCOL_VERSION, **content}
+
+
 def press(widget: OutputWidget, message: Any) -> None:
     """Send ``widget`` a message from the page written by hand, as ipywidgets hands on a
     custom comm message (the protocol's version added when it has none)."""
-    sent = {"v": PROTOCOL_VERSION, **message} if isinstance(message, dict) else message
-    widget._handle_custom_msg(sent, [])
+    widget._handle_custom_msg(as_sent(message) if isinstance(message, dict) else message, [])
 
 
 # --------------------------------------------------------------------------- the page as a tree
