@@ -18,6 +18,7 @@ import atomic_jupyter
 from . import (
     bench_agent_code,
     bench_costs,
+    bench_day,
     bench_decode,
     bench_hub,
     bench_idle,
@@ -40,6 +41,7 @@ SECTIONS = (
     "notebook_edits",
     "idle",
     "hub",
+    "day",
 )
 
 
@@ -106,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
         bench_idle.run(cfg, results)
     if "hub" in sections:
         bench_hub.run(cfg, results)
+    if "day" in sections:
+        bench_day.run(cfg, results)
 
     elapsed = time.monotonic() - started
     load_after = _load()
@@ -128,6 +132,7 @@ def main(argv: list[str] | None = None) -> int:
                 bench_notebook_edits.SECTION,
                 bench_idle.SECTION,
                 bench_hub.SECTION,
+                bench_day.SECTION,
             ]
         )
     }

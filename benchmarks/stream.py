@@ -72,6 +72,9 @@ class StreamSpec:
         Whether the answer is the varied Markdown of :func:`varied_answer_text` (tables,
         numbered lists that run long, quotes, several code languages) instead of the
         plain one of :func:`_answer_text`.
+    tool_output_bytes:
+        How much of the bash call's output is kept (pi's bash tool keeps the last
+        :data:`TOOL_OUTPUT_CAP` bytes; a tool of another kind can return more).
     tail_chars, tail_deltas:
         The last ``tail_chars`` characters of the last answer come in ``tail_deltas`` deltas
         of their own (after the head's ``text_deltas``), for a stand-in that writes the head
@@ -90,6 +93,7 @@ class StreamSpec:
     varied: bool = False
     tail_chars: int = 0
     tail_deltas: int = 0
+    tool_output_bytes: int = TOOL_OUTPUT_CAP
 
     def __post_init__(self) -> None:
         if self.shape not in SHAPES:
@@ -609,15 +613,18 @@ def build_stream(spec: StreamSpec, seed: int = 7) -> Stream:
         )
         output = ""
         line_no = 0
-        per_update = max(1, (TOOL_OUTPUT_CAP * 3 // 2) // max(spec.tool_updates, 1))
+        cap = spec.tool_output_bytes
+        per_update = max(1, (cap * 3 // 2) // max(spec.tool_updates, 1))
         for _ in range(spec.tool_updates):
             chunk: list[str] = []
-            while sum(len(c) for c in chunk) < per_update:
+            size = 0
+            while size < per_update:
                 line_no += 1
                 chunk.append(
                     f"./src/pkg/module_{line_no % 97}.py:{line_no}:def handler_{line_no}(request, *, timeout=30):\n"
                 )
-            output = (output + "".join(chunk))[-TOOL_OUTPUT_CAP:]
+                size += len(chunk[-1])
+            output = (output + "".join(chunk))[-cap:]
             w.emit(
                 "tool_execution_update",
                 _dumps(

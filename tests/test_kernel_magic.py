@@ -399,9 +399,12 @@ def test_status_flood_keeps_the_kernel_responsive_and_is_coalesced(kernel, panel
     prompt(kernel, f"/ui-flood {n}")
     # A cell runs while the flood is being applied.
     assert kernel.execute("21 * 2").result == "42"
-    wait_note(kernel, panel, f"flood done: {n}", timeout=60)
+    # The last update of the flood reaches the page. (Not the command's closing notify: under
+    # load the pinned agent sometimes never writes it, though it answers the command; see
+    # issue 41's note.)
     kernel.wait_for(
         lambda: panel.status.get("flood") == f"update {n} of {n}",
+        timeout=60,
         what="the last status update",
     )
     updates = [

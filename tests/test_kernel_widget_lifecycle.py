@@ -126,3 +126,41 @@ def test_stop_closes_every_widget_of_the_session(kernel: BrowserLikeKernel) -> N
     left = [kernel.tracker.describe(c) for c in set(kernel.models) - before_page]
     assert left == [], left
     assert ours(kernel) == []
+
+
+@pytest.mark.one_line  # what the presentation keeps: the same on both lines
+def test_the_final_records_kept_to_send_again_at_stop_are_bounded_by_their_size(
+    kernel: BrowserLikeKernel,
+) -> None:
+    """Stopping sends the records of the session's runs again (for nbclient, which reads only
+    the cell it runs), but only of the newest that fit in ``FINAL_RECORDS_KEPT``: the rest
+    were let go when newer runs ended, so a day of runs does not keep every record."""
+    kernel.execute("%atomic_agent start --demo --name kept")
+    run(kernel, PROMPTS[0], "kept")
+    run(kernel, PROMPTS[1], "kept")
+    size = "from atomic_jupyter.notebook import presentation as _p\n"
+    kernel.execute(size + "_p.FINAL_RECORDS_KEPT = 1")  # less than any record
+    try:
+        run(kernel, PROMPTS[0], "kept")
+        stopped = kernel.execute("%atomic_agent stop --name kept")
+    finally:
+        kernel.execute(size + "_p.FINAL_RECORDS_KEPT = 8 << 20")
+    sent_again = [
+        o["data"].get("text/html", "")
+        for o in stopped.outputs
+        if o["output_type"] == "update_display_data"
+    ]
+    assert sent_again, "stopping sent no record again (the panel's, at least)"
+    assert not [html for html in sent_again if "atomic-record-run" in html.split(">", 1)[0]]
+
+    kernel.execute("%atomic_agent start --demo --name kept")
+    run(kernel, PROMPTS[0], "kept")
+    run(kernel, PROMPTS[1], "kept")
+    stopped = kernel.execute("%atomic_agent stop --name kept")
+    runs_sent = [
+        o
+        for o in stopped.outputs
+        if o["output_type"] == "update_display_data"
+        and "atomic-record-run" in o["data"].get("text/html", "").split(">", 1)[0]
+    ]
+    assert len(runs_sent) == 2  # under the bound: each run's record, once

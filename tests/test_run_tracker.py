@@ -8,6 +8,7 @@ import pytest
 
 from atomic_jupyter.protocol.agent_line import AgentLine
 from atomic_jupyter.protocol.messages import AgentEvent, Response
+from atomic_jupyter.session import run_tracker
 from atomic_jupyter.session.run_tracker import RunTracker
 from atomic_jupyter.session.runs import PromptRun
 
@@ -254,3 +255,54 @@ def test_end_if_idle_does_not_end_a_run_during_a_retry() -> None:
     t.end_if_idle(run)
     probe.answer(streaming=False)
     assert not run.finished
+
+
+def heavy_run(t: RunTracker, name: str, output_chars: int) -> PromptRun:
+    """A run on the current line whose one tool call returned ``output_chars`` characters."""
+    run = prompt(t, name, "started")
+    text = "x" * output_chars
+    event(t, "agent_start")
+    event(t, "tool_execution_start", toolCallId=f"c-{name}", toolName="bash", args={})
+    event(
+        t,
+        "tool_execution_end",
+        toolCallId=f"c-{name}",
+        toolName="bash",
+        result={"content": [{"type": "text", "text": text}]},
+        isError=False,
+    )
+    event(t, "agent_end", willRetry=False)
+    event(t, "agent_settled", aborted=False)
+    assert run.finished
+    return run
+
+
+def test_a_runs_weight_is_what_its_transcript_holds_and_is_kept_once_it_is_over() -> None:
+    t, _probe = tracker(CURRENT)
+    run = heavy_run(t, "big", 1_000_000)
+    assert 1_000_000 <= run.weight < 1_001_000
+    run.transcript.note("said after the end")  # the weight of a run that is over is kept
+    assert run.weight < 1_001_000 + len("said after the end")
+
+
+def test_runs_that_are_over_are_let_go_oldest_first_beyond_the_bytes_kept(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(run_tracker, "RUN_BYTES_KEPT", 3_500_000)
+    t, _probe = tracker(CURRENT)
+    light = heavy_run(t, "light", 10)
+    heavy = [heavy_run(t, f"heavy-{i}", 1_000_000) for i in range(5)]
+    # The newest runs that are over and weigh 3.5 MB together: three of 1 MB; the older
+    # ones go, the light one too (older than what fits).
+    assert t.runs == heavy[2:]
+    assert light not in t.runs
+    going = prompt(t, "going", "started")  # not over: kept, and weighs nothing yet
+    assert t.runs == [*heavy[2:], going]
+
+
+def test_the_newest_run_is_kept_however_heavy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(run_tracker, "RUN_BYTES_KEPT", 100)
+    t, _probe = tracker(CURRENT)
+    first = heavy_run(t, "first", 1_000)
+    second = heavy_run(t, "second", 1_000)
+    assert t.runs == [second] and first.finished

@@ -94,6 +94,11 @@ REMOVED_VIEW: dict[str, Any] = {
 RECORD_INTERVAL = 2.0
 RECORD_SHARE = 0.04
 RECORD_BYTES_PER_S = 64 * 1024
+#: How much the final records of runs kept to be sent again at stop may weigh together
+#: (characters of their bundles); beyond it the oldest are let go (their runs' outputs were
+#: replaced by them long ago; only a client that missed that, as nbclient may, would want
+#: them again).
+FINAL_RECORDS_KEPT = 8 << 20
 #: Seconds a kernel call may wait for the kernel's thread before its card says so from another
 #: thread (an idle kernel or a blocking wait starts it within milliseconds).
 BUSY_AFTER = 0.5
@@ -120,6 +125,16 @@ def in_place_of(shown: LiveDisplay, close: Callable[[], None], action: Callable[
         _PLACE.reset(token)
         if shown.given_away:
             close()
+
+
+def forget_old_records(shown: dict[str, LiveDisplay], budget: int) -> None:
+    """Keep the newest final records of ``shown`` (oldest first) that weigh ``budget``
+    together; forget the older ones (live displays are all kept)."""
+    for key, display in reversed(list(shown.items())):
+        if display.final:
+            budget -= display.final_size
+            if budget < 0:
+                del shown[key]
 
 
 class LiveDisplay:
@@ -155,6 +170,12 @@ class LiveDisplay:
     def final(self) -> bool:
         """Whether the display was replaced by its record."""
         return self._final is not None
+
+    @property
+    def final_size(self) -> int:
+        """The characters of the record it was replaced by (0 before)."""
+        final = self._final or {}
+        return sum(len(value) for value in final.values() if isinstance(value, str))
 
     @property
     def live(self) -> bool:
@@ -246,7 +267,8 @@ class NotebookPresentation:
         self._main_work.capture_loop()
         attach_kernel()  # the pages link before the first prompt
         #: Each displayed run's output, by the run's command id (unique in the session; the
-        #: run itself is not kept): its record is kept, to be sent again at stop.
+        #: run itself is not kept): its record is kept, to be sent again at stop (the newest
+        #: records, :data:`FINAL_RECORDS_KEPT`).
         self._runs: dict[str, LiveDisplay] = {}
         self._panels: list[LiveDisplay] = []
         self._notices: list[LiveDisplay] = []
@@ -368,6 +390,7 @@ class NotebookPresentation:
         shown = self._runs.get(run.id)
         if shown is not None:
             shown.make_final()
+            forget_old_records(self._runs, FINAL_RECORDS_KEPT)
         if shown is not None or run in self._prepared:
             self._prepared.discard(run)
             view.drop_run(run)  # its output is its record now: its widgets are closed

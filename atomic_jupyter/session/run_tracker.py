@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future
 from typing import Any
 
@@ -50,10 +50,13 @@ from atomic_jupyter.session.observers import Listeners
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.transcript import content_text
 
-__all__ = ["RunTracker", "state_probe"]
+__all__ = ["RUNS_KEPT", "RUN_BYTES_KEPT", "RunTracker", "newest_kept", "state_probe"]
 
 #: How many runs are kept (the newest).
 RUNS_KEPT = 100
+#: How much the runs kept may weigh together (:attr:`PromptRun.weight`, characters of their
+#: transcripts): beyond it the oldest runs that are over are let go, the newest always kept.
+RUN_BYTES_KEPT = 32 << 20
 #: Why a dialog still pending when its run ended with the agent idle is closed.
 NO_LONGER_AWAITED = "no longer awaited (the run ended without an answer)"
 
@@ -62,6 +65,33 @@ Probe = Callable[[ProbeCallback], None]
 RunListener = Callable[[PromptRun, str], None]
 #: What is left to do once the tracker's state has changed (run outside its lock).
 Then = Callable[[], None] | None
+
+
+def newest_kept(runs: Sequence[PromptRun], count: int, budget: int) -> list[PromptRun]:
+    """Of ``runs`` (oldest first), those a session keeps: the newest ``count``, and of those
+    that are over, the newest that weigh ``budget`` together (the newest run always, however
+    heavy; a run not over weighs nothing yet).
+
+    Parameters
+    ----------
+    runs:
+        The runs, oldest first.
+    count, budget:
+        How many runs at most, and how much the runs that are over may weigh together.
+
+    Returns
+    -------
+    list of PromptRun
+        The runs kept, oldest first.
+    """
+    kept: list[PromptRun] = []
+    for index, run in enumerate(reversed(runs[-count:])):
+        if run.finished:
+            budget -= run.weight
+            if budget < 0 and index:
+                continue
+        kept.append(run)
+    return kept[::-1]
 
 
 def state_probe(request: Callable[[Mapping[str, Any]], Future[Response]]) -> Probe:
@@ -148,7 +178,8 @@ class RunTracker:
 
     @property
     def runs(self) -> list[PromptRun]:
-        """The runs kept, oldest first (a copy)."""
+        """The runs kept, oldest first (a copy): the newest :data:`RUNS_KEPT`, and of those
+        over, the newest weighing :data:`RUN_BYTES_KEPT` together (:func:`newest_kept`)."""
         with self._lock:
             return list(self._runs)
 
@@ -215,7 +246,7 @@ class RunTracker:
             self._sent += 1
             run.number = self._sent
             self._runs.append(run)
-            del self._runs[:-RUNS_KEPT]
+            self._runs = newest_kept(self._runs, RUNS_KEPT, RUN_BYTES_KEPT)
             self._latest = run
             run.is_command = run.is_command or self.is_extension_command(run.message)
             current = self._current
@@ -441,6 +472,7 @@ class RunTracker:
                 run.transcript.close()
                 run.exited = exited
                 run._finish()
+                self._runs = newest_kept(self._runs, RUNS_KEPT, RUN_BYTES_KEPT)
             self.changed.emit(run, "final")
             run._final_shown()
 

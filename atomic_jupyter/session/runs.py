@@ -10,6 +10,7 @@ from typing import Any
 from atomic_jupyter.errors import AtomicAgentError, CommandError, CommandTimeoutError
 from atomic_jupyter.protocol.messages import Response
 from atomic_jupyter.session.transcript import Transcript
+from atomic_jupyter.session.weight import transcript_weight
 
 __all__ = ["CommandRun", "PromptRun"]
 
@@ -73,6 +74,7 @@ class PromptRun:
         self._answer_settled = False
         self._on_answer: list[Callable[[PromptRun], None]] = []
         self._finished = threading.Event()
+        self._weight: int | None = None
 
     def __repr__(self) -> str:
         state = "finished" if self.finished else "answered" if self.answered else "waiting"
@@ -87,6 +89,19 @@ class PromptRun:
     def finished(self) -> bool:
         """Whether the run is over: the agent went idle after it, it failed, or the agent exited."""
         return self._finished.is_set()
+
+    @property
+    def weight(self) -> int:
+        """What the run holds in memory, in characters of its transcript
+        (:mod:`~atomic_jupyter.session.weight`); taken once more after the run is over, then
+        kept."""
+        weight = self._weight
+        if weight is None:
+            over = self.finished  # before the weight: a run that ends meanwhile is taken again
+            weight = transcript_weight(self.transcript)
+            if over:
+                self._weight = weight
+        return weight
 
     def wait_done(self, timeout: float | None = None) -> bool:
         """Block until the run is over and its final transcript was handed to the page."""

@@ -202,7 +202,7 @@ class AgentSession(SessionCommands, SessionAccount):
     pending_dialogs = property(
         lambda self: self.dialog_registry.pending(), doc="Unanswered dialogs."
     )
-    runs = property(lambda self: self.tracker.runs, doc="Prompts sent (the newest 100).")
+    runs = property(lambda self: self.tracker.runs, doc="Prompts kept (RunTracker.runs).")
     kernel_tools = property(lambda self: self._kernel_tools.exposed, doc="Exposed functions.")
     policies = property(lambda self: self._policies.list(), doc="The answer policies, in order.")
     returncode = property(lambda self: self._lifecycle.exit_code, doc="The agent's exit code.")

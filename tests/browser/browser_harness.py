@@ -43,6 +43,7 @@ from types import ModuleType
 from typing import Any
 
 import nbformat
+from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from playwright.sync_api import expect
 
@@ -477,6 +478,24 @@ THEME_APPLIED = """(name) => {
 }"""
 
 
+#: How often :func:`on_element` tries again when its element was drawn anew under it.
+ELEMENT_ATTEMPTS = 5
+
+
+def on_element(action: Any) -> Any:
+    """Run a locator's action that works on the one element it finds (scrolling it into view,
+    a screenshot): Playwright does not look again when that element leaves the page part way,
+    as a dialog's place does when the page draws its block again (its controls move to the
+    new place). Such an action is tried again, on the element the locator finds then."""
+    for attempt in range(ELEMENT_ATTEMPTS):
+        try:
+            return action()
+        except PlaywrightError as exc:
+            if "not attached to the DOM" not in str(exc) or attempt == ELEMENT_ATTEMPTS - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
 class NotebookPage:
     """One notebook open in a Chromium tab.
 
@@ -695,7 +714,7 @@ class NotebookPage:
         """A PNG of ``locator`` (scrolled into view) as ``artifacts/screenshots/<name>.png``."""
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         path = SCREENSHOTS / f"{name}.png"
-        locator.scroll_into_view_if_needed()
+        on_element(locator.scroll_into_view_if_needed)
         # The notebook scrolls inside the page, so an element taller than its visible part
         # would be cut off: the window is made tall enough for it, then put back.
         box = locator.bounding_box()
@@ -713,9 +732,13 @@ class NotebookPage:
                 arg=min(int(box["height"]), 5800) if box else 0,
             )
             expect(locator).to_be_visible()
-            locator.scroll_into_view_if_needed()
+            on_element(locator.scroll_into_view_if_needed)
         try:
-            locator.screenshot(path=str(path), animations="disabled", caret="hide")
+            on_element(
+                functools.partial(
+                    locator.screenshot, path=str(path), animations="disabled", caret="hide"
+                )
+            )
         finally:
             if needed > 0:
                 self.page.set_viewport_size(VIEWPORT)
