@@ -140,3 +140,20 @@ def test_the_live_view_keeps_the_newest_text_as_text_and_leaves_no_record() -> N
     live.close()
     live.append("late")  # after the answer: nothing
     assert live.text.endswith("y")
+
+
+def test_a_display_made_final_closes_its_output_once_in_ipython_or_not() -> None:
+    """A ``LiveDisplay`` is the one owner of its output's life: made final (its record in its
+    place, in IPython), it closes what made the output, once, however often it is made final
+    (a stop sends the records again)."""
+    from atomic_jupyter.notebook.presentation import LiveDisplay
+    from atomic_jupyter.ui.record import text_record
+
+    live = LiveOutput()
+    shown = LiveDisplay(live.widget, lambda: text_record("done"), close=live.close)
+    live.append("some output\n")
+    shown.make_final()
+    assert live.closed and live.widget.finished  # outside IPython too: nothing keeps it
+    live.closed = False  # a second close would show here
+    shown.make_final(again=True)
+    assert not live.closed

@@ -427,7 +427,7 @@ class AtomicAgentMagics(Magics):
             live = LiveOutput()
             # The live output, then in its place what is left of it: the result, or nothing
             # (the output so far is printed, or kept in the command's area for later).
-            shown = LiveDisplay(live.widget, lambda: text_record(""), copy=False)
+            shown = LiveDisplay(live.widget, lambda: text_record(""), copy=False, close=live.close)
             shown.display()
             try:
                 run = session.bash(text, on_output=live.append, display=False, shown=True)
@@ -436,13 +436,11 @@ class AtomicAgentMagics(Magics):
                 if live.text:  # what came before the failure stays in the cell
                     print(live.text.rstrip("\n"))
                 shown.make_final()
-                live.close()
                 raise
             if data is not _LATER:
                 result = bash_result_text(data)
                 shown.record = lambda: text_record(result, "bash")
             shown.make_final()
-            live.close()
         elif action == "name":
             _print_data(session.set_session_name(text))
         elif action == "compact":

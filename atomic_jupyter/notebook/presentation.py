@@ -151,12 +151,22 @@ class LiveDisplay:
         Whether to keep a record copy beside the widget; without one, the record is in the
         widget's own bundle until :meth:`make_final` (for an output that lives only while its cell
         runs, such as ``%atomic_agent bash``).
+    close:
+        Closes what made the output (its widgets): called once, when the display is made
+        final. The display is the one owner of the output's life: live, final, closed.
     """
 
-    def __init__(self, widget: Any, record: Callable[[], Record], copy: bool = True) -> None:
+    def __init__(
+        self,
+        widget: Any,
+        record: Callable[[], Record],
+        copy: bool = True,
+        close: Callable[[], None] | None = None,
+    ) -> None:
         self.widget: Any = widget
         self.record: Callable[[], Record] | None = record
         self.keeps_copy = copy
+        self._close = close
         key = uuid.uuid4().hex
         self.key = key
         self.display_id = f"atomic-{key}"
@@ -218,6 +228,7 @@ class LiveDisplay:
         self._copy = None
         self._final = {}
         self.widget = self.record = None
+        self._close = None  # the one that took its place closes what made it (in_place_of)
 
     def refresh(self) -> int:
         """Bring the record copy up to date (sent only when it changed); return the
@@ -237,15 +248,20 @@ class LiveDisplay:
         """Replace the widget by its record where it is shown (by :data:`REMOVED_VIEW` when
         the record is empty), and the copy by :data:`REMOVED_VIEW` (once; ``again``: send it
         again, for a client that may have missed it, such as nbclient, which reads only the
-        outputs of the cell it runs)."""
-        if (self._final is not None and not again) or self.given_away or not in_ipython():
-            return
+        outputs of the cell it runs); then close what made the output (once, in IPython or
+        not)."""
+        if not self.given_away and in_ipython() and (self._final is None or again):
+            self._send_final()
+        close, self._close = self._close, None
+        if close is not None:
+            close()
+
+    def _send_final(self) -> None:
         if self._final is None:  # made once: sent again as it was
             assert self.record is not None
             record = self.record()
             self._final = record.bundle() if record.html or record.plain else REMOVED_VIEW
-            # What made the output is let go: its widgets are closed by their owner.
-            self.widget = self.record = None
+            self.widget = self.record = None  # what made the output is let go
         from IPython.display import update_display
 
         if self._copy is not None:  # first, so the page never shows the record twice
@@ -273,7 +289,6 @@ class NotebookPresentation:
         self._panels: list[LiveDisplay] = []
         self._notices: list[LiveDisplay] = []
         self._others: list[LiveDisplay] = []
-        self._other_outputs: list[Any] = []  # what the others show (closed at stop)
         self._awaited: dict[int, list[Subscription]] = {}  # runs over but for open dialogs
         self._subscriptions: list[Subscription] = []
         self._record_interval = RECORD_INTERVAL
@@ -315,7 +330,10 @@ class NotebookPresentation:
         """Display the run's area in the current cell (with its record; the record alone once
         the run is over)."""
         if run.shown:
-            shown = LiveDisplay(self.view.run_area(run), partial(run_record, run))
+            view = self.view
+            shown = LiveDisplay(
+                view.run_area(run), partial(run_record, run), close=lambda: view.close_run(run)
+            )
             self._runs[run.id] = shown
             shown.display()
             if run.finished:  # over before it was shown: its final render came already
@@ -351,9 +369,8 @@ class NotebookPresentation:
         """Display any other live output of the session (a prototype's result: a
         :class:`~atomic_jupyter.ui.lines_output.LinesOutput`) with its record; it is replaced
         by its record and closed when the session stops."""
-        shown = LiveDisplay(output.widget, output.record)
+        shown = LiveDisplay(output.widget, output.record, close=output.close)
         self._others.append(shown)
-        self._other_outputs.append(output)
         output.rendered.add(self._records_changed)  # its record copy follows it
         shown.display()
         return shown
@@ -363,10 +380,7 @@ class NotebookPresentation:
         close every widget; ``again``: the records already sent are sent again, from the
         cell that runs now."""
         for shown in [*self._runs.values(), *self._panels, *self._notices, *self._others]:
-            shown.make_final(again=again)
-        others, self._other_outputs = self._other_outputs, []
-        for output in others:  # replaced by their records: nothing shows them any more
-            output.close()
+            shown.make_final(again=again)  # each closes what made it
         self.close()
 
     def _stopped(self) -> None:
@@ -389,11 +403,11 @@ class NotebookPresentation:
             subscription.remove()
         shown = self._runs.get(run.id)
         if shown is not None:
-            shown.make_final()
+            shown.make_final()  # its record in its place, then its output closed
             forget_old_records(self._runs, FINAL_RECORDS_KEPT)
-        if shown is not None or run in self._prepared:
-            self._prepared.discard(run)
-            view.drop_run(run)  # its output is its record now: its widgets are closed
+        elif run in self._prepared:  # built here, displayed by no display of ours
+            view.close_run(run)
+        self._prepared.discard(run)
 
     def _records_changed(self) -> None:
         """Something shown changed: the record copies are brought up to date, throttled (in a

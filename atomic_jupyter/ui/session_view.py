@@ -307,9 +307,8 @@ class SessionView:
             hosts = list(self._hosts)
         return next((host for host in hosts if host.run_list.holds(run)), None)
 
-    def drop_run(self, run: PromptRun) -> None:
-        """Empty and close a finished run's widget (its output is its record now) and forget
-        it."""
+    def close_run(self, run: PromptRun) -> None:
+        """Close a finished run's output (its record is in its place now) and forget it."""
         with self._build_lock:
             output = self.run_outputs.pop(id(run), None)
         if output is not None:

@@ -20,15 +20,14 @@ pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
 HOLD = """
 from atomic_jupyter.notebook import presentation as _p
-_held, _finish, _drop = [], _p.LiveDisplay.make_final, _p.SessionView.drop_run
+_held, _finish = [], _p.LiveDisplay.make_final
 _p.LiveDisplay.make_final = lambda self, again=False: _held.append(lambda: _finish(self, again))
-_p.SessionView.drop_run = lambda self, run: _held.append(lambda: _drop(self, run))
 """
 RELEASE = """
-_p.LiveDisplay.make_final, _p.SessionView.drop_run = _finish, _drop
+_p.LiveDisplay.make_final = _finish
 for _then in _held:
     _then()
-print(len(_held) // 2, "outputs became their records")
+print(len(_held), "outputs became their records")
 """
 
 CELLS = [
