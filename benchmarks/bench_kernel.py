@@ -13,6 +13,7 @@ its runs taking turns with the 0.73-shaped ones.
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import shlex
@@ -65,12 +66,15 @@ def dialog_button(
     module draws the controls from); None until then. Clicking the option is
     ``dialog.choose(index)``: the custom message the page sends."""
     for output in outputs_within(k, transcript):
-        for dialog_id, described in k.tracker.pages[output].content.dialogs.items():
+        content = k.tracker.pages[output].content
+        for dialog_id, described in content.dialogs.items():
             if described.get("method") == "select" and marker in str(described.get("title")):
                 options = list(described.get("options") or [])
-                if label not in options:
+                place = f'data-dialog="{html.escape(dialog_id)}"'
+                blocks = [key for key, drawn in content.blocks.items() if place in drawn]
+                if label not in options or not blocks:
                     return None
-                return PageDialog(k, output, dialog_id, described), options.index(label)
+                return PageDialog(k, output, dialog_id, described, blocks[0]), options.index(label)
     return None
 
 
