@@ -26,6 +26,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from atomic_jupyter.notebook.notebook_tools import attach_kernel, record_origin
+from atomic_jupyter.session.weight import newest_within
 from atomic_jupyter.ui.dispatch import UiDispatcher
 from atomic_jupyter.ui.panel_parts import panel_record
 from atomic_jupyter.ui.record import (
@@ -130,11 +131,12 @@ def in_place_of(shown: LiveDisplay, close: Callable[[], None], action: Callable[
 def forget_old_records(shown: dict[str, LiveDisplay], budget: int) -> None:
     """Keep the newest final records of ``shown`` (oldest first) that weigh ``budget``
     together; forget the older ones (live displays are all kept)."""
-    for key, display in reversed(list(shown.items())):
-        if display.final:
-            budget -= display.final_size
-            if budget < 0:
-                del shown[key]
+    kept = newest_within(
+        list(shown.items()), lambda item: item[1].final_size if item[1].final else None, budget
+    )
+    if len(kept) < len(shown):
+        shown.clear()
+        shown.update(kept)
 
 
 class LiveDisplay:

@@ -49,6 +49,7 @@ from atomic_jupyter.session.lifecycle import RETRY_DUE, RUNNING, Lifecycle, Phas
 from atomic_jupyter.session.observers import Listeners
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.transcript import content_text
+from atomic_jupyter.session.weight import newest_within
 
 __all__ = ["RUNS_KEPT", "RUN_BYTES_KEPT", "RunTracker", "newest_kept", "state_probe"]
 
@@ -84,14 +85,9 @@ def newest_kept(runs: Sequence[PromptRun], count: int, budget: int) -> list[Prom
     list of PromptRun
         The runs kept, oldest first.
     """
-    kept: list[PromptRun] = []
-    for index, run in enumerate(reversed(runs[-count:])):
-        if run.finished:
-            budget -= run.weight
-            if budget < 0 and index:
-                continue
-        kept.append(run)
-    return kept[::-1]
+    return newest_within(
+        runs[-count:], lambda run: run.weight if run.finished else None, budget, always_newest=True
+    )
 
 
 def state_probe(request: Callable[[Mapping[str, Any]], Future[Response]]) -> Probe:

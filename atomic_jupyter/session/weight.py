@@ -8,8 +8,8 @@ what the session's memory bounds are written in (``RunTracker``'s ``RUN_BYTES_KE
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from atomic_jupyter.session.transcript import (
     AssistantBlock,
@@ -21,7 +21,9 @@ from atomic_jupyter.session.transcript import (
     UserBlock,
 )
 
-__all__ = ["block_weight", "transcript_weight", "value_weight"]
+__all__ = ["block_weight", "newest_within", "transcript_weight", "value_weight"]
+
+_T = TypeVar("_T")
 
 #: What a value of no text (a number, None, a boolean) counts for.
 SCALAR_WEIGHT = 8
@@ -81,3 +83,40 @@ def transcript_weight(transcript: Transcript) -> int:
     """The weight of every block of ``transcript`` and of its prompt."""
     with transcript.lock:
         return len(transcript.prompt) + sum(block_weight(b) for b in transcript.blocks)
+
+
+def newest_within(
+    items: Sequence[_T],
+    weight: Callable[[_T], int | None],
+    budget: int,
+    *,
+    always_newest: bool = False,
+) -> list[_T]:
+    """Of ``items`` (oldest first), the newest whose weights add up to at most ``budget``,
+    and every item of no weight yet (``weight`` gives None: it is still changing).
+
+    Parameters
+    ----------
+    items:
+        Oldest first.
+    weight:
+        An item's weight, or None.
+    budget:
+        How much the items kept may weigh together.
+    always_newest:
+        Keep the newest item however heavy.
+
+    Returns
+    -------
+    list
+        The items kept, oldest first.
+    """
+    kept: list[_T] = []
+    for index, item in enumerate(reversed(items)):
+        weighs = weight(item)
+        if weighs is not None:
+            budget -= weighs
+            if budget < 0 and not (always_newest and index == 0):
+                continue
+        kept.append(item)
+    return kept[::-1]
