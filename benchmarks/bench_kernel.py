@@ -40,6 +40,7 @@ from tests.harness.kernel_widgets import (
 )
 from tests.harness.widget_text import visible_text
 
+from . import bench_latency
 from .common import (
     STANDIN,
     Config,
@@ -48,7 +49,6 @@ from .common import (
     fmt_s,
     median,
     memory_streams,
-    quantile,
     rss_of,
 )
 from .stream import Stream, StreamSpec, build_stream
@@ -115,19 +115,24 @@ class Rig:
         self._areas: dict[str, dict[str, Any]] = {}
         self.pid = int(kernel.execute("import os; os.getpid()").result or "0")
         self._report_seen = 0
-        # When the session's reader thread handled the first and the last event of a run.
+        # When each session's reader thread handled the first and the last event of a run.
         kernel.execute(
             "import time as _bt, atomic_jupyter as _baj\n"
             "_bench_stamps = {}\n"
-            "def _bench_listener(event, stamps=_bench_stamps, clock=_bt.monotonic):\n"
-            "    if event.type in ('agent_start', 'agent_end'):\n"
-            "        stamps[event.type] = clock()\n"
-            "_baj.session().on_event(_bench_listener)"
+            "def _bench_listen(name):\n"
+            "    stamps = _bench_stamps.setdefault(name, {})\n"
+            "    def listener(event, clock=_bt.monotonic):\n"
+            "        if event.type in ('agent_start', 'agent_end'):\n"
+            "            stamps[event.type] = clock()\n"
+            "    _baj.session(name).on_event(listener)\n"
+            "_bench_listen('default')"
         )
 
-    def stamps(self) -> dict[str, float]:
-        """When the kernel's reader thread handled ``agent_start`` and ``agent_end``."""
-        out = self.k.execute("import json as _bj; print(_bj.dumps(_bench_stamps))").stdout
+    def stamps(self, name: str = "default") -> dict[str, float]:
+        """When session ``name``'s reader thread handled ``agent_start`` and ``agent_end``."""
+        out = self.k.execute(
+            f"import json as _bj; print(_bj.dumps(_bench_stamps.get({name!r}, {{}})))"
+        ).stdout
         return {k: float(v) for k, v in json.loads(out).items()}
 
     def records(self) -> list[dict[str, Any]]:
@@ -144,6 +149,7 @@ class Rig:
             f"%atomic_agent start --name {name} --command {shlex.quote(self.command)}", timeout=60
         )
         (self.panels[name],) = started.widget_ids
+        self.k.execute(f"_bench_listen({name!r})")
 
     def prompt(self, text_: str, name: str | None = None) -> str:
         """Run a ``%%atomic_agent`` cell (in session ``name``, else the default one); return
@@ -178,16 +184,11 @@ class Rig:
         )
         return time.monotonic()
 
-    def one_plus_one(self) -> float:
-        start = time.monotonic()
-        result = self.k.execute("1+1")
-        elapsed = time.monotonic() - start
-        assert result.result == "2", result
-        return elapsed
-
 
 @contextmanager
-def rig(workdir: Path, name: str) -> Iterator[Rig]:
+def rig(workdir: Path, name: str, setup: str = "") -> Iterator[Rig]:
+    """A kernel with the magic loaded and the stand-in started; ``setup`` runs before the
+    start (``%config`` lines)."""
     report = workdir / f"{name}-report.jsonl"
     agent_home = workdir / f"{name}-agent-home"
     agent_home.mkdir(exist_ok=True)
@@ -197,6 +198,8 @@ def rig(workdir: Path, name: str) -> Iterator[Rig]:
     env = {"PI_CODING_AGENT_DIR": str(agent_home), "PYTHONUNBUFFERED": "1"}
     with BrowserLikeKernel(cwd, env=env) as kernel:
         kernel.execute("%load_ext atomic_jupyter")
+        if setup:
+            kernel.execute(setup)
         started = kernel.execute(
             f"%atomic_agent start --command {shlex.quote(command)}", timeout=60
         )
@@ -363,24 +366,10 @@ def end_to_end(cfg: Config, results: Results, workdir: Path, stream: Stream) -> 
             (record,) = [x for x in r.records() if x["kind"] == "replay"]
             cur["kernel"].append(t_done - record["t_first"])
 
-        # 1+1 while the stream runs, against 1+1 on the idle kernel (interleaved).
-        idle: list[float] = []
-        busy: list[float] = []
-        per_rep = max(2, cfg.idle_cells // cfg.latency_reps)
-        for _ in range(cfg.latency_reps):
-            idle += [r.one_plus_one() for _ in range(per_rep)]
-            transcript = r.prompt(f"replay {path}")
-            cells: list[tuple[float, float]] = []
-            while r.state_of(transcript) != "done":
-                start = time.monotonic()
-                r.one_plus_one()
-                cells.append((start, time.monotonic()))
-                k.drain(0)
-            t_done = time.monotonic()
-            (record,) = [x for x in r.records() if x["kind"] == "replay"]
-            busy += [
-                end - start for start, end in cells if record["t_first"] - 0.005 <= start < t_done
-            ]
+        # 1+1 while the stream runs, against 1+1 on the idle kernel (taking turns); then the
+        # trade the reader's turn sets.
+        latency = bench_latency.guard(cfg, r, path)
+        bench_latency.turns(cfg, results, r, path)
 
     events = stream.lines
     med_kernel, med_bare, med_writer = median(kernel_s), median(bare_s), median(writer_s)
@@ -399,8 +388,10 @@ def end_to_end(cfg: Config, results: Results, workdir: Path, stream: Stream) -> 
         "panel_output_msgs": panel_msgs,
         "status_entry_updates": status_updates,
         "comm_msg_json_bytes": comm_bytes,
-        "idle_1p1_s": idle,
-        "busy_1p1_s": busy,
+        "idle_1p1_s": [c.client for c in latency.idle],
+        "busy_1p1_s": [c.client for c in latency.busy],
+        "idle_1p1_kernel_s": [c.kernel for c in latency.idle],
+        "busy_1p1_kernel_s": [c.kernel for c in latency.busy],
         "events": events,
         "current_shape": {**cur, "megabytes": current.megabytes, "events": current.lines},
     }
@@ -448,14 +439,7 @@ def end_to_end(cfg: Config, results: Results, workdir: Path, stream: Stream) -> 
         'iopub comm_msg counted from the prompt cell to "done" + 0.3 s; '
         f"{median(comm_bytes) / 1e6:.1f} MB of JSON content in all",
     )
-    results.add(
-        "2 end to end",
-        "`1+1` cell latency while the stream runs",
-        f"{fmt_s(median(busy))} (p90 {fmt_s(quantile(busy, 0.9))}, n={len(busy)})",
-        f"idle kernel: {fmt_s(median(idle))} (n={len(idle)})",
-        f"{median(busy) / median(idle):.1f}×",
-        "execute_request to execute_reply + idle, through jupyter_client",
-    )
+    bench_latency.report_guard(results, latency)
 
 
 # --------------------------------------------------------------------------- 3. dialogs

@@ -101,6 +101,20 @@ class AtomicAgent(Configurable):
         ),
     ).tag(config=True)
 
+    reader_turn_ms = Float(
+        SessionSettings.reader_turn_ms,
+        min=0.0,
+        help=(
+            "While the agent writes faster than the kernel reads it (a long answer on the "
+            "older agent line is a stream of a hundred megabytes), the thread reading it lets "
+            "the kernel's own thread, your cells and the outputs, run at least every this many "
+            "milliseconds. Smaller: cells answer sooner during such a stream; larger: the "
+            "stream is read sooner (BENCHMARKS.md, figure 2, has both). 0: after every read; "
+            "from 5 (Python's switch interval) on, no more often than Python switches "
+            "threads anyway. Read when an agent starts."
+        ),
+    ).tag(config=True)
+
     provider = Unicode(
         None,
         allow_none=True,

@@ -136,7 +136,14 @@ class Launcher:
         self._ui.reset()
         try:
             argv, cwd, env = launch.argv, launch.cwd, launch.env
-            self._client.launch(argv, cwd=cwd, env=env, on_exit=self.on_exit, scrubber=redactor)
+            self._client.launch(
+                argv,
+                cwd=cwd,
+                env=env,
+                on_exit=self.on_exit,
+                scrubber=redactor,
+                reader_turn_s=self._config.reader_turn_ms / 1000,
+            )
         except AgentStartError:
             if self._lifecycle.launch_failed():
                 self._state_changed()

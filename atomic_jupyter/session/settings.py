@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from atomic_jupyter.transport.reader_turns import DEFAULT_TURN_S
+
 __all__ = ["SessionSettings", "Settings"]
 
 
@@ -22,6 +24,7 @@ class Settings(Protocol):
     notebook_edits: str
     kernel_code_when_read_only: bool
     idle_sleep_minutes: float
+    reader_turn_ms: float
 
 
 @dataclass
@@ -58,6 +61,11 @@ class SessionSettings:
     idle_sleep_minutes:
         Minutes with no run, no open dialog and no command waiting before the agent is
         stopped, its conversation kept; the next command starts it again (0: never).
+    reader_turn_ms:
+        While the agent writes faster than the kernel reads, the thread reading it lets the
+        kernel's own thread (cells, outputs) run at least every this many milliseconds.
+        Smaller: cells answer sooner during such a stream; larger: the stream is read sooner.
+        Read when an agent starts.
     """
 
     command: str | Sequence[str] | None = None
@@ -70,3 +78,4 @@ class SessionSettings:
     notebook_edits: str = "ask"
     kernel_code_when_read_only: bool = False
     idle_sleep_minutes: float = 30.0
+    reader_turn_ms: float = DEFAULT_TURN_S * 1000

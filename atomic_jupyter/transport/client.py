@@ -20,6 +20,7 @@ from atomic_jupyter.protocol.connection import ConnectionEvent, Reply, RpcConnec
 from atomic_jupyter.protocol.decode import Scrubber
 from atomic_jupyter.protocol.messages import Response, UIResponse
 from atomic_jupyter.transport.process import AgentProcess, Delivery
+from atomic_jupyter.transport.reader_turns import DEFAULT_TURN_S
 
 __all__ = ["QUESTIONS", "AgentClient", "AgentGoneError", "PendingCommand"]
 
@@ -105,9 +106,11 @@ class AgentClient:
         env: Mapping[str, str],
         on_exit: Callable[[int], None],
         scrubber: Scrubber | None = None,
+        reader_turn_s: float = DEFAULT_TURN_S,
     ) -> AgentProcess:
         """Spawn the agent with a fresh connection; ``scrubber`` takes secrets out of the
-        agent's lines before they are decoded.
+        agent's lines before they are decoded; ``reader_turn_s`` is how often the reader lets
+        the kernel's own thread run while a fast stream comes in.
 
         Raises
         ------
@@ -123,6 +126,7 @@ class AgentClient:
             on_exit=on_exit,
             cwd=cwd,
             env=env,
+            reader_turn_s=reader_turn_s,
         )
         self._process = process  # before it starts: its first lines may come at once
         try:

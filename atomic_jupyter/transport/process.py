@@ -32,6 +32,7 @@ from atomic_jupyter.transport.process_tree import (
     TREE_ENV,
     end_tree,
 )
+from atomic_jupyter.transport.reader_turns import DEFAULT_TURN_S, ReaderTurns
 
 __all__ = ["AgentProcess", "Delivery"]
 
@@ -75,6 +76,9 @@ class AgentProcess:
     cwd, env:
         Working directory and complete environment of the agent (the agent also gets
         :data:`TREE_ENV`).
+    reader_turn_s:
+        While the agent writes faster than it is read, the reader lets the kernel's own
+        thread run at least this often (:class:`~atomic_jupyter.transport.reader_turns.ReaderTurns`).
     """
 
     def __init__(
@@ -86,8 +90,11 @@ class AgentProcess:
         on_exit: Callable[[int], None] | None = None,
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
+        reader_turn_s: float = DEFAULT_TURN_S,
     ) -> None:
         self.argv = list(argv)
+        #: When the reader lets the kernel's own thread run (see ``reader_turns``).
+        self.reader_turns = ReaderTurns(reader_turn_s)
         self.cwd = cwd
         self.env = dict(env) if env is not None else None
         self._on_data = on_data
@@ -365,8 +372,10 @@ class AgentProcess:
     def _read_stdout(self) -> None:
         assert self._proc is not None and self._proc.stdout is not None
         try:
+            turns = self.reader_turns
             for chunk in _chunks(self._proc.stdout):
                 self._hand_over(self._on_data, chunk)
+                turns.after_chunk()
             if self._on_eof is not None:
                 self._hand_over(self._on_eof)
         finally:
