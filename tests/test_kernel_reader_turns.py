@@ -40,9 +40,12 @@ def test_an_agent_started_after_the_setting_reads_with_its_turn(kernel: BrowserL
     assert kernel.execute("1+1").result == "2"
 
 
-def test_a_negative_turn_is_refused_and_the_setting_kept(kernel: BrowserLikeKernel) -> None:
+@pytest.mark.parametrize(("value", "why"), [("-1", "-1"), ("float('nan')", "not nan")])
+def test_a_turn_that_is_no_duration_is_refused_and_the_setting_kept(
+    kernel: BrowserLikeKernel, value: str, why: str
+) -> None:
     kernel.execute("%config AtomicAgent.reader_turn_ms = 0.5")
-    result = kernel.execute("%config AtomicAgent.reader_turn_ms = -1", check=False)
+    result = kernel.execute(f"%config AtomicAgent.reader_turn_ms = {value}", check=False)
     said = result.stdout + result.stderr + result.plain_traceback
-    assert "reader_turn_ms" in said and "-1" in said, said
+    assert "reader_turn_ms" in said and why in said, said
     assert "Current: 0.5" in kernel.execute("%config AtomicAgent").stdout

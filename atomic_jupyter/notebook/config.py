@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -147,6 +148,13 @@ class AtomicAgent(Configurable):
             '"Block"}]. Rules a person makes from a dialog come after them.'
         ),
     ).tag(config=True)
+
+    @validate("reader_turn_ms")
+    def _valid_turn(self, proposal: Any) -> float:
+        value = float(proposal["value"])
+        if math.isnan(value):
+            raise TraitError("AtomicAgent.reader_turn_ms must be a number of milliseconds, not nan")
+        return value
 
     @validate("answer_policies")
     def _valid_policies(self, proposal: Any) -> list[dict[str, Any]]:

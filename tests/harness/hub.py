@@ -133,6 +133,8 @@ PROXY_LEFT = (
 PASSWORD = "atomic-hub-password"
 #: Seconds allowed for a user's server to start, and for the hub itself.
 SERVER_START_S = 120
+#: Seconds between two kernel_info requests while a kernel has not answered.
+KERNEL_INFO_AGAIN_S = 5.0
 HUB_START_S = 60
 
 
@@ -945,6 +947,10 @@ class HubKernel:
         self._pending: dict[str, _Pending] = {}
         self._live: dict[str, str] = {}
         self._idle_seen: set[str] = set()
+        #: Requests whose shell reply came; the kernel_info requests sent, and when last.
+        self._replied: set[str] = set()
+        self._infos: set[str] = set()
+        self._info_asked = float("-inf")
         self.closed = False
         # The server pings every 30 s and drops a socket whose pongs stop for 90 s; a socket
         # is answered only while it is read, so a thread reads it all the time (as a page's
@@ -955,9 +961,15 @@ class HubKernel:
         self.wait_for(self._kernel_answers, timeout=60, what="the kernel to answer kernel_info")
 
     def _kernel_answers(self) -> bool:
-        if not hasattr(self, "_info"):
-            self._info = self.send("shell", "kernel_info_request", {})
-        return self._info in self._idle_seen
+        """Whether the kernel answered a ``kernel_info_request`` (its reply, or its idle
+        status). Asked again every :data:`KERNEL_INFO_AGAIN_S` until then, as a page asks
+        again: under load, a request sent while the server is still connecting the socket to
+        the kernel's channels can go unanswered."""
+        now = time.monotonic()
+        if now - self._info_asked >= KERNEL_INFO_AGAIN_S:
+            self._info_asked = now
+            self._infos.add(self.send("shell", "kernel_info_request", {}))
+        return any(i in self._idle_seen or i in self._replied for i in self._infos)
 
     # ------------------------------------------------------------------ sending
 
@@ -1060,6 +1072,8 @@ class HubKernel:
             self._on_iopub(msg)
         elif channel == "shell":
             parent = (msg.get("parent_header") or {}).get("msg_id")
+            if parent:
+                self._replied.add(parent)
             pending = self._pending.get(parent or "")
             if pending is not None and msg["header"]["msg_type"] == "execute_reply":
                 pending.reply = msg["content"]
