@@ -115,24 +115,19 @@ class Rig:
         self._areas: dict[str, dict[str, Any]] = {}
         self.pid = int(kernel.execute("import os; os.getpid()").result or "0")
         self._report_seen = 0
-        # When each session's reader thread handled the first and the last event of a run.
+        # When the session's reader thread handled the first and the last event of a run.
         kernel.execute(
             "import time as _bt, atomic_jupyter as _baj\n"
             "_bench_stamps = {}\n"
-            "def _bench_listen(name):\n"
-            "    stamps = _bench_stamps.setdefault(name, {})\n"
-            "    def listener(event, clock=_bt.monotonic):\n"
-            "        if event.type in ('agent_start', 'agent_end'):\n"
-            "            stamps[event.type] = clock()\n"
-            "    _baj.session(name).on_event(listener)\n"
-            "_bench_listen('default')"
+            "def _bench_listener(event, stamps=_bench_stamps, clock=_bt.monotonic):\n"
+            "    if event.type in ('agent_start', 'agent_end'):\n"
+            "        stamps[event.type] = clock()\n"
+            "_baj.session().on_event(_bench_listener)"
         )
 
-    def stamps(self, name: str = "default") -> dict[str, float]:
-        """When session ``name``'s reader thread handled ``agent_start`` and ``agent_end``."""
-        out = self.k.execute(
-            f"import json as _bj; print(_bj.dumps(_bench_stamps.get({name!r}, {{}})))"
-        ).stdout
+    def stamps(self) -> dict[str, float]:
+        """When the kernel's reader thread handled ``agent_start`` and ``agent_end``."""
+        out = self.k.execute("import json as _bj; print(_bj.dumps(_bench_stamps))").stdout
         return {k: float(v) for k, v in json.loads(out).items()}
 
     def records(self) -> list[dict[str, Any]]:
@@ -149,7 +144,6 @@ class Rig:
             f"%atomic_agent start --name {name} --command {shlex.quote(self.command)}", timeout=60
         )
         (self.panels[name],) = started.widget_ids
-        self.k.execute(f"_bench_listen({name!r})")
 
     def prompt(self, text_: str, name: str | None = None) -> str:
         """Run a ``%%atomic_agent`` cell (in session ``name``, else the default one); return
@@ -186,9 +180,7 @@ class Rig:
 
 
 @contextmanager
-def rig(workdir: Path, name: str, setup: str = "") -> Iterator[Rig]:
-    """A kernel with the magic loaded and the stand-in started; ``setup`` runs before the
-    start (``%config`` lines)."""
+def rig(workdir: Path, name: str) -> Iterator[Rig]:
     report = workdir / f"{name}-report.jsonl"
     agent_home = workdir / f"{name}-agent-home"
     agent_home.mkdir(exist_ok=True)
@@ -198,8 +190,6 @@ def rig(workdir: Path, name: str, setup: str = "") -> Iterator[Rig]:
     env = {"PI_CODING_AGENT_DIR": str(agent_home), "PYTHONUNBUFFERED": "1"}
     with BrowserLikeKernel(cwd, env=env) as kernel:
         kernel.execute("%load_ext atomic_jupyter")
-        if setup:
-            kernel.execute(setup)
         started = kernel.execute(
             f"%atomic_agent start --command {shlex.quote(command)}", timeout=60
         )

@@ -77,35 +77,45 @@ def timed_cell(k: BrowserLikeKernel) -> CellTime:
     return CellTime(client, (idle - sent).total_seconds())
 
 
-def cells_during_stream(r: Rig, path: Path, into: Latencies, session: str | None = None) -> None:
-    """Replay the stream in ``session`` and run ``1+1`` cells back to back until it is done;
-    keep the cells that started after its first write."""
-    transcript = r.prompt(f"replay {path}", session)
+def _replayed(r: Rig) -> tuple[float, float]:
+    """The last replay's first write (the stand-in's clock, this machine's monotonic one) and
+    the seconds from it to the reader's handling of ``agent_end``."""
+    (record,) = [x for x in r.records() if x["kind"] == "replay"]
+    return record["t_first"], r.stamps()["agent_end"] - record["t_first"]
+
+
+def cells_during_stream(r: Rig, path: Path, into: Latencies) -> None:
+    """Replay the stream and run ``1+1`` cells back to back until it is done; keep the cells
+    that started after its first write."""
+    transcript = r.prompt(f"replay {path}")
     cells: list[tuple[float, CellTime]] = []
     while r.state_of(transcript) != "done":
         start = time.monotonic()
         cells.append((start, timed_cell(r.k)))
         r.k.drain(0)
     done = time.monotonic()
-    (record,) = [x for x in r.records() if x["kind"] == "replay"]
-    into.busy += [cell for start, cell in cells if record["t_first"] - 0.005 <= start < done]
-    into.streams.append(r.stamps(session or "default")["agent_end"] - record["t_first"])
+    first, took = _replayed(r)
+    into.busy += [cell for start, cell in cells if first - 0.005 <= start < done]
+    into.streams.append(took)
 
 
-def stream_alone(r: Rig, path: Path, session: str | None = None) -> float:
+def stream_alone(r: Rig, path: Path) -> float:
     """Seconds the reader took over the stream with no cell running."""
-    r.wait_done(r.prompt(f"replay {path}", session))
-    (record,) = [x for x in r.records() if x["kind"] == "replay"]
-    return r.stamps(session or "default")["agent_end"] - record["t_first"]
+    r.wait_done(r.prompt(f"replay {path}"))
+    return _replayed(r)[1]
+
+
+def idle_cells(cfg: Config, r: Rig) -> list[CellTime]:
+    """One batch of ``1+1`` cells on the idle kernel (a repetition's share)."""
+    return [timed_cell(r.k) for _ in range(max(2, cfg.idle_cells // cfg.latency_reps))]
 
 
 def guard(cfg: Config, r: Rig, path: Path) -> Latencies:
     """Figure 2's guard, in the default session (the default turn): idle cells and cells
     during the stream, taking turns."""
     found = Latencies()
-    per_rep = max(2, cfg.idle_cells // cfg.latency_reps)
     for _ in range(cfg.latency_reps):
-        found.idle += [timed_cell(r.k) for _ in range(per_rep)]
+        found.idle += idle_cells(cfg, r)
         cells_during_stream(r, path, found)
     return found
 
@@ -138,7 +148,6 @@ def turns(cfg: Config, results: Results, r: Rig, path: Path) -> None:
     (the turns take turns in each repetition), the stream read alone and ``1+1`` during it."""
     alone: dict[float, list[float]] = {turn: [] for turn in TURNS_MS}
     found = {turn: Latencies() for turn in TURNS_MS}
-    per_rep = max(2, cfg.idle_cells // cfg.latency_reps)
     try:
         for _ in range(cfg.latency_reps):
             for turn in TURNS_MS:
@@ -149,7 +158,7 @@ def turns(cfg: Config, results: Results, r: Rig, path: Path) -> None:
         for _ in range(cfg.latency_reps):
             for turn in TURNS_MS:
                 set_turn(r, turn)
-                found[turn].idle += [timed_cell(r.k) for _ in range(per_rep)]
+                found[turn].idle += idle_cells(cfg, r)
                 cells_during_stream(r, path, found[turn])
     finally:
         set_turn(r, DEFAULT_TURN_S * 1e3)

@@ -11,8 +11,8 @@ long to get it back: a ``1+1`` cell took three times as long as on an idle kerne
 ``turn_s`` since it last did, it sleeps for no time, which hands the interpreter to a thread
 waiting for it (and costs a system call when none is). A shorter turn makes the kernel answer
 sooner during such a stream and reads the stream more slowly; BENCHMARKS.md (figure 2) has
-both for several turns. A stream that comes slower than it is read is not touched: the reader
-waits for the pipe then, and lets go of the interpreter while it waits.
+both for several turns. A stream that comes slower than it is read costs nothing more than
+that system call after a chunk: the reader waits for the pipe then, without the interpreter.
 """
 
 from __future__ import annotations
