@@ -6,6 +6,8 @@ its record, and stopping a session closes all of its widgets, in the kernel and 
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel
@@ -29,6 +31,18 @@ def kernel_models(kernel: BrowserLikeKernel) -> int:
     """How many widget models the kernel holds."""
     code = "import ipywidgets.widgets.widget as _w\nprint(len(_w._instances))"
     return int(kernel.execute(code).stdout)
+
+
+def records_sent_again(outputs: list[dict[str, Any]]) -> list[str]:
+    """The HTML of each record ``outputs`` send again in place of an earlier output."""
+    return [
+        o["data"].get("text/html", "") for o in outputs if o["output_type"] == "update_display_data"
+    ]
+
+
+def is_run_record(html: str) -> bool:
+    """Whether ``html`` is a run's record (by its outer element's class)."""
+    return "atomic-record-run" in html.split(">", 1)[0]
 
 
 def run(kernel: BrowserLikeKernel, prompt: str, name: str) -> None:
@@ -145,22 +159,13 @@ def test_the_final_records_kept_to_send_again_at_stop_are_bounded_by_their_size(
         stopped = kernel.execute("%atomic_agent stop --name kept")
     finally:
         kernel.execute(size + "_p.FINAL_RECORDS_KEPT = 8 << 20")
-    sent_again = [
-        o["data"].get("text/html", "")
-        for o in stopped.outputs
-        if o["output_type"] == "update_display_data"
-    ]
+    sent_again = records_sent_again(stopped.outputs)
     assert sent_again, "stopping sent no record again (the panel's, at least)"
-    assert not [html for html in sent_again if "atomic-record-run" in html.split(">", 1)[0]]
+    assert not [html for html in sent_again if is_run_record(html)]
 
     kernel.execute("%atomic_agent start --demo --name kept")
     run(kernel, PROMPTS[0], "kept")
     run(kernel, PROMPTS[1], "kept")
     stopped = kernel.execute("%atomic_agent stop --name kept")
-    runs_sent = [
-        o
-        for o in stopped.outputs
-        if o["output_type"] == "update_display_data"
-        and "atomic-record-run" in o["data"].get("text/html", "").split(">", 1)[0]
-    ]
+    runs_sent = [html for html in records_sent_again(stopped.outputs) if is_run_record(html)]
     assert len(runs_sent) == 2  # under the bound: each run's record, once
