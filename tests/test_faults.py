@@ -85,9 +85,12 @@ def test_a_response_nobody_asked_for_is_recorded_not_matched(session: AgentSessi
 
 def test_the_same_dialog_id_twice_makes_one_dialog_and_one_answer(session: AgentSession) -> None:
     session.prompt("/scenario dup", display=False)
-    wait_until(lambda: session.pending_dialogs, "the dialog")
+    # The second request comes after the first: wait for what is said of it, not for the dialog.
+    wait_until(
+        lambda: any("same id 'dup-1'" in d for d in session.diagnostics),
+        "the diagnostic about the second request",
+    )
     assert len([d for d in session.dialogs if d.id == "dup-1"]) == 1
-    assert any("same id 'dup-1'" in d for d in session.diagnostics)
     dialog = session.pending_dialogs[0]
     dialog.respond("B")
     with pytest.raises(DialogNotPendingError):
