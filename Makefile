@@ -25,7 +25,7 @@ ALL_EXTRAS := test,lab,docs
 # long it took; it runs with the system Python, before the venv exists.
 STEP := $(PYTHON) scripts/step.py
 
-.PHONY: docs lab test test-compat test-line test-page lint setup setup-lab agent agent-current clean bench
+.PHONY: docs lab test test-fast test-compat test-line test-page lint setup setup-lab agent agent-current clean bench
 
 ## The main job: JupyterLab on the quickstart notebook. It installs only what it runs: the package
 ## with JupyterLab (no test or docs tools) and the current agent line (not the 0.73 one).
@@ -60,6 +60,11 @@ test:
 	scripts/phase "current line (with notebooks)" $(BIN)/python -m pytest $(CURRENT_TESTS) $(PARALLEL) $(DURATIONS) $(PYTEST_ARGS)
 	scripts/phase "0.73 line (with notebooks)" $(MAKE) test-compat
 	@echo "=== phases ==="; cat $(PHASES_FILE)
+
+## The unit layer alone (tests/unit, the unit class: tests/README.md), in-process, under a
+## minute. No agent or Chromium needed.
+test-fast: setup
+	$(BIN)/python -m pytest tests/unit -m unit -n 2 --dist loadfile $(PYTEST_ARGS)
 
 ## The page's module (atomic_jupyter/ui/output_widget.js) tested as itself in a DOM (jsdom), with
 ## Node's test runner: the recorded conversations of tests/page/sequences/ replayed into it.
@@ -126,7 +131,7 @@ clean:
 		tests/page/node_modules
 
 ## The documentation site into docs/_build/html, with warnings as errors; the notebooks run on
-## the offline demo model as it builds (tests/test_docs_site.py builds it too).
+## the offline demo model as it builds (tests/package/test_docs_site.py builds it too).
 DOCS_BUILD ?= docs/_build/html
 docs: setup agent
 	$(BIN)/python -m sphinx -W --keep-going -q -b html docs $(DOCS_BUILD)

@@ -126,7 +126,7 @@ def _drop_widget_state(app: object, doctree: object) -> None:
     embed it in the page for a widget manager to render. Every output of ours has become its
     record by the end of the run, so nothing on the page needs it: without it a notebook's page
     is about half as heavy. (MyST-NB keeps the state in its per-page data; if a later version
-    keeps it elsewhere, this does nothing and tests/test_docs_site.py says so.)
+    keeps it elsewhere, this does nothing and tests/package/test_docs_site.py says so.)
     """
     env = app.env  # type: ignore[attr-defined]
     pages = getattr(env, "nb_metadata", {})

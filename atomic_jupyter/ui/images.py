@@ -1,6 +1,6 @@
 """Images from their data: the checks an image passes before it is shown, and its ``data:`` URL.
 
-This is the only code in the package that builds a ``data:`` URL (``tests/test_architecture.py``
+This is the only code in the package that builds a ``data:`` URL (``tests/package/test_architecture.py``
 checks it). An image from the agent is shown only if its type is a raster type on
 :data:`ALLOWED_TYPES` (PNG, JPEG, GIF, WebP; never SVG, which may hold script), its data is
 base64 (``[A-Za-z0-9+/]*={0,2}``, a multiple of four characters long) no longer than the

@@ -362,7 +362,7 @@ _CLEANER = nh3.Cleaner(
 # appended later can change it. So the sanitised HTML of such blocks is kept, and only
 # the text from the first block that is not yet settled is parsed again. The one global
 # construct, link reference definitions, disables the reuse (a definition may change a
-# link anywhere). tests/test_markdown.py checks that every prefix of varied documents
+# link anywhere). tests/unit/ui/test_markdown.py checks that every prefix of varied documents
 # renders exactly as a fresh render would.
 
 _NEWLINES = re.compile(r"\r\n?")

@@ -4,7 +4,7 @@ home and run its first cells: the demo starts, answers, the site's answer policy
 dangerous command, and they answer the extension's question by a click.
 
 The hub is :mod:`tests.harness.hub`'s, on the shared environment the guide's commands made
-(shared with ``tests/test_hub.py``); as root the person is a real UNIX user made for the test,
+(shared with ``tests/hub/test_hub.py``); as root the person is a real UNIX user made for the test,
 else this account (``SimpleLocalProcessSpawner``).
 """
 
@@ -48,6 +48,7 @@ from .conftest import OPEN_PAGES
 
 pytestmark = [
     pytest.mark.browser,
+    pytest.mark.build,
     pytest.mark.agent,
     pytest.mark.kernel,
     pytest.mark.one_line,

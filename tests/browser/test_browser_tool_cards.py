@@ -26,7 +26,7 @@ import pytest
 from playwright.sync_api import expect
 
 from tests.harness.support import CARD_TOOL_CALLS, EXTENSIONS
-from tests.test_kernel_tool_cards import tiny_png
+from tests.kernel.test_tool_cards import tiny_png
 
 from .browser_harness import LabServer, NotebookPage, panel_of
 

@@ -1,5 +1,5 @@
 """The sdist and the wheel of the checkout, built once per test run and shared by the modules
-that check them (``tests/test_packaging.py``) and install them (``tests/test_install_anywhere.py``),
+that check them (``tests/package/test_packaging.py``) and install them (``tests/package/test_install_anywhere.py``),
 also across xdist workers: the first to ask builds them, under a lock, into the run's shared
 temporary folder; the others wait for it and read what it left.
 

@@ -1,5 +1,5 @@
 """A real JupyterHub on 127.0.0.1, set up as ``docs/guides/jupyterhub.md`` says, for the tests
-that prove a team can use the package on a hub (``tests/test_hub.py``,
+that prove a team can use the package on a hub (``tests/hub/test_hub.py``,
 ``tests/browser/test_browser_hub.py``).
 
 - :func:`guide_block` is the text of one of the guide's named code blocks.

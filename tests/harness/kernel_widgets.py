@@ -1,7 +1,7 @@
 """Finding the product's widgets in a :class:`~tests.harness.kernel_client.BrowserLikeKernel`
 the way a person finds them on the page: a dialog in a cell's area, its collapsed line, the
 panel's notifications. A finished output's widgets are closed once its record replaces them:
-these helpers read them as the page last showed them (``last_shown``)."""
+these helpers then read the record, which is what the page shows."""
 
 from __future__ import annotations
 
@@ -37,6 +37,8 @@ __all__ = [
     "outcome_of",
     "outputs_within",
     "page_of",
+    "record_of",
+    "final_record",
     "last_run_report",
 ]
 
@@ -97,9 +99,21 @@ def outputs_within(kernel: BrowserLikeKernel, within: str) -> list[str]:
     return [within] if within in kernel.tracker.pages else []
 
 
+def final_record(kernel: BrowserLikeKernel, output: str) -> str | None:
+    """The record that replaced the output ``output`` once it was made final (its widget
+    closed), or None while it is live. The live view's last patch may be older than the
+    record (a run's final render can come after it was made final, and then never comes):
+    once replaced, the record is all the page shows."""
+    if output in kernel.models:
+        return None
+    return record_of(kernel, output)
+
+
 def page_of(kernel: BrowserLikeKernel, output: str) -> str:
-    """The HTML the page draws for one of our outputs (as last shown)."""
-    return page_html(kernel.tracker.pages[output])
+    """The HTML the page shows for one of our outputs: its live view, or the record that
+    replaced it (:func:`final_record`)."""
+    record = final_record(kernel, output)
+    return record if record is not None else page_html(kernel.tracker.pages[output])
 
 
 _TAG = re.compile(r"""<(/?)([a-zA-Z][a-zA-Z0-9-]*)((?:[^>"']|"[^"]*"|'[^']*')*)>""")
@@ -185,6 +199,14 @@ def answers(kernel: BrowserLikeKernel, within: str) -> list[PageAnswer]:
     found = []
     for output in outputs_within(kernel, within):
         content = kernel.tracker.pages[output].content
+        record = final_record(kernel, output)
+        if record is not None:  # the record's answers, named as the live view streamed them
+            keys = [key for key in content.order if f'data-answer="{key}"' in content.blocks[key]]
+            shown = elements(record, "atomic-assistant-text")
+            if len(keys) != len(shown):
+                keys = [""] * len(shown)
+            found += [PageAnswer(output, key, html) for key, html in zip(keys, shown, strict=True)]
+            continue
         for key in content.order:
             if f'data-answer="{key}"' in content.blocks.get(key, ""):
                 html = "".join(content.chunks.get(key, [])) + content.tails.get(key, "")

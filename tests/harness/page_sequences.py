@@ -18,7 +18,7 @@ of the panel's parts) and writes down, step by step:
 - ``{"sends": messages}``: what the page sent of itself since the step before (its ``ready``
   when its model is made, first, and when it missed a message), handed to the kernel too.
 
-``tests/test_page_sequences.py`` checks that each file in ``tests/page/sequences/`` is what the
+``tests/unit/ui/test_page_sequences.py`` checks that each file in ``tests/page/sequences/`` is what the
 kernel sends today (``ATOMIC_UPDATE_PAGE_SEQUENCES=1`` writes them again) and that every ``up``
 message reads as recorded; the page's tests replay the files into the real module in a DOM.
 """

@@ -193,19 +193,28 @@ PINNED_AGENT_NAME = _pinned_agent_name()
 #: run first, so that the two xdist workers (``--dist loadscope`` hands out modules in
 #: collection order) share them from the start and the run never ends waiting on one of them.
 SLOW_MODULES = (
-    "test_binder.py",
-    "test_packaging.py",
-    "test_install_anywhere.py",
-    "test_docs_site.py",
-    "test_hub.py",  # the guide's shared environment (pip, npm) and three hubs
-    "test_browser_hub.py",
+    "package/test_binder.py",
+    "package/test_packaging.py",
+    "package/test_install_anywhere.py",
+    "package/test_docs_site.py",
+    "hub/test_hub.py",  # the guide's shared environment (pip, npm) and three hubs
+    "browser/test_browser_hub.py",
 )
 
 
-@pytest.hookimpl(trylast=True)
+#: The markers of the costly classes (``pyproject.toml``); a test with none of them is ``unit``.
+COSTLY = ("agent", "kernel", "browser", "binder", "build")
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Put the tests of :data:`SLOW_MODULES` first, each module's tests in their order."""
-    items.sort(key=lambda item: item.path.name not in SLOW_MODULES)
+    """Mark ``unit`` every test of no costly class (before ``-m`` selects: ``pytest -m unit``,
+    ``make test-fast``, runs the cheap ones alone), and put the tests of :data:`SLOW_MODULES`
+    first, each module's tests in their order."""
+    for item in items:
+        if not any(item.get_closest_marker(name) for name in COSTLY):
+            item.add_marker(pytest.mark.unit)
+    items.sort(key=lambda item: not item.nodeid.split("::")[0].endswith(SLOW_MODULES))
 
 
 #: Outcomes of the tests that ran the real agent, and seconds spent per top folder.
@@ -213,11 +222,21 @@ _REAL_AGENT: Counter[str] = Counter()
 _SECONDS: Counter[str] = Counter()
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Say in the report whether the test carries the ``agent`` marker (the report's keywords
+    also hold folder names, and ``tests/agent/`` is one), also across xdist workers."""
+    report = yield
+    if item.get_closest_marker("agent") is not None:
+        report.user_properties.append(("real_agent", True))
+    return report
+
+
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     """Count each real-agent test once (by its call, or by a setup that did not pass), and add
     up the time spent in ``tests/`` and in ``notebooks/``."""
     _SECONDS[report.nodeid.split("/", 1)[0]] += report.duration
-    if "agent" not in report.keywords:
+    if ("real_agent", True) not in [tuple(p) for p in report.user_properties]:
         return
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
         _REAL_AGENT[report.outcome] += 1

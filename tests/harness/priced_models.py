@@ -1,5 +1,5 @@
 """A scripted model server that reports usage, and an agent home with priced models of it:
-what the tests of a run's cost and the panel's standing share (tests/test_kernel_usage.py,
+what the tests of a run's cost and the panel's standing share (tests/kernel/test_usage.py,
 tests/browser/test_browser_usage.py)."""
 
 from __future__ import annotations

