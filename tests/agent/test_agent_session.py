@@ -606,10 +606,19 @@ def test_unknown_command_type_answer_is_recorded(shared: AgentSession) -> None:
     """What pi 0.73.1 really answers to an unknown command: an error with no id."""
     with pytest.raises(aj.AtomicAgentError) as info:
         shared.request({"type": "no_such_command_abc"}, timeout=1)
+
     # Today the id-less answer is only seen as a diagnostic; once the bug above is fixed it
-    # is the CommandError itself. Either way the agent's text must reach the user.
-    seen = [str(info.value), *shared.diagnostics]
-    assert any("Unknown command: no_such_command_abc" in text for text in seen), seen
+    # is the CommandError itself. Either way the agent's text must reach the user. (The
+    # diagnostic is written by the reader thread: it may come after the request timed out.)
+    def seen() -> list[str]:
+        return [str(info.value), *shared.diagnostics]
+
+    wait_until(
+        lambda: any("Unknown command: no_such_command_abc" in text for text in seen()),
+        "the agent's answer to the unknown command",
+        10,
+    )
+    assert any("Unknown command: no_such_command_abc" in text for text in seen()), seen()
     assert shared.alive
 
 
@@ -626,8 +635,12 @@ def test_crash_mid_dialog_then_restart(own_session: Callable[[str], AgentSession
     wait_until(lambda: session.state == "exited", "the agent to exit after /ui-crash", 5)
     assert session.returncode == 3
     assert session.alive is False
-    assert "exiting on purpose" in session.stderr_tail
-    assert dialog.state == "closed"
+    # The stderr reader is a thread of its own (the exit watcher waits for it half a second).
+    wait_until(lambda: "exiting on purpose" in session.stderr_tail, "the agent's stderr", 5)
+    # The dialog is closed and the command failed on the exit watcher's thread, after the
+    # state says "exited".
+    wait_until(lambda: dialog.state == "closed", "the dialog to close", 5)
+    wait_until(lambda: cmd.run.answered, "the command to fail", 5)
     assert "exited with code 3" in dialog.outcome
     with pytest.raises(DialogNotPendingError):
         dialog.respond("Answered")

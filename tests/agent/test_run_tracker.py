@@ -143,6 +143,8 @@ def test_a_crash_mid_run_is_reported_as_exited(session: AgentSession) -> None:
     os.kill(session.pid, signal.SIGKILL)
     result = session.wait(timeout=TIMEOUT, quiet=True)
     assert result.reason == "exited" and not result
+    # The wait returns once the agent is not alive; the exit watcher ends the run after that.
+    wait_until(lambda: run.finished, "the run to end with the exit", 10)
     assert run.finished and run.exited
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import threading
 import time
 import traceback
@@ -73,7 +74,7 @@ def _where() -> str:
     frames = traceback.extract_stack()[:-3]
     for frame in reversed(frames):
         path = frame.filename.replace("\\", "/")
-        if "/atomic_jupyter/" in path or "/tests/test_" in path:
+        if "/atomic_jupyter/" in path or re.search(r"/tests/(.+/)?test_", path):
             name = path.rsplit("/", 2)
             return f"{'/'.join(name[-2:])}:{frame.lineno} in {frame.name}"
     for frame in reversed(frames):  # a cell's code, in a kernel

@@ -125,7 +125,11 @@ def test_an_agent_that_stops_reading_does_not_block_and_answers_are_reported_und
 def test_an_agent_that_closes_its_output_is_stopped_and_says_why(session: AgentSession) -> None:
     session.prompt("/scenario mute", display=False)
     wait_until(lambda: session.state == "exited", "the session to notice", 15)
-    assert any("closed its output" in d for d in session.diagnostics)
+    # The diagnostic is written on the exit watcher's thread after the state says "exited".
+    wait_until(
+        lambda: any("closed its output" in d for d in session.diagnostics),
+        "the diagnostic about the closed output",
+    )
     with pytest.raises(AgentNotRunningError, match="restart"):
         session.get_state()
 
@@ -145,8 +149,12 @@ def test_sigkill_mid_dialog_closes_the_dialog_within_a_second(session: AgentSess
 def test_the_known_0_73_crash_on_a_full_pipe_is_explained(session: AgentSession) -> None:
     session.prompt("/scenario enobufs", display=False)
     wait_until(lambda: session.state == "exited", "the exit", 10)
-    said = [d for d in session.diagnostics if "known bug of the agent's 0.73 line" in d]
-    assert said and "issue 4897" in said[0], list(session.diagnostics)
+    # The diagnostic is written on the exit watcher's thread after the state says "exited".
+    said = wait_until(
+        lambda: [d for d in session.diagnostics if "known bug of the agent's 0.73 line" in d],
+        "the diagnostic about the known crash",
+    )
+    assert "issue 4897" in said[0], list(session.diagnostics)
 
 
 def test_soak_dialogs_are_each_answered_exactly_once(session: AgentSession) -> None:
