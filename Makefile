@@ -33,14 +33,19 @@ lab: setup-lab agent-current
 	@scripts/lab.sh quickstart.ipynb
 
 ## Every test, with everything it needs installed first (Chromium too, for tests/browser):
-## the whole suite on the current agent line, then the real-agent and real-kernel tests and
-## the notebooks on the 0.73 line. Each phase says how long it took, and the times are listed
-## at the end; pytest lists the 30 slowest tests and how many real-agent tests ran on its line.
+## the whole suite on the current agent line and, beside it, the real-agent and real-kernel
+## tests and the notebooks on the 0.73 line. Chromium's install (apt-get: the network and
+## dpkg) runs beside the set-up when the whole suite runs. Each phase says how long it took,
+## and the times are listed at the end; pytest lists the slowest tests and how many real-agent
+## tests ran on its line. A phase run beside another shows its output when both have ended
+## (scripts/beside).
 export PHASES_FILE := $(CURDIR)/.phases
 DURATIONS := --durations=30
-## Two workers, each module's tests on one of them (its shared kernel, agent or browser made
-## once); PARALLEL= runs everything in one process.
-PARALLEL ?= -n 2 --dist loadscope
+## Workers of the current line's pass, each module's tests on one of them (its shared kernel,
+## agent or browser made once); PARALLEL= runs everything in one process. The 0.73 pass runs
+## beside it with COMPAT_PARALLEL.
+PARALLEL ?= -n 2 --dist loadscope --no-loadscope-reorder
+COMPAT_PARALLEL ?= -n 1 --dist loadscope --no-loadscope-reorder
 ## Chromium: the browser tests drive JupyterLab in /usr/bin/chromium. When it is missing and the
 ## run selects a browser test, scripts/chromium installs it with apt-get, which needs root. To do
 ## without, install Chromium yourself, or leave the browser tests out with MARK.
@@ -51,14 +56,19 @@ MARK ?=
 CURRENT_TESTS := tests notebooks --nbval-lax $(if $(MARK),-m "$(MARK)")
 ## The marker expression of the run's browser tests (scripts/chromium installs Chromium for them).
 BROWSER_TESTS := browser$(if $(MARK), and ($(MARK)))
+CHROMIUM_STEP := scripts/phase "chromium" scripts/chromium "$(BROWSER_TESTS)" $(BIN)/python -m pytest tests notebooks --nbval-lax $(PYTEST_ARGS)
+COMPAT_STEP := scripts/phase "0.73 line (with notebooks)" $(MAKE) --no-print-directory test-compat PARALLEL="$(COMPAT_PARALLEL)"
 test:
 	@rm -f $(PHASES_FILE)
+ifeq ($(MARK),)
+	@scripts/beside chromium '$(CHROMIUM_STEP)' scripts/phase "set-up" $(MAKE) setup agent
+else
 	scripts/phase "set-up" $(MAKE) setup agent
+	@$(CHROMIUM_STEP)
+endif
 	scripts/phase "lint" $(MAKE) lint
 	scripts/phase "page module (jsdom)" $(MAKE) test-page
-	@scripts/phase "chromium" scripts/chromium "$(BROWSER_TESTS)" $(BIN)/python -m pytest tests notebooks --nbval-lax $(PYTEST_ARGS)
-	scripts/phase "current line (with notebooks)" $(BIN)/python -m pytest $(CURRENT_TESTS) $(PARALLEL) $(DURATIONS) $(PYTEST_ARGS)
-	scripts/phase "0.73 line (with notebooks)" $(MAKE) test-compat
+	@scripts/beside "0.73 line" '$(COMPAT_STEP)' scripts/phase "current line (with notebooks)" $(BIN)/python -m pytest $(CURRENT_TESTS) $(PARALLEL) $(DURATIONS) $(PYTEST_ARGS)
 	@echo "=== phases ==="; cat $(PHASES_FILE)
 
 ## The unit layer alone (tests/unit, the unit class: tests/README.md), in-process, under a

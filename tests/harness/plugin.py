@@ -189,15 +189,23 @@ def _pinned_agent_name() -> str:
 
 PINNED_AGENT_NAME = _pinned_agent_name()
 
-#: The modules that take minutes (builds with pip and npm, the Binder replay, the docs site):
-#: run first, so that the two xdist workers (``--dist loadscope`` hands out modules in
-#: collection order) share them from the start and the run never ends waiting on one of them.
+#: The modules that take longest (builds with pip and npm, the Binder replay, the docs site, the
+#: hub, real npm installs), longest chains first: run first, so that the two xdist workers
+#: (``--dist loadscope --no-loadscope-reorder`` hands out modules in collection order; without
+#: ``--no-loadscope-reorder`` it hands out the modules with most tests first, and these came
+#: last) share them from the start and the run never ends waiting on one of them. The wheel
+#: (built by the first module that asks, ``tests/harness/checkout_dists.py``) is what the hub
+#: and the install-anywhere modules install, so its module comes first.
 SLOW_MODULES = (
-    "package/test_binder.py",
     "package/test_packaging.py",
-    "package/test_install_anywhere.py",
-    "package/test_docs_site.py",
+    "package/test_binder.py",
     "hub/test_hub.py",  # the guide's shared environment (pip, npm) and three hubs
+    "package/test_install_anywhere.py",
+    "agent/test_agent_install_faults.py",
+    "package/test_docs_site.py",
+    "agent/test_agent_lines.py",
+    "kernel/test_saved_conversations.py",
+    "kernel/test_widget_lifecycle.py",
     "browser/test_browser_hub.py",
 )
 
@@ -214,7 +222,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if not any(item.get_closest_marker(name) for name in COSTLY):
             item.add_marker(pytest.mark.unit)
-    items.sort(key=lambda item: not item.nodeid.split("::")[0].endswith(SLOW_MODULES))
+    items.sort(key=lambda item: _slow_rank(item.nodeid.split("::")[0]))
+
+
+def _slow_rank(path: str) -> int:
+    """Where a module's tests go: the slow modules in the order listed, then the rest."""
+    for rank, slow in enumerate(SLOW_MODULES):
+        if path.endswith(slow):
+            return rank
+    return len(SLOW_MODULES)
 
 
 #: Outcomes of the tests that ran the real agent, and seconds spent per top folder.
