@@ -75,13 +75,21 @@ def _where() -> str:
     for frame in reversed(frames):
         path = frame.filename.replace("\\", "/")
         if "/atomic_jupyter/" in path or re.search(r"/tests/(.+/)?test_", path):
-            name = path.rsplit("/", 2)
-            return f"{'/'.join(name[-2:])}:{frame.lineno} in {frame.name}"
+            return f"{_shown_path(path)}:{frame.lineno} in {frame.name}"
     for frame in reversed(frames):  # a cell's code, in a kernel
         path = frame.filename.replace("\\", "/")
         if "/site-packages/" not in path and "/lib/python" not in path:
             return f"{path}:{frame.lineno} in {frame.name}"
     return "(unknown)"
+
+
+def _shown_path(path: str) -> str:
+    """A frame's file as the report names it: from the checkout's root when it is in the
+    checkout (``tests/unit/ui/test_dispatch.py``), else its folder and name."""
+    root = ROOT.as_posix() + "/"
+    if path.startswith(root):
+        return path[len(root) :]
+    return "/".join(path.rsplit("/", 2)[-2:])
 
 
 def _collected() -> bool:
