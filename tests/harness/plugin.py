@@ -198,9 +198,11 @@ PINNED_AGENT_NAME = _pinned_agent_name()
 #: and the install-anywhere modules install, so its module comes first.
 SLOW_MODULES = (
     "package/test_packaging.py",
-    "package/test_binder.py",
     "hub/test_hub.py",  # the guide's shared environment (pip, npm) and three hubs
     "package/test_install_anywhere.py",
+    # make test builds its replay beside its set-up (tests/harness/binder_replay.py): by now
+    # it is there, or nearly.
+    "package/test_binder.py",
     "agent/test_agent_install_faults.py",
     "package/test_docs_site.py",
     "agent/test_agent_lines.py",
