@@ -122,14 +122,15 @@ def test_context_overflow_compacts_and_retries_before_the_run_is_over(
 
 
 def test_a_prompt_accepted_as_the_previous_run_ends_is_waited_for(session: AgentSession) -> None:
-    first = session.prompt("a quick one", display=False)
     second_box: list[aj.PromptRun] = []
 
     def on_event(event: Any) -> None:  # send the next prompt at the first run's last turn_end
         if event.type == "turn_end" and not second_box:
             second_box.append(session.prompt("the next cell", display=False))
 
+    # Listening before the first prompt goes: its run can end before a listener added after.
     session.on_event(on_event)
+    first = session.prompt("a quick one", display=False)
     wait_until(lambda: second_box, "the second prompt")
     second = second_box[0]
     assert session.wait(timeout=TIMEOUT, run=second, quiet=True).reason == "finished"
