@@ -44,7 +44,8 @@ from atomic_jupyter.transport.agent_install import (
 from atomic_jupyter.transport.agent_install.layout import MARKER
 from atomic_jupyter.transport.agent_package import prepare_agent
 from tests.harness.child_output import ChildOutput
-from tests.harness.support import group_alive, path_without_node, wait_until
+from tests.harness.no_node import path_without_node
+from tests.harness.support import group_alive, wait_until
 
 # It installs and runs the current line (`pin_of("current")`) whatever the line under test.
 pytestmark = [pytest.mark.agent, pytest.mark.one_line, pytest.mark.timeout(600)]

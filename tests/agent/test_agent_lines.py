@@ -20,11 +20,11 @@ import atomic_jupyter as aj
 from atomic_jupyter.errors import AgentStartError, AgentVersionError
 from atomic_jupyter.notebook.magics import status_text
 from atomic_jupyter.session.session import AgentSession
+from tests.harness.no_node import path_without_node
 from tests.harness.support import (
     AGENT_LINE,
     CURRENT_LINE,
     PINNED_AGENT,
-    path_without_node,
     pinned_package,
     stop_quietly,
     unique_name,

@@ -14,7 +14,7 @@ from atomic_jupyter.transport.agent_install import find_installed, install_folde
 from atomic_jupyter.transport.agent_install.homes import AgentHome
 from tests.harness.kernel_client import BrowserLikeKernel
 from tests.harness.kernel_widgets import WIDGET_VIEW, displayed, live_view, outputs_of, panels
-from tests.harness.support import path_without_node
+from tests.harness.no_node import path_without_node
 
 # It installs and starts the current line whatever the line under test.
 pytestmark = [pytest.mark.kernel, pytest.mark.agent, pytest.mark.one_line, pytest.mark.timeout(400)]

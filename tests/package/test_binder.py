@@ -20,6 +20,7 @@ from nbclient import NotebookClient
 
 from atomic_jupyter.transport.agent_install import install_folder, pin_of
 from tests.harness import binder_replay
+from tests.harness.binder_replay import run
 
 # The build installs packages into a scratch prefix: minutes on a loaded machine.
 pytestmark = [
@@ -29,14 +30,6 @@ pytestmark = [
     pytest.mark.kernel,
     pytest.mark.timeout(600),
 ]
-
-
-def run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=900, **kwargs)  # type: ignore[call-overload]
-    assert result.returncode == 0, (
-        f"{cmd} failed ({result.returncode}):\n{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
-    )
-    return result
 
 
 @pytest.fixture(scope="module")

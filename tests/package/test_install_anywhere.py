@@ -32,7 +32,8 @@ import pytest
 from nbclient import NotebookClient
 
 from tests.harness.checkout_dists import checkout_dists
-from tests.harness.support import CURRENT_LINE, ROOT, install_line, path_without_node
+from tests.harness.no_node import path_without_node
+from tests.harness.support import CURRENT_LINE, ROOT, install_line
 
 # Building, pip-installing and npm-installing into fresh folders: minutes on a loaded machine.
 pytestmark = [

@@ -173,7 +173,7 @@ def test_a_missing_command_is_left_for_the_start_error_to_name(tmp_path: Path) -
 def test_the_wheels_npm_runs_with_no_node_on_path(tmp_path: Path) -> None:
     import subprocess
 
-    from tests.harness.support import path_without_node
+    from tests.harness.no_node import path_without_node
 
     env = {**os.environ, "PATH": path_without_node(tmp_path / "bin")}
     done = subprocess.run(
