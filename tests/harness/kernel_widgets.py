@@ -275,13 +275,17 @@ def dialog_in(kernel: BrowserLikeKernel, area_id: str, method: str) -> PageDialo
 
 def outcome_of(kernel: BrowserLikeKernel, dialog: PageDialog, timeout: float = 30) -> str:
     """Wait until the dialog is settled on the page (its controls gone from the block it was
-    drawn in, the record's card of it there); return its outcome line."""
+    drawn in, the record's card of it there; or its output replaced by its record, which then
+    holds that card: :func:`final_record`); return its outcome line."""
 
     def outcome() -> str | None:
-        content = kernel.tracker.pages[dialog.output].content
-        block = content.blocks.get(dialog.block, "")
-        if dialog.id in content.dialogs or f'data-dialog="{html_lib.escape(dialog.id)}"' in block:
-            return None
+        block = final_record(kernel, dialog.output)
+        if block is None:
+            content = kernel.tracker.pages[dialog.output].content
+            block = content.blocks.get(dialog.block, "")
+            place = f'data-dialog="{html_lib.escape(dialog.id)}"'
+            if dialog.id in content.dialogs or place in block:
+                return None
         title = dialog.description["title"]
         for card in elements(block, "atomic-dialog"):
             found = elements(card, "atomic-dialog-outcome")
