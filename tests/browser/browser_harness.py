@@ -543,6 +543,13 @@ class NotebookPage:
         """The output area of the cell called ``name``."""
         return self.cell(name).locator(".jp-OutputArea").first
 
+    def expect_no_lost_widget_shown(self) -> None:
+        """No "Error displaying widget" of a lost widget is visible, however many the widget
+        manager has drawn by now (one per lost output; they appear one by one, so a strict
+        locator would see one, two, or none depending on the moment)."""
+        lost = self.notebook.get_by_text("Error displaying widget")
+        expect(lost.filter(visible=True)).to_have_count(0)
+
     # ------------------------------------------------------------------ JupyterLab dialogs
 
     def open_dialogs(self) -> list[str]:

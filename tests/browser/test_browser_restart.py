@@ -55,7 +55,7 @@ def test_after_a_restart_the_listing_and_the_panel_show_their_records(nb: Notebo
 
     notebook = nb.notebook
     expect(notebook.locator(".jupyter-widgets-disconnected:visible")).to_have_count(0)
-    expect(notebook.get_by_text("Error displaying widget")).to_be_hidden()
+    nb.expect_no_lost_widget_shown()
     expect(listing).to_contain_text("Saved conversations of this notebook")
     expect(listing.get_by_role("button")).to_have_count(0)
     # The panel too: its record, not its editor and Send, which could no longer answer.

@@ -135,7 +135,7 @@ def test_reopened_without_its_kernel_it_shows_the_records_as_saved(
     # The lost widgets' outputs ("Error displaying widget") are hidden by the copy's style.
     for cell in ("start", "ask"):
         expect(widget_output(nb, cell)).to_be_hidden()
-    expect(nb.notebook.get_by_text("Error displaying widget")).to_be_hidden()
+    nb.expect_no_lost_widget_shown()
     nb.screenshot(nb.cell("ask"), "saved-live-light")
     dark = nb.set_theme("JupyterLab Dark")
     assert dark["light"] is False
