@@ -115,6 +115,9 @@ def load_ipython_extension(ipython: Any) -> None:
     from atomic_jupyter.notebook.magics import AtomicAgentMagics, AtomicExtensionMagics
 
     _wire()  # the notebook's presentation, citations and built-in tools, before any session
+    from atomic_jupyter.ui.dispatch import remember_main_loop
+
+    remember_main_loop()  # for views made on a subshell's thread (a click that starts one)
     install_error_log(ipython)  # $`Err` and %atomic_agent fix: the cells that failed from now
     from atomic_jupyter.notebook.notebook_tools import attach_kernel
 

@@ -248,26 +248,45 @@ def _guarded(
     return guarded
 
 
-def _target(info: CallInfo) -> tuple[InteractiveShell, _KernelState, PageLink, Page] | ToolReply:
+#: Why a notebook tool cannot work while a cell blocks the kernel and the page's messages wait
+#: for it (no kernel subshell carries them).
+_BLOCKED = (
+    "The notebook cannot be read or changed while a cell runs and blocks the kernel "
+    "(the prompt was sent with --wait, session.wait() or Run All): the page's answer "
+    "cannot reach the kernel until that cell ends. Nothing was done. Tell the person "
+    "to send the prompt without --wait to let you work on the notebook; the python "
+    "and notebook_cells tools still work."
+)
+#: Why cells cannot be run while a cell blocks the kernel, wherever the page's messages go.
+_BLOCKED_RUN = (
+    "Cells cannot be run while a cell runs and blocks the kernel (the prompt was sent with "
+    "--wait, session.wait() or Run All): they would wait for that cell, and it waits for this "
+    "run. Nothing was run. Tell the person to run the cells, or to send the prompt without "
+    "--wait; reading and changing the notebook still work."
+)
+
+
+def _target(
+    info: CallInfo, runs_cells: bool = False
+) -> tuple[InteractiveShell, _KernelState, PageLink, Page] | ToolReply:
     """The kernel, its state, its link and the page the call's prompt came from; or the error
-    for the model."""
+    for the model.
+
+    While a cell blocks the kernel (``--wait``), a page whose messages come over a kernel
+    subshell still answers (its replies and decisions are handled beside the cell); one whose
+    messages go to the main shell cannot, and cells to run (``runs_cells``) never can."""
     shell = _shell()
     link = link_of(shell) if shell is not None else None
     if shell is None or link is None:
         return ToolReply(error="no Jupyter kernel runs here: the notebook cannot be reached")
     state = _state(shell)
-    if state.cell_running:
-        return ToolReply(
-            error=(
-                "The notebook cannot be read or changed while a cell runs and blocks the kernel "
-                "(the prompt was sent with --wait, session.wait() or Run All): the page's answer "
-                "cannot reach the kernel until that cell ends. Nothing was done. Tell the person "
-                "to send the prompt without --wait to let you work on the notebook; the python "
-                "and notebook_cells tools still work."
-            )
-        )
     origin = state.origins.get(info.run) if info.run is not None else None
     page = link.page_for(origin.client if origin is not None else None)
+    if state.cell_running:
+        if runs_cells:
+            return ToolReply(error=_BLOCKED_RUN)
+        if page is None or page.subshell is None:
+            return ToolReply(error=_BLOCKED)
     if page is None:
         why = why_unavailable()
         if why is None:  # several pages, none of them the prompt's
@@ -548,7 +567,7 @@ def _run(arguments: dict[str, Any], info: CallInfo) -> ToolReply | Future[ToolRe
         return ToolReply(error='notebook_run needs {"cell_ids": ["<id>", ...]}')
     if len(ids) > RUN_MAX:
         return ToolReply(error=f"at most {RUN_MAX} cells in one call")
-    found = _target(info)
+    found = _target(info, runs_cells=True)
     if isinstance(found, ToolReply):
         return found
     _shell_, state, link, page = found

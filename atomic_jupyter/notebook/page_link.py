@@ -21,13 +21,18 @@ The messages (``labextension/src/protocol.ts`` declares the same):
   ``withdraw`` (``call``) and ``run`` (``cell_ids``); each answered by one
   ``{"type": "reply", "id", "ok", "error"?, ...}``.
 - Up, besides replies: ``{"type": "decision", "call", "accept", "reason"?}``, a person's
-  Accept or Reject clicked in a cell.
+  Accept or Reject clicked in a cell; and ``{"type": "here"}``, sent once over the page's
+  kernel subshell when its comms use one (the hello goes to the main shell, before the
+  subshell exists): from then on the page answers while a cell runs (:attr:`Page.subshell`).
 
-Comm messages reach the kernel on its shell channel, so they are handled on the main thread
-while the kernel is idle: a request's answer arrives after the cell that asked has ended, never
-while a cell blocks. Everything here runs on the main thread, but for reading which pages are
-linked (:attr:`PageLink.pages`, under a lock: the reader thread asks whether the notebook
-tools can be offered) and :func:`link_of` with ``make=False``.
+Threads: a page's messages are handled on the shell thread the page addressed them to (each
+page comm answers where addressed, :func:`~atomic_jupyter.ui.output_widget.answer_where_addressed`):
+with JupyterLab or Notebook 7 and ipykernel 7, a kernel subshell's thread, while a person's
+cell may run on the main one; with comms over subshells ``disabled``, or a kernel without
+subshells, the main thread, once the kernel is idle. Requests are sent from the main thread
+(the notebook tools run there). So the pages linked and the requests waiting for a reply are
+kept under one lock, and a page that goes fails every request it had not answered, whichever
+thread sees it go. :attr:`Page.subshell` says where its last message came from.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from atomic_jupyter.session.observers import Listeners
+from atomic_jupyter.ui.output_widget import answer_where_addressed
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell
@@ -133,6 +139,15 @@ class Page:
     client: str
     path: str
     app: str
+    #: The kernel subshell the page's last message came over (its header's ``subshell_id``);
+    #: None: the main shell, whose messages wait for a running cell to end.
+    subshell: str | None = None
+
+    def heard(self, message: dict[str, Any]) -> None:
+        """Note where a message of the page came from (see :attr:`subshell`)."""
+        header = message.get("header") or {}
+        subshell = header.get("subshell_id") if isinstance(header, dict) else None
+        self.subshell = subshell if isinstance(subshell, str) and subshell else None
 
     @property
     def label(self) -> str:
@@ -224,6 +239,8 @@ class PageLink:
             path=str(data.get("path") or ""),
             app=str(data.get("app") or ""),
         )
+        page.heard(message)
+        answer_where_addressed(comm)
         self.refused = ""
         with self._lock:
             self._pages[comm.comm_id] = page
@@ -233,10 +250,12 @@ class PageLink:
 
     def _received(self, page: Page, message: dict[str, Any]) -> None:
         data = (message.get("content") or {}).get("data") or {}
+        page.heard(message)
         if not isinstance(data, dict):
             return
         if data.get("type") == "reply":
-            entry = self._pending.pop(data.get("id"), None)  # type: ignore[arg-type]
+            with self._lock:
+                entry = self._pending.pop(data.get("id"), None)  # type: ignore[arg-type]
             if entry is not None and not entry[1].done():
                 entry[1].set_result(data)
         elif data.get("type") == "decision" and isinstance(data.get("call"), str):
@@ -245,11 +264,11 @@ class PageLink:
     def _closed(self, page: Page) -> None:
         with self._lock:
             self._pages.pop(page.comm.comm_id, None)
-        for key, (owner, future) in list(self._pending.items()):
-            if owner is page:
-                del self._pending[key]
-                if not future.done():
-                    future.set_exception(PageError(f"the notebook {page.label} was closed"))
+            unanswered = [key for key, (owner, _future) in self._pending.items() if owner is page]
+            futures = [self._pending.pop(key)[1] for key in unanswered]
+        for future in futures:
+            if not future.done():
+                future.set_exception(PageError(f"the notebook {page.label} was closed"))
         self.changed.emit()
 
     # ------------------------------------------------------------------ requests
@@ -273,10 +292,13 @@ class PageLink:
                 answer.set_exception(PageError(str(reply.get("error") or "the page said no")))
 
         asked.add_done_callback(settle)
-        if page not in self.pages:
+        with self._lock:  # linked and waiting, or gone: a page closing meanwhile fails it
+            linked = page.comm.comm_id in self._pages
+            if linked:
+                self._pending[number] = (page, asked)
+        if not linked:
             asked.set_exception(PageError(f"the notebook {page.label} is not linked any more"))
             return answer
-        self._pending[number] = (page, asked)
         page.comm.send({"type": "request", "id": number, "op": op, **fields})
         return answer
 

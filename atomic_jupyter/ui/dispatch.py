@@ -23,10 +23,17 @@ is refused: in use it is logged, once, and the work stays queued; in strict mode
 :class:`OffThreadWidgetWork` and is listed in :data:`refused`, which the test suite's thread
 guard turns into a failure.
 
-The exceptions to "widgets only on the kernel thread" (three, all while a cell keeps the loop
-from running, listed in ARCHITECTURE.md) each render an output under that output's own lock
-(:class:`~atomic_jupyter.ui.output_base.OutputBase`), inside :func:`thread_safe_update`, which
-the test suite's guard respects.
+The exceptions to "widgets only on the kernel thread" (listed in ARCHITECTURE.md) each render
+an output under that output's own lock (:class:`~atomic_jupyter.ui.output_base.OutputBase`),
+inside :func:`thread_safe_update`, which the test suite's guard respects. One of them lives
+here: the *stand-in*. When work queued from another thread finds the kernel's loop blocked (a
+person's cell computing: a probe put on the loop has not run :data:`STAND_IN_AFTER` seconds
+later), a thread of the dispatcher's own (``atomic-ui-stand-in``) calls the render it was given
+(:meth:`UiDispatcher.set_stand_in`: the view's outputs brought in line with the session), at
+most every :data:`STAND_IN_INTERVAL` seconds, until the loop runs again; the queued work still
+runs on the loop afterwards and finds nothing left to send. So what a page's message did (a
+dialog answered over a kernel subshell) and what the agent streams next are drawn while the
+cell runs.
 
 A batch of queued work interrupted part way (a ``KeyboardInterrupt`` raised by one piece, as
 an interrupted kernel call re-raises it) keeps the rest: it is queued again, in order, and
@@ -51,11 +58,14 @@ from collections.abc import Callable, Hashable, Iterator
 from typing import ClassVar
 
 __all__ = [
+    "STAND_IN_AFTER",
+    "STAND_IN_INTERVAL",
     "STRICT_ENV",
     "OffThreadWidgetWork",
     "UiDispatcher",
     "in_thread_safe_update",
     "refused",
+    "remember_main_loop",
     "thread_safe_update",
 ]
 
@@ -63,6 +73,12 @@ log = logging.getLogger(__name__)
 
 #: The environment variable that turns on strict mode when set to ``"1"`` (the tests set it).
 STRICT_ENV = "ATOMIC_JUPYTER_STRICT_THREADS"
+
+#: Seconds the kernel's loop may take to run a probe before the stand-in renders (an idle
+#: kernel runs it within a millisecond or two).
+STAND_IN_AFTER = 0.05
+#: Seconds between two renders of the stand-in, at least (a stream is drawn 20 times a second).
+STAND_IN_INTERVAL = 0.05
 
 #: What strict dispatchers refused (newest last, at most :data:`REFUSED_KEPT`); the test
 #: suite's thread guard fails a test that leaves anything here.
@@ -72,6 +88,26 @@ REFUSED_KEPT = 50
 
 _refused_lock = threading.Lock()
 _local = threading.local()
+#: The main thread's running loop, as last seen there (see :func:`remember_main_loop`).
+_main_loop: asyncio.AbstractEventLoop | None = None
+
+
+def remember_main_loop() -> None:
+    """On the main thread, with its event loop running (in a cell: ``%load_ext``, any
+    capture there): remember that loop, for dispatchers of the main thread made or asked on
+    another thread (a click handled over a kernel subshell that starts a session)."""
+    global _main_loop
+    if threading.current_thread() is not threading.main_thread():
+        return
+    try:
+        _main_loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return
+
+
+def _remembered_main_loop() -> asyncio.AbstractEventLoop | None:
+    loop = _main_loop
+    return loop if loop is not None and not loop.is_closed() else None
 
 
 class OffThreadWidgetWork(RuntimeError):
@@ -146,6 +182,10 @@ class UiDispatcher:
         self._armed: set[Hashable] = set()
         self._logged: set[tuple[str, str]] = set()
         self.errors: list[str] = []
+        self._stand_in: _StandIn | None = None
+        #: When the kernel thread last pumped (a blocking wait does the work itself).
+        self._pumped_at = float("-inf")
+        self._probe: threading.Event | None = None
 
     # ------------------------------------------------------------------ the kernel thread
 
@@ -166,14 +206,18 @@ class UiDispatcher:
         """Remember the running event loop of the calling thread, if any; that thread becomes
         the kernel thread (in a kernel: the main thread, in a cell). A dispatcher made for a
         given kernel thread captures only that thread's loop."""
-        if self._bound is not None and threading.current_thread() is not self._bound:
+        here = threading.current_thread()
+        if self._bound is not None and here is not self._bound:
+            if self._bound is threading.main_thread() and not self.has_loop:
+                self._loop = _remembered_main_loop()  # the main thread's, seen there before
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
         self._loop = loop
-        self._kernel_thread = threading.current_thread()
+        self._kernel_thread = here
+        remember_main_loop()
 
     @property
     def has_loop(self) -> bool:
@@ -253,6 +297,7 @@ class UiDispatcher:
         if loop is None:
             self._queued_without_loop(func)
             return
+        self._wake_stand_in()
         if not schedule:
             return
         try:
@@ -330,6 +375,8 @@ class UiDispatcher:
             self._run_throttled(key)
         elif self.has_loop:
             self._arm(key, due)
+            if not here:
+                self._wake_stand_in()
         elif not here:
             self._queued_without_loop(func)
 
@@ -396,6 +443,7 @@ class UiDispatcher:
         it later). Elsewhere nothing runs (see the module's notes)."""
         if not self._allowed_here("pump"):
             return
+        self._pumped_at = time.monotonic()
         self.flush()
         now = time.monotonic()
         every = not self.has_loop
@@ -403,6 +451,61 @@ class UiDispatcher:
             due = [key for key, (_, at) in self._throttled.items() if every or at <= now]
         for key in due:
             self._run_throttled(key)
+
+    # ------------------------------------------------------------------ the stand-in
+
+    def set_stand_in(self, render: Callable[[], None] | None) -> None:
+        """Give the render the stand-in calls while the kernel's loop is blocked (see the
+        module's notes), or ``None`` to stop it. ``render`` runs on the stand-in's thread: it
+        must render each output under that output's lock, inside :func:`thread_safe_update`,
+        and build, display or close nothing.
+
+        Parameters
+        ----------
+        render : callable or None
+            Brings every output shown in line with what it shows.
+        """
+        with self._lock:
+            old, self._stand_in = self._stand_in, None
+            if render is not None:
+                self._stand_in = _StandIn(self, render)
+        if old is not None:
+            old.stop()
+
+    def _wake_stand_in(self) -> None:
+        stand_in = self._stand_in
+        if stand_in is not None:
+            stand_in.asked()
+
+    def loop_is_blocked(self, within: float) -> bool:
+        """Whether the kernel's loop did not run a probe within ``within`` seconds, and the
+        kernel thread did not pump meanwhile (a person's cell computing). From any thread but
+        the kernel's; without a loop, False.
+
+        Parameters
+        ----------
+        within : float
+            Seconds the probe is given.
+
+        Returns
+        -------
+        bool
+            True when the loop is blocked.
+        """
+        loop = self._loop if self.has_loop else None
+        if loop is None or self.on_kernel_thread():
+            return False
+        with self._lock:  # one probe on the loop at a time: a blocked loop piles none up
+            ran = self._probe
+            if ran is None or ran.is_set():
+                ran = self._probe = threading.Event()
+                try:
+                    loop.call_soon_threadsafe(ran.set)
+                except RuntimeError:  # the loop closed under us
+                    return False
+        if ran.wait(within):
+            return False
+        return time.monotonic() - self._pumped_at > within
 
     # ------------------------------------------------------------------ running
 
@@ -452,3 +555,56 @@ class UiDispatcher:
                 return
             self._logged.add(key)
         log.warning(message)
+
+
+class _StandIn:
+    """The stand-in of one dispatcher: a thread that renders while the kernel's loop is
+    blocked (see the module's notes). Started with the first request, a daemon; stopped with
+    :meth:`stop` (or when its dispatcher is given another)."""
+
+    def __init__(self, dispatcher: UiDispatcher, render: Callable[[], None]) -> None:
+        self._dispatcher = dispatcher
+        self._render = render
+        self._changed = threading.Condition()
+        self._asked = 0
+        self._done = 0
+        self._stopped = False
+        self._thread: threading.Thread | None = None
+
+    def asked(self) -> None:
+        """Work was queued from another thread: look whether the loop runs it."""
+        with self._changed:
+            if self._stopped:
+                return
+            self._asked += 1
+            self._changed.notify_all()
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._serve, name="atomic-ui-stand-in", daemon=True
+                )
+                self._thread.start()
+
+    def stop(self) -> None:
+        """Render no more (a render under way ends first, unwaited)."""
+        with self._changed:
+            self._stopped = True
+            self._changed.notify_all()
+
+    def _serve(self) -> None:
+        while True:
+            with self._changed:
+                self._changed.wait_for(lambda: self._stopped or self._asked > self._done)
+                if self._stopped:
+                    return
+                target = self._asked
+            if self._dispatcher.loop_is_blocked(STAND_IN_AFTER):
+                try:
+                    self._render()
+                except Exception:  # one failing render must not end the stand-in
+                    log.exception("atomic-jupyter: the stand-in's render failed")
+                with self._changed:
+                    self._done = target
+                    self._changed.wait_for(lambda: self._stopped, STAND_IN_INTERVAL)
+            else:
+                with self._changed:
+                    self._done = target

@@ -24,6 +24,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 
 from atomic_jupyter.session.observers import Listeners
+from atomic_jupyter.ui.dispatch import thread_safe_update
 from atomic_jupyter.ui.output_widget import OutputWidget
 from atomic_jupyter.ui.page_protocol import PageContent, PageMessage
 
@@ -60,8 +61,8 @@ class OutputBase(ABC):
         return self.widget.content
 
     def act(self, message: PageMessage) -> None:
-        """A message from the page, on the kernel's thread (nothing, unless a kind has
-        controls)."""
+        """A message from the page, on the shell thread that received it (the main thread or
+        a kernel subshell's; nothing, unless a kind has controls)."""
         return
 
     def let_go(self) -> None:
@@ -87,5 +88,9 @@ class OutputBase(ABC):
             self.widget.empty_and_close()
 
     def _received(self, message: PageMessage) -> None:
+        # On the shell thread that received the page's message: the main thread, or a kernel
+        # subshell's while a cell may run on the main one (ARCHITECTURE.md, "Which thread
+        # runs what"). What an action renders is rendered under each output's lock.
         if not self.closed:
-            self.act(message)
+            with thread_safe_update():
+                self.act(message)

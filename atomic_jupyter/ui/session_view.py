@@ -63,8 +63,13 @@ class SessionView:
 
     def __init__(self, session: AgentSession) -> None:
         self.session = session
-        self.dispatcher = UiDispatcher()
-        self.dispatcher.capture_loop()  # made on the main thread, in a cell
+        # The main thread's, wherever the view is made: a click handled on a kernel
+        # subshell's thread (Resume) can make one, and that thread's loop is not the kernel's.
+        self.dispatcher = UiDispatcher(kernel_thread=threading.main_thread())
+        self.dispatcher.capture_loop()
+        # While a person's cell blocks the loop, what the agent and the page's messages
+        # change is drawn from the dispatcher's stand-in thread.
+        self.dispatcher.set_stand_in(self.render_while_busy)
         self._build_lock = threading.RLock()
         #: Called on the main thread with each run whose final render is done.
         self.runs_final: Listeners[Callable[[PromptRun], None]] = Listeners()
@@ -118,6 +123,7 @@ class SessionView:
         if self.closed:
             return
         self.closed = True
+        self.dispatcher.set_stand_in(None)
         for subscription in self._subscriptions:
             subscription.remove()
         self._subscriptions = []
@@ -172,7 +178,15 @@ class SessionView:
     def _dialog_added(self, dialog: Dialog) -> None:
         """A dialog of no run: the panel shows it."""
         self.shown_changed.emit()
-        self.dispatcher.call(partial(self.add_dialog, dialog))
+        self.show_in_panel(dialog)
+
+    def show_in_panel(self, dialog: Dialog) -> None:
+        """Put ``dialog`` in the panel's list now, from any thread (the list holds no widget
+        and takes the panel's lock), and ask for the panel's render."""
+        if self.closed:
+            return
+        self.panel_output.add(dialog)
+        self.dispatcher.call(self.render_panel, key="panel-now")
 
     def _dialog_changed(self) -> None:
         """A dialog an output drew changed (on any thread): the record copies follow."""
@@ -192,7 +206,7 @@ class SessionView:
             # A dialog of a run whose output is not on the page (prompt(display=False)): the
             # run announced it, the panel shows it.
             for dialog in run.transcript.pending_dialogs():
-                self.dispatcher.call(partial(self.add_dialog, dialog))
+                self.show_in_panel(dialog)
         render: Callable[[], None]
         key: Hashable
         host = self._host_of(run)
@@ -220,13 +234,6 @@ class SessionView:
 
     def refresh(self, _part: Any = None) -> None:
         """Bring the panel in line with the session now (any part)."""
-        self.render_panel()
-
-    def add_dialog(self, dialog: Dialog) -> None:
-        """Show a dialog in the panel (one raised with no prompt area on the page)."""
-        if self.closed:  # queued before the view closed: nothing to show it in
-            return
-        self.panel_output.add(dialog)
         self.render_panel()
 
     def make_rule(self, dialog: Dialog) -> None:
@@ -325,18 +332,22 @@ class SessionView:
             output.render()
 
     def render_while_busy(self) -> None:
-        """Bring every shown run's output (and the panel) in line with the session now, from
+        """Bring every shown run's output and the panel in line with the session now, from
         any thread.
 
-        For a kernel call that waits while a cell computes: the kernel's loop cannot run, so
-        the card would not say "waiting for the kernel…" until the cell ends. This is the
-        second marked exception to "widgets only on the kernel thread" (ARCHITECTURE.md,
-        "Which thread may touch what"): each output renders under its own lock, inside
-        :func:`~atomic_jupyter.ui.dispatch.thread_safe_update`, and the kernel thread, busy
-        with the cell, touches none of these widgets meanwhile.
+        For the times the kernel's loop cannot run because a cell computes: the dispatcher's
+        stand-in (a dialog answered over a subshell, what the agent streams next), a kernel
+        call that waits (its card says "waiting for the kernel…"), the agent's code running.
+        These are the marked exceptions to "widgets only on the kernel thread"
+        (ARCHITECTURE.md, "Which thread may touch what"): each output renders under its own
+        lock, inside :func:`~atomic_jupyter.ui.dispatch.thread_safe_update`; nothing is built,
+        displayed or closed here.
         """
+        if self.closed:
+            return
         with self._build_lock:
-            outputs = [*self.run_outputs.values(), *(h for h in self._hosts if h.runs)]
+            hosts = [h for h in self._hosts if h is self.panel_output or h.runs]
+            outputs = [*self.run_outputs.values(), *hosts]
         with thread_safe_update():
             for output in outputs:
                 output.render()

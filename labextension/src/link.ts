@@ -14,6 +14,7 @@ import {
   type CellSummary,
   type Decision,
   type Hello,
+  type Here,
   type OutputSummary,
   PAGE_TARGET,
   PROTOCOL,
@@ -136,9 +137,17 @@ export class NotebookLink {
     };
     comm.open(hello as any);
     this.panel.node.dataset.ajLink = 'open';
+    // The hello goes to the main shell (the comm's subshell is made after it); once the
+    // subshell exists, say so over it (JupyterLab >= 4.4; never, with the setting disabled).
+    const over = comm as unknown as { subshellStarted?: Promise<void>; subshellId?: string | null };
+    over.subshellStarted
+      ?.then(() => {
+        if (over.subshellId) this.send({ type: 'here' }, comm);
+      })
+      .catch(() => undefined);
   }
 
-  private send(message: Reply | Decision, comm: Kernel.IComm | null = this.comm): void {
+  private send(message: Reply | Decision | Here, comm: Kernel.IComm | null = this.comm): void {
     if (comm && !comm.isDisposed) comm.send(message as any);
   }
 

@@ -28,6 +28,15 @@ export interface Hello {
   app: string;
 }
 
+/**
+ * Sent once over the link's kernel subshell when the page's comms use one (JupyterLab and
+ * Notebook 7 >= 4.4, "Kernel Comms over subshells" not disabled, a kernel with subshells): the
+ * kernel then knows the page's replies and decisions reach it while a cell runs.
+ */
+export interface Here {
+  type: 'here';
+}
+
 /** One operation of a proposed change, as the model asked for it. */
 export interface Operation {
   op: 'replace' | 'insert' | 'delete';

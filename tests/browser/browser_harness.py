@@ -653,6 +653,21 @@ class NotebookPage:
         Returns the cell. Fails, showing the output, when the cell printed to stderr or raised,
         and at once, with its text, when a JupyterLab dialog is open.
         """
+        cell = self.start(name)
+        prompt = cell.locator(".jp-InputArea-prompt").first
+        expect(prompt).to_have_text(re.compile(r"^\[\d+\]:$"), timeout=timeout)
+        errors = cell.locator(
+            ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
+        )
+        if errors.count():
+            raise AssertionError(
+                f"cell {name!r} wrote to stderr:\n" + "\n".join(errors.all_inner_texts())
+            )
+        return cell
+
+    def start(self, name: str) -> Any:
+        """Start a cell as a person does (select it, press Ctrl+Enter) and return it, without
+        waiting for it to finish (its prompt may read "[*]:" for a while)."""
         cell = self.cell(name)
         prompt = cell.locator(".jp-InputArea-prompt").first
         notebook = self.notebook.element_handle()
@@ -680,14 +695,6 @@ class NotebookPage:
                 if attempt == 2:
                     raise
                 self.key_retries.append(name)
-        expect(prompt).to_have_text(re.compile(r"^\[\d+\]:$"), timeout=timeout)
-        errors = cell.locator(
-            ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
-        )
-        if errors.count():
-            raise AssertionError(
-                f"cell {name!r} wrote to stderr:\n" + "\n".join(errors.all_inner_texts())
-            )
         return cell
 
     def set_theme(self, theme: str) -> dict[str, Any]:

@@ -504,6 +504,9 @@ class BrowserLikeKernel:
         self.iopub_hooks: list[Callable[[dict[str, Any]], bool]] = []
         #: The same for shell replies to requests the hook's owner sent itself.
         self.shell_hooks: list[Callable[[dict[str, Any]], bool]] = []
+        #: The subshell every comm message goes over (None: the main shell, as a page whose
+        #: "Kernel Comms over subshells" setting is ``disabled``); see :meth:`create_subshell`.
+        self.comm_subshell: str | None = None
 
         self._km: KernelManager | None = None
         self._kc: BlockingKernelClient | None = None
@@ -915,8 +918,47 @@ class BrowserLikeKernel:
 
     # ----------------------------------------------------------- acting on widgets
 
+    def create_subshell(self, timeout: float = 10.0) -> str:
+        """Ask the kernel for a subshell (JEP 91: a shell thread of its own), on the control
+        channel, as JupyterLab does for its comms; return its id.
+
+        Parameters
+        ----------
+        timeout : float
+            Seconds to wait for the reply.
+
+        Returns
+        -------
+        str
+            The new subshell's id (for :attr:`comm_subshell`, or ``subshell=`` of
+            :meth:`send_comm_msg`).
+        """
+        kc = self.kc
+        msg = kc.session.msg("create_subshell_request", {})
+        kc.control_channel.send(msg)
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise KernelTimeout(f"no create_subshell_reply within {timeout}s")
+            try:
+                reply = kc.control_channel.get_msg(timeout=remaining)
+            except queue.Empty:
+                continue
+            if _parent_id(reply) != msg["header"]["msg_id"]:
+                continue  # a reply to another control request
+            content = reply["content"]
+            if content.get("status") != "ok":
+                raise AssertionError(f"the kernel made no subshell: {content}")
+            return str(content["subshell_id"])
+
     def send_comm_msg(
-        self, comm_id: str, data: dict[str, Any], buffers: Sequence[bytes] = ()
+        self,
+        comm_id: str,
+        data: dict[str, Any],
+        buffers: Sequence[bytes] = (),
+        *,
+        subshell: str | None = None,
     ) -> str:
         """Send a ``comm_msg`` on the shell channel, as the browser's comm does.
 
@@ -928,6 +970,10 @@ class BrowserLikeKernel:
             The message's ``data``.
         buffers : sequence of bytes
             Binary buffers.
+        subshell : str, optional
+            The subshell the message is for (its header's ``subshell_id``); by default
+            :attr:`comm_subshell`, as JupyterLab sends comm messages over a subshell per comm
+            target ("Kernel Comms over subshells": ``perCommTarget``).
 
         Returns
         -------
@@ -936,6 +982,9 @@ class BrowserLikeKernel:
         """
         kc = self.kc
         msg = kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+        subshell = subshell if subshell is not None else self.comm_subshell
+        if subshell is not None:
+            msg["header"]["subshell_id"] = subshell
         kc.session.send(kc.shell_channel.socket, msg, buffers=list(buffers) or None)
         msg_id = str(msg["header"]["msg_id"])
         self._live[msg_id] = "comm"

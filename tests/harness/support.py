@@ -225,6 +225,8 @@ def conversation_script(request):
         return Turn([Text(MARKDOWN_PAYLOAD)], usage=Usage(30, 60))
     if "slow" in prompt:
         return Turn([Text("slow " * 400, chunk=5, delay=0.01)], usage=Usage(20, 400))
+    if "crawl" in prompt:  # a minute of streaming: long enough to be stopped, never to end
+        return Turn([Text("crawl " * 1200, chunk=6, delay=0.05)], usage=Usage(20, 1200))
     return Turn([Text(f"You said: {request.last_user_text}")], usage=Usage(10, 5))
 
 

@@ -9,9 +9,17 @@ call made on any other thread; a test fails at teardown listing them (an autouse
 ``tests.harness.plugin``). What strict dispatchers refused (``dispatch.refused``) fails it too.
 
 The allowed exception: widget work inside ``atomic_jupyter.ui.dispatch.thread_safe_update()``,
-which only ``LiveOutput.append`` (``%atomic_agent bash``'s live output, set from the reader
-thread under a lock while its cell blocks, the thread-safe way DESIGN.md names) and
-``SessionView.render_while_busy`` (a kernel call's card, while a cell computes) use.
+each output rendered under its own lock: ``LiveOutput.append`` (``%atomic_agent bash``'s live
+output, set from the reader thread while its cell blocks), ``SessionView.render_while_busy``
+(from the dispatcher's stand-in thread ``atomic-ui-stand-in`` while a person's cell blocks the
+loop, a kernel call's timer, the agent's code's ticker), and a page's message handled on the
+shell thread that received it: the main thread, or a kernel subshell's (``subshell-<id>``,
+JupyterLab's comms over subshells).
+
+The guard knows those threads by kind (:func:`thread_kind`): a violation names it, and what
+was done inside ``thread_safe_update()`` off the main thread is counted by kind
+(:func:`marked`), so a test can show that a page's message really was handled on a subshell
+while a cell ran.
 
 In a real kernel (``BrowserLikeKernel(thread_guard=True)``) the same guard is installed at
 kernel start from :data:`KERNEL_INSTALL` (an ``exec_lines`` of the kernel), and
@@ -38,9 +46,11 @@ __all__ = [
     "assert_no_offthread_widget_work",
     "install",
     "installed",
+    "marked",
     "pump_until",
     "report",
     "take",
+    "thread_kind",
     "uninstall",
 ]
 
@@ -56,8 +66,46 @@ KEPT = 50
 
 _lock = threading.Lock()
 _seen: Counter[str] = Counter()
+_marked: Counter[str] = Counter()
 _originals: dict[str, Callable[..., Any]] = {}
 _local = threading.local()
+
+
+def thread_kind(thread: threading.Thread) -> str:
+    """What a thread is, for the guard's reports: ``"main"``, ``"subshell"`` (a kernel
+    subshell's shell thread, ipykernel's ``subshell-<id>``), ``"stand-in"`` (a dispatcher's),
+    or the thread's name without its trailing number or process id.
+
+    Parameters
+    ----------
+    thread : threading.Thread
+        The thread.
+
+    Returns
+    -------
+    str
+        Its kind.
+    """
+    if thread is threading.main_thread():
+        return "main"
+    if thread.name.startswith("subshell-"):
+        return "subshell"
+    if thread.name == "atomic-ui-stand-in":
+        return "stand-in"
+    return re.sub(r"[-_ ]?\d+$", "", thread.name) or thread.name
+
+
+def marked() -> dict[str, int]:
+    """How many widget calls were made inside ``thread_safe_update()`` off the main thread,
+    by :func:`thread_kind`, since the guard was installed (or :func:`take` last ran).
+
+    Returns
+    -------
+    dict
+        Kind -> calls.
+    """
+    with _lock:
+        return dict(_marked)
 
 
 def _allowed() -> bool:
@@ -100,10 +148,14 @@ def _collected() -> bool:
 def _record(action: str, widget: Any) -> None:
     if action == "closed" and _collected():
         action = "closed (dropped open, by the garbage collector)"
-    entry = (
-        f"{action} {type(widget).__name__} on thread {threading.current_thread().name!r} "
-        f"at {_where()}"
+    thread = threading.current_thread()
+    kind = thread_kind(thread)
+    on = (
+        f"a kernel subshell's thread {thread.name!r}"
+        if kind == "subshell"
+        else (f"thread {thread.name!r}")
     )
+    entry = f"{action} {type(widget).__name__} on {on} at {_where()}"
     with _lock:
         if entry in _seen or len(_seen) < KEPT:
             _seen[entry] += 1
@@ -120,8 +172,12 @@ def _guarded(action: str, original: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
         depth = getattr(_local, "depth", 0)
         # The outermost call says what was done.
-        if depth == 0 and _touches(action, self) and not _allowed():
-            _record(action, self)
+        if depth == 0 and _touches(action, self):
+            if not _allowed():
+                _record(action, self)
+            elif threading.current_thread() is not threading.main_thread():
+                with _lock:
+                    _marked[thread_kind(threading.current_thread())] += 1
         _local.depth = depth + 1
         try:
             return original(self, *args, **kwargs)
@@ -202,8 +258,8 @@ def report(found: list[str]) -> str:
     """
     lines = "\n".join(f"  - {entry}" for entry in found)
     return (
-        "widget work off the kernel's thread (only LiveOutput.append's thread_safe_update() "
-        f"is allowed; see ARCHITECTURE.md, 'Which thread runs what'):\n{lines}"
+        "widget work off the kernel's main thread outside thread_safe_update() (see "
+        f"ARCHITECTURE.md, 'Which thread may touch what'):\n{lines}"
     )
 
 

@@ -175,7 +175,7 @@ def test_panel_work_queued_before_the_view_closed_builds_no_widget_after_it(
     (dialog,) = wait_until(lambda: session.pending_dialogs, "the dialog")
     view.close()
     before = len(widget_module._instances)
-    view.add_dialog(dialog)
+    view.show_in_panel(dialog)
     for part in ("status", "widgets", "rules", "title", "notifications"):
         view.refresh(part)
     assert len(widget_module._instances) == before

@@ -1,0 +1,162 @@
+"""While a person's cell computes, the agent stays with them, in JupyterLab: a dialog answered,
+Stop, and a prompt sent from the panel are each drawn in the page before the cell ends.
+
+JupyterLab (>= 4.4) sends widget messages over a kernel subshell of its own (Settings >
+Kernel > "Kernel Comms over subshells", ``perCommTarget`` by default), so the kernel handles
+them while the main thread runs the cell; what they change, and what the agent streams next,
+is drawn from the kernel's side while the cell still runs. Each busy cell computes until the
+test lets it go (a file it waits for), so "before the cell ends" holds by construction and is
+checked on the page ("[*]:"). The server's log must hold no traceback.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from tests.harness.support import EXTENSIONS
+
+from .browser_harness import LabServer, NotebookPage, panel_of
+
+pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
+
+UI_EXTENSION = EXTENSIONS / "ui_everything.ts"
+FILENAME = "busy-cell.ipynb"
+RUNNING = re.compile(r"^\[\*\]:$")
+FINISHED = re.compile(r"^\[\d+\]:$")
+
+
+def busy(flag: str) -> str:
+    """A cell that says it started, then computes until the file ``flag`` exists."""
+    return (
+        "import os, time\n"
+        "print('computing', flush=True)\n"
+        f"while not os.path.exists({flag!r}):\n"
+        "    time.sleep(0.01)\n"
+        "print('done computing')"
+    )
+
+
+def cells(scripted_model: Any) -> list[tuple[str, str]]:
+    """The demo's session (its guarded command, its answers) and one on the scripted model
+    (an answer that crawls, to stop), a prompt for each, and a busy cell per test."""
+    _server, home, args = scripted_model
+    return [
+        ("start", f"%load_ext atomic_jupyter\n%atomic_agent start --demo -e {UI_EXTENSION}"),
+        (
+            "crawler",
+            f"%atomic_agent start --name crawler --env PI_CODING_AGENT_DIR={home} "
+            f"-- {' '.join(args)}",
+        ),
+        ("ask", "%%atomic_agent\nclean up the scratch files"),
+        ("crawl", "%%atomic_agent --name crawler\ncrawl please"),
+        ("busy-dialog", busy("release-dialog")),
+        ("busy-stop", busy("release-stop")),
+        ("busy-send", busy("release-send")),
+    ]
+
+
+@pytest.fixture(scope="module")
+def nb(open_notebook: Any, scripted_model: Any) -> NotebookPage:
+    page = open_notebook(FILENAME, cells(scripted_model))
+    page.run("start")
+    page.run("crawler")
+    return page
+
+
+class Busy:
+    """A busy cell started on the page, and how it is let go."""
+
+    def __init__(self, nb: NotebookPage, lab_server: LabServer, name: str) -> None:
+        self.nb, self.name = nb, name
+        self.flag = lab_server.root / f"release-{name.removeprefix('busy-')}"
+        cell = nb.start(name)
+        self.prompt = cell.locator(".jp-InputArea-prompt").first
+        expect(nb.output(name)).to_contain_text("computing", timeout=30_000)
+
+    def still_running(self) -> None:
+        expect(self.prompt).to_have_text(RUNNING)
+        assert not self.flag.exists()
+
+    def release(self) -> None:
+        self.flag.touch()
+        expect(self.prompt).to_have_text(FINISHED, timeout=30_000)
+        expect(self.nb.output(self.name)).to_contain_text("done computing")
+
+
+@pytest.fixture
+def busy_cell(nb: NotebookPage, lab_server: LabServer) -> Iterator[Callable[[str], Busy]]:
+    """Starts a busy cell (``busy_cell(name)``); each is let go at the end, even after a
+    failure, so the next test's cells can run."""
+    started: list[Busy] = []
+
+    def start(name: str) -> Busy:
+        cell = Busy(nb, lab_server, name)
+        started.append(cell)
+        return cell
+
+    yield start
+    for cell in started:
+        cell.flag.touch()
+
+
+def drawn_before_the_cell_ended(nb: NotebookPage, cell: Busy, lab_server: LabServer) -> None:
+    """The busy cell still runs (what the test waited for was drawn before it ended); then it
+    is let go, and neither the page nor the server's log holds an error."""
+    cell.still_running()
+    cell.release()
+    tail = lab_server.log_tail(400)
+    assert "Traceback" not in tail, tail
+    assert nb.page_errors == [], nb.page_errors
+
+
+def test_a_dialog_answered_during_a_cell_shows_its_answer_and_the_agents_next_words(
+    nb: NotebookPage, lab_server: LabServer, busy_cell: Callable[[str], Busy]
+) -> None:
+    nb.run("ask")
+    ask = nb.output("ask")
+    allow = ask.get_by_role("button", name="Allow")
+    expect(allow).to_be_visible(timeout=30_000)
+    cell = busy_cell("busy-dialog")
+    allow.click()
+    expect(ask.locator(".atomic-dialog-outcome")).to_have_text("→ Allow (clicked)", timeout=5_000)
+    expect(ask.locator(".atomic-assistant-text").last).to_contain_text("ran", timeout=15_000)
+    expect(ask.locator(".atomic-run-state")).to_have_text("done", timeout=15_000)
+    drawn_before_the_cell_ended(nb, cell, lab_server)
+
+
+def test_stop_during_a_cell_shows_the_stopped_run(
+    nb: NotebookPage, lab_server: LabServer, busy_cell: Callable[[str], Busy]
+) -> None:
+    nb.run("crawl")
+    crawl = nb.output("crawl")
+    expect(crawl.locator(".atomic-assistant-text").first).to_contain_text("crawl", timeout=30_000)
+    cell = busy_cell("busy-stop")
+    before = crawl.locator(".atomic-assistant-text").first.inner_text()
+    # It keeps streaming while the cell computes.
+    expect(crawl.locator(".atomic-assistant-text").first).not_to_have_text(before, timeout=5_000)
+    crawl.get_by_role("button", name="Stop").click()
+    expect(crawl.locator(".atomic-assistant-stopped")).to_have_text(
+        "The answer ends here: the run was stopped.", timeout=10_000
+    )
+    expect(crawl.get_by_role("button", name="Stop")).to_have_count(0)
+    drawn_before_the_cell_ended(nb, cell, lab_server)
+
+
+def test_a_prompt_sent_from_the_panel_during_a_cell_streams_its_answer_there(
+    nb: NotebookPage, lab_server: LabServer, busy_cell: Callable[[str], Busy]
+) -> None:
+    panel = panel_of(nb)
+    cell = busy_cell("busy-send")
+    editor = panel.locator(".atomic-editor textarea")
+    editor.fill("hello! who are you?")
+    panel.get_by_role("button", name="Send").click()
+    expect(editor).to_have_value("")
+    expect(panel.locator(".atomic-assistant-text").last).to_contain_text(
+        "Hello from the offline demo model", timeout=15_000
+    )
+    drawn_before_the_cell_ended(nb, cell, lab_server)

@@ -1,0 +1,275 @@
+"""While a person's cell computes, what the page sends over a kernel subshell is handled and
+drawn at once: a real kernel driven like JupyterLab >= 4.4, whose comm messages go over a
+subshell of their own ("Kernel Comms over subshells": ``perCommTarget``), the real agent.
+
+Each test holds the kernel's main thread with a cell that computes until the test lets it go
+(:class:`BusyCell`), so "before the cell ends" is true by construction and checked. The page's
+messages go over a subshell made with ``create_subshell_request``, as JupyterLab's do; the
+last test sends them to the main shell, as a page with that setting ``disabled`` does.
+The kernel's thread guard (``thread_guard=True``) checks every test: what a subshell's thread
+does to our widgets is done inside ``thread_safe_update``.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.harness.kernel_client import BrowserLikeKernel
+from tests.harness.kernel_runs import wait_done
+from tests.harness.kernel_widgets import (
+    answer_html,
+    answers,
+    dialog_in,
+    element_text,
+    notes,
+    outcome_of,
+    page_of,
+    panels,
+)
+from tests.harness.notebook_page import Cell, StandInPage
+from tests.harness.plugin import last_tool_answer, scripted_start
+from tests.harness.support import EXTENSIONS
+from tests.harness.widget_text import visible_text
+
+pytestmark = [pytest.mark.kernel, pytest.mark.agent, pytest.mark.scripted_kernel]
+
+UI_EXTENSION = EXTENSIONS / "ui_everything.ts"
+
+
+@pytest.fixture(scope="module")
+def kernel_setup(scripted_model) -> list[str]:
+    """Two sessions: the demo model's (its guarded command, its answers), and the scripted
+    model's with the extension of every dialog (a crawling answer to stop)."""
+    return [
+        f"%atomic_agent start --demo --name demo -e {UI_EXTENSION}",
+        scripted_start(scripted_model, f"--name scripted -e {UI_EXTENSION}"),
+    ]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def over_a_subshell(kernel: BrowserLikeKernel) -> None:
+    """The page's comm messages go over a subshell of their own, as JupyterLab's do."""
+    kernel.comm_subshell = kernel.create_subshell()
+
+
+class BusyCell:
+    """A person's cell that computes on the kernel's main thread until :meth:`release`."""
+
+    def __init__(self, kernel: BrowserLikeKernel, folder: Path) -> None:
+        self.kernel = kernel
+        self.flag = folder / f"release-{uuid.uuid4().hex}"
+        code = (
+            "import os, time\n"
+            f"while not os.path.exists({str(self.flag)!r}):\n"
+            "    time.sleep(0.002)\n"
+        )
+        self.msg_id = kernel.submit(code)
+        self.released = False
+        kernel.wait_for(self.started, what="the busy cell to start")
+
+    def started(self) -> bool:
+        """Whether the kernel announced the cell's code (it runs on the main thread now)."""
+        return any(
+            m["parent_header"].get("msg_id") == self.msg_id
+            for m in self.kernel.iter_messages("execute_input")
+        )
+
+    @property
+    def running(self) -> bool:
+        """Whether the cell has not ended (no reply yet)."""
+        return not self.released and not self.kernel.replied(self.msg_id)
+
+    def release(self) -> None:
+        """Let the cell end, and wait for it."""
+        self.flag.touch()
+        self.released = True
+        self.kernel.collect(self.msg_id)
+
+
+@pytest.fixture
+def busy(kernel: BrowserLikeKernel, tmp_path: Path) -> Iterator[BusyCell]:
+    """A busy cell, started by the test (``busy.start()``), always released at the end."""
+    cells: list[BusyCell] = []
+
+    class Starter:
+        def start(self) -> BusyCell:
+            cell = BusyCell(kernel, tmp_path)
+            cells.append(cell)
+            return cell
+
+    yield Starter()  # type: ignore[misc]
+    for cell in cells:
+        if not cell.released:
+            cell.release()
+
+
+def prompt(kernel: BrowserLikeKernel, session: str, text: str) -> str:
+    """Send a prompt from a cell (no wait); return its output's comm id."""
+    (output,) = kernel.execute(f"%%atomic_agent --name {session}\n{text}").widget_ids
+    return output
+
+
+def test_a_dialog_answered_during_a_cell_shows_its_answer_and_the_agents_next_words(
+    kernel: BrowserLikeKernel, busy
+) -> None:
+    output = prompt(kernel, "demo", "clean up the scratch files")
+    dialog = dialog_in(kernel, output, "select")
+    cell = busy.start()
+    dialog.choose(dialog.description["options"].index("Allow"))
+    assert outcome_of(kernel, dialog, timeout=10) == "→ Allow (clicked)"
+    said = kernel.wait_for(
+        lambda: next(
+            (
+                visible_text(answer_html(kernel, a))
+                for a in answers(kernel, output)
+                if "ran" in visible_text(answer_html(kernel, a))
+            ),
+            None,
+        ),
+        timeout=20,
+        what="the agent's answer after the command ran",
+    )
+    assert "The command rm -rf ./demo-scratch ran" in said
+    wait_done(kernel, output, timeout=20)
+    assert cell.running, "the cell ended before the page showed the answer"
+    cell.release()
+
+
+@pytest.mark.parametrize(
+    ("command", "method", "answer", "said"),
+    [
+        ("/ui-select", "select", ("choose", 1), 'got select: "Beta"'),
+        ("/ui-confirm", "confirm", ("confirm", True), "got confirm: true"),
+        ("/ui-input", "input", ("submit", "Ada"), 'got input: "Ada"'),
+        ("/ui-editor", "editor", ("submit", "edited"), 'got editor: "edited"'),
+    ],
+)
+def test_every_kind_of_dialog_answered_during_a_cell_is_settled_on_the_page_at_once(
+    kernel: BrowserLikeKernel, busy, command: str, method: str, answer: tuple, said: str
+) -> None:
+    output = prompt(kernel, "demo", command)
+    dialog = dialog_in(kernel, output, method)
+    panel = panels(kernel)[0]  # the demo session's, started first
+    cell = busy.start()
+    action, value = answer
+    getattr(dialog, action)(value)
+    assert "→" in outcome_of(kernel, dialog, timeout=10)
+    kernel.wait_for(
+        lambda: (lambda n: bool(n) and said in n[-1])(notes(kernel, panel)),
+        timeout=10,
+        what=f"the note {said!r}",
+    )
+    assert cell.running
+    cell.release()
+
+
+def test_stop_during_a_cell_shows_the_stopped_run_at_once(kernel: BrowserLikeKernel, busy) -> None:
+    output = prompt(kernel, "scripted", "crawl please")
+    kernel.wait_for(
+        lambda: any(
+            "crawl" in visible_text(answer_html(kernel, a)) for a in answers(kernel, output)
+        ),
+        what="the first streamed words",
+    )
+    cell = busy.start()
+    kernel.send_custom(output, {"type": "stop"})  # what a click on Stop sends
+    wait_done(kernel, output, timeout=15)
+    assert (
+        element_text(page_of(kernel, output), "atomic-assistant-stopped")
+        == "The answer ends here: the run was stopped."
+    )
+    assert cell.running
+    cell.release()
+
+
+def test_a_prompt_sent_from_the_panel_during_a_cell_streams_its_answer_there(
+    kernel: BrowserLikeKernel, busy
+) -> None:
+    panel = panels(kernel)[0]  # the demo session's, started first
+    cell = busy.start()
+    panel.send("hello! who are you?")
+    kernel.wait_for(
+        lambda: "Hello from the offline demo model" in visible_text(panel.html),
+        timeout=15,
+        what="the demo's answer in the panel",
+    )
+    assert cell.running
+    cell.release()
+
+
+def guard_marked(kernel: BrowserLikeKernel) -> dict[str, int]:
+    """What the kernel's thread guard counted of the widget work done off the main thread
+    inside ``thread_safe_update()``, by kind of thread."""
+    code = "import json, sys\nprint(json.dumps(sys.modules['tests.harness.thread_guard'].marked()))"
+    return json.loads(kernel.execute(code).stdout)
+
+
+def test_the_answer_is_handled_on_the_subshell_and_drawn_by_the_stand_in(
+    kernel: BrowserLikeKernel, busy
+) -> None:
+    """Where the work was done: the page's message on the subshell's thread, what followed
+    from the dispatcher's stand-in thread (each inside ``thread_safe_update``: the guard
+    passes the module)."""
+    before = guard_marked(kernel)
+    output = prompt(kernel, "demo", "/ui-confirm")
+    dialog = dialog_in(kernel, output, "confirm")
+    cell = busy.start()
+    dialog.confirm(True)
+    assert outcome_of(kernel, dialog, timeout=10) == "→ Yes (clicked)"
+    panel = panels(kernel)[0]
+    kernel.wait_for(
+        lambda: (lambda n: bool(n) and "got confirm: true" in n[-1])(notes(kernel, panel)),
+        timeout=10,
+        what="the extension's note",
+    )
+    assert cell.running
+    cell.release()
+    after = guard_marked(kernel)
+    grew = {kind: after.get(kind, 0) - before.get(kind, 0) for kind in after}
+    assert grew.get("subshell", 0) > 0, grew
+    assert grew.get("stand-in", 0) > 0, grew
+
+
+def page_subshells(kernel: BrowserLikeKernel) -> list:
+    """Where each linked page's last message came from (its subshell's id, or None)."""
+    code = (
+        "import json\nfrom atomic_jupyter.notebook.page_link import link_of\n"
+        "print(json.dumps([p.subshell for p in link_of().pages]))"
+    )
+    return json.loads(kernel.execute(code).stdout)
+
+
+def test_a_prompt_that_waits_reads_the_notebook_of_a_page_that_talks_over_a_subshell(
+    kernel: BrowserLikeKernel, scripted_model
+) -> None:
+    """``--wait`` blocks the main thread until the run ends; the page's replies come over its
+    subshell, so the notebook tools work. Cells to run would wait for that cell: refused."""
+    page = StandInPage(kernel, [Cell("import math"), Cell("x = 1\nx")]).attach()
+    try:
+        kernel.wait_for(lambda: page.linked, what="the page's link")
+        assert page_subshells(kernel) == [None]  # its hello came to the main shell
+        page.send({"type": "here"})  # what the extension sends once its subshell exists
+        kernel.wait_for(
+            lambda: page_subshells(kernel) == [kernel.comm_subshell],
+            what="the kernel to know the page talks over its subshell",
+        )
+        kernel.execute("%%atomic_agent --wait --name scripted\nkernel call notebook_read {}")
+        answer = last_tool_answer(scripted_model)
+        assert "x = 1" in answer and "cannot be read" not in answer, answer
+        # Approved by a policy, so the wait does not stop for a person: the run would wait
+        # for this cell.
+        kernel.execute('%atomic_agent policy --name scripted --title "Run cells" yes')
+        run = {"cell_ids": [page.cells[1].id]}
+        kernel.execute(
+            f"%%atomic_agent --wait --name scripted\nkernel call notebook_run {json.dumps(run)}"
+        )
+        answer = last_tool_answer(scripted_model)
+        assert answer.startswith("Cells cannot be run while a cell runs"), answer
+    finally:
+        kernel.execute("%atomic_agent policy --name scripted --clear")
+        page.detach()
