@@ -535,3 +535,86 @@ def test_stopping_the_running_ticker_waits_for_its_render_and_no_render_follows(
     assert stopped.wait(30)
     assert renders == ["start", "end"]  # it ended before the stop returned, and none followed
     stopper.join(30)
+
+
+# --------------------------------------------------------------------------- the stand-in
+
+
+def loop_dispatcher(
+    loop: asyncio.AbstractEventLoop,
+) -> tuple[UiDispatcher, list[str], threading.Event]:
+    """A dispatcher of ``loop``'s thread whose stand-in records the thread of each render."""
+    dispatcher = UiDispatcher()
+    on_loop(loop, dispatcher.capture_loop)
+    renders: list[str] = []
+    rendered = threading.Event()
+
+    def render() -> None:
+        renders.append(threading.current_thread().name)
+        rendered.set()
+
+    dispatcher.set_stand_in(render)
+    return dispatcher, renders, rendered
+
+
+def test_while_the_loop_is_blocked_the_stand_in_renders_and_the_work_waits_for_the_loop(
+    kernel_loop: tuple[asyncio.AbstractEventLoop, threading.Thread],
+) -> None:
+    """A person's cell holds the loop: work asked for from another thread (a click on a
+    subshell, the agent's reader) is drawn by the stand-in's render, on its own thread; the
+    work itself runs on the loop once the cell ends."""
+    loop, _ = kernel_loop
+    dispatcher, renders, rendered = loop_dispatcher(loop)
+    cell_ends = threading.Event()
+    loop.call_soon_threadsafe(lambda: cell_ends.wait(10))  # the busy cell
+    log = Log()
+    on_thread(lambda: dispatcher.call(log.work("a click's render")))
+    assert rendered.wait(10), "the stand-in never rendered while the loop was blocked"
+    assert set(renders) == {"atomic-ui-stand-in"}
+    assert log.ran == []  # the work waits for the loop
+    cell_ends.set()
+    on_loop(loop, lambda: None)
+    on_loop(loop, lambda: None)
+    assert log.ran == [("a click's render", "kernel-loop")]
+    dispatcher.set_stand_in(None)
+
+
+def test_while_the_loop_runs_the_stand_in_renders_nothing(
+    kernel_loop: tuple[asyncio.AbstractEventLoop, threading.Thread],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The probe is given seconds, not milliseconds: a loaded machine still runs it in time.
+    monkeypatch.setattr(dispatch, "STAND_IN_AFTER", 5.0)
+    loop, _ = kernel_loop
+    dispatcher, renders, _rendered = loop_dispatcher(loop)
+    log = Log()
+    done = threading.Event()
+    for index in range(20):
+        on_thread(lambda index=index: dispatcher.call(log.work(f"work {index}")))
+    dispatcher.call(done.set)
+    assert done.wait(10)
+    # The stand-in looked (a probe on the loop per batch of work) and saw the loop run it.
+    assert not dispatcher.loop_is_blocked(dispatch.STAND_IN_AFTER)
+    assert renders == []
+    assert len(log.ran) == 20 and {thread for _label, thread in log.ran} == {"kernel-loop"}
+    dispatcher.set_stand_in(None)
+
+
+def test_a_blocked_loop_is_probed_once_however_much_work_waits(
+    kernel_loop: tuple[asyncio.AbstractEventLoop, threading.Thread],
+) -> None:
+    """Each probe is one callback on the loop; while it has not run, no other is added, so a
+    cell that blocks for minutes finds a handful of callbacks waiting, not thousands."""
+    loop, _ = kernel_loop
+    dispatcher, _renders, rendered = loop_dispatcher(loop)
+    cell_ends = threading.Event()
+    loop.call_soon_threadsafe(lambda: cell_ends.wait(10))
+    for _ in range(50):
+        assert dispatcher.loop_is_blocked(0.001)
+    waiting = len(loop._ready)  # type: ignore[attr-defined]  # the loop's queue of callbacks
+    assert waiting <= 2, waiting
+    cell_ends.set()
+    on_loop(loop, lambda: None)
+    assert not dispatcher.loop_is_blocked(1)
+    assert not rendered.is_set()
+    dispatcher.set_stand_in(None)
