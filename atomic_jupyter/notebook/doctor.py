@@ -201,6 +201,42 @@ def _notebook_link() -> str:
     )
 
 
+def _answers_during_a_cell() -> str:
+    """Whether a click in the agent's outputs reaches the kernel while a cell runs, and why
+    (see the guide "While a cell runs")."""
+    ipython = sys.modules.get("IPython")
+    shell = getattr(ipython, "get_ipython", lambda: None)()
+    kernel = getattr(shell, "kernel", None)
+    if kernel is None:
+        return "no kernel runs here: nothing to click"
+    from atomic_jupyter.notebook.page_link import link_of
+
+    link = link_of(shell, make=False)
+    pages = link.pages if link is not None else []
+    over = [page.label for page in pages if page.subshell is not None]
+    return answers_during_a_cell(getattr(kernel, "shell_channel_thread", None) is not None, over)
+
+
+def answers_during_a_cell(subshells: bool, over: Sequence[str]) -> str:
+    """What the doctor says of clicks while a cell runs: whether the kernel has subshells
+    (``subshells``), and which linked pages said they talk over one (``over``)."""
+    if not subshells:
+        return (
+            "no: this kernel has no subshells (ipykernel 7 has them), so a click waits until "
+            "the running cell ends"
+        )
+    said = (
+        f"; {', '.join(over)} talks over one"
+        if over
+        else "; no linked page has said it talks over one yet"
+    )
+    return (
+        "yes where the page sends its messages over a kernel subshell: this kernel has them, "
+        'and JupyterLab and Notebook 7 (>= 4.4) use one unless Settings > Kernel > "Kernel '
+        f'Comms over subshells" is disabled{said}'
+    )
+
+
 def _install_access(prepared: PreparedAgent | None) -> str:
     """Who can use and who can change the chosen agent's install (a shared install is readable
     by every user and writable only by its owner)."""
@@ -432,6 +468,7 @@ class _Doctor:
                 )
         rows.append(("looked in", "\n".join(str(f) for f in folders)))
         rows.append(("the open notebook", _notebook_link()))
+        rows.append(("answers during a cell", _answers_during_a_cell()))
         return rows
 
     def settings(self) -> list[Row]:

@@ -273,3 +273,9 @@ def test_a_prompt_that_waits_reads_the_notebook_of_a_page_that_talks_over_a_subs
     finally:
         kernel.execute("%atomic_agent policy --name scripted --clear")
         page.detach()
+
+
+def test_doctor_says_whether_answers_arrive_during_a_cell(kernel: BrowserLikeKernel) -> None:
+    report = kernel.execute("%atomic_agent doctor").stdout
+    (line,) = [line for line in report.splitlines() if "answers during a cell" in line]
+    assert "yes where the page sends its messages over a kernel subshell" in line, report

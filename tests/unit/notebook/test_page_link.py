@@ -195,3 +195,55 @@ def test_a_request_without_stdin_is_unattended():
     assert not current_request_is_unattended(shell({"allow_stdin": True}))
     assert not current_request_is_unattended(shell({}, "comm_msg"))  # a click in a page
     assert not current_request_is_unattended(SimpleNamespace(parent_header={}))
+
+
+def test_a_page_that_says_here_over_a_subshell_is_known_to_talk_over_it(made):
+    """Its hello comes to the main shell (no ``subshell_id``); its ``here`` over the subshell
+    JupyterLab made for its comm; a later message to the main shell says it no longer does."""
+    link, manager, _ = made
+    comm = Comm()
+    manager.targets[PAGE_TARGET](comm, hello())
+    (page,) = link.pages
+    assert page.subshell is None
+    comm.on_msg_cb({"header": {"subshell_id": "s-1"}, "content": {"data": {"type": "here"}}})
+    assert page.subshell == "s-1"
+    comm.receive({"type": "decision", "call": "c", "accept": True})
+    assert page.subshell is None
+
+
+def test_a_page_closing_while_requests_are_made_on_another_thread_fails_each_of_them(made):
+    """Requests from the main thread, the page's close on a subshell's thread: every request
+    is answered (a reply or the page's error), none is left waiting."""
+    import threading
+
+    link, manager, _ = made
+    for attempt in range(50):
+        comm = Comm(f"c{attempt}")
+        manager.targets[PAGE_TARGET](comm, hello())
+        page = next(p for p in link.pages if p.comm is comm)
+        owed = []
+        start = threading.Barrier(2)
+
+        def close(comm: Comm = comm, start: threading.Barrier = start) -> None:
+            start.wait(5)
+            comm.on_close_cb({})
+
+        closer = threading.Thread(target=close)
+        closer.start()
+        start.wait(5)
+        for _ in range(20):
+            owed.append(link.request(page, "read"))
+        closer.join(5)
+        for future in owed:
+            with pytest.raises(PageError):
+                future.result(1)
+
+
+def test_the_doctor_says_whether_clicks_arrive_during_a_cell():
+    from atomic_jupyter.notebook.doctor import answers_during_a_cell
+
+    assert answers_during_a_cell(False, []).startswith("no: this kernel has no subshells")
+    assert answers_during_a_cell(True, []).endswith("no linked page has said it talks over one yet")
+    assert answers_during_a_cell(True, ["b.ipynb (JupyterLab)"]).endswith(
+        "b.ipynb (JupyterLab) talks over one"
+    )
