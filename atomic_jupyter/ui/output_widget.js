@@ -25,6 +25,17 @@
 // The page protocol's version (PROTOCOL_VERSION in page_protocol.py; a test checks they agree).
 const PROTOCOL_VERSION = 1;
 
+// How long an action (a click, a Send) may wait for the kernel's next message before the
+// output says the kernel is busy: where the page's messages go to the kernel's main shell
+// (comms over subshells disabled, a kernel without subshells, VS Code, Colab), a running cell
+// holds them until it ends. Over a subshell the kernel answers within milliseconds.
+const HEARD_WITHIN_MS = 1000;
+// What the output says meanwhile (the action is not lost: it goes once the cell ends).
+const BUSY_TEXT = "The kernel is busy running a cell: this reaches the agent when that cell " +
+  "ends (nothing is lost; no need to click again).";
+// The messages that expect no answer from the kernel.
+const QUIET = new Set(["ready", "editor"]);
+
 // By the output's id: initialize and render are each given their own proxy of the model.
 const STORES = (globalThis.__atomicOutputs ||= new Map());
 
@@ -46,6 +57,9 @@ const STYLES = `
 .atomic-output .atomic-dialog-error { color: var(--jp-error-color1, #c62828); }
 .atomic-output .atomic-dialog-error:empty, .atomic-output .atomic-countdown:empty { display: none; }
 .atomic-output .atomic-countdown { opacity: .7; }
+.atomic-output .atomic-kernel-busy { margin: 2px 0 4px; padding: 2px 6px;
+  border-left: 3px solid var(--jp-warn-color1, #f57c00); color: var(--jp-ui-font-color1, inherit); }
+.atomic-output .atomic-kernel-busy:empty { display: none; }
 .atomic-output button:focus-visible, .atomic-output input:focus-visible,
 .atomic-output textarea:focus-visible, .atomic-output select:focus-visible {
   outline: 2px solid var(--jp-brand-color1, #1976d2); outline-offset: 1px; }
@@ -64,6 +78,7 @@ function storeOf(model) {
     store = {
       seq: 0, asked: false, order: [], blocks: new Map(), chunks: new Map(), tails: new Map(),
       dialogs: new Map(), editor: null, settings: null, mismatch: null, views: new Set(),
+      busy: false, awaiting: null,
     };
     STORES.set(id, store);
   }
@@ -73,6 +88,41 @@ function storeOf(model) {
 function post(model, msg) {
   // Every message to the kernel says which protocol it speaks.
   model.send({ v: PROTOCOL_VERSION, ...msg });
+  if (!QUIET.has(msg.type)) awaitAnswer(model);
+}
+
+function kernelIdle(model) {
+  // Whether the page's widget manager says its kernel is idle (JupyterLab, Notebook 7); where
+  // it says nothing (Colab, a test), the kernel may be busy.
+  try {
+    const kernel = model.widget_manager && model.widget_manager.kernel;
+    return Boolean(kernel) && kernel.status === "idle";
+  } catch (error) {
+    return false;
+  }
+}
+
+function awaitAnswer(model) {
+  // An action went: if nothing comes back in time from a kernel that is not idle, say so.
+  const store = storeOf(model);
+  if (store.awaiting !== null) clearTimeout(store.awaiting);
+  store.awaiting = setTimeout(() => {
+    store.awaiting = null;
+    if (store.busy || kernelIdle(model)) return;
+    store.busy = true;
+    for (const view of store.views) view({ busy: true });
+  }, HEARD_WITHIN_MS);
+}
+
+function heard(store) {
+  // The kernel sent something: it is reading what the page sends. Whether the busy line goes.
+  if (store.awaiting !== null) {
+    clearTimeout(store.awaiting);
+    store.awaiting = null;
+  }
+  if (!store.busy) return false;
+  store.busy = false;
+  return true;
 }
 
 function arrived(dialog) {
@@ -148,12 +198,14 @@ function initialize({ model }) {
       return;
     }
     const changed = apply(store, msg);
+    changed.busy = heard(store);
     for (const view of store.views) view(changed);
   };
   model.on("msg:custom", received);
   post(model, { type: "ready", seq: store.seq });  // a page made late (or reloaded) catches up
   return () => {
     model.off("msg:custom", received);
+    if (store.awaiting !== null) clearTimeout(store.awaiting);
     STORES.delete(model.get("output_id"));
   };
 }
@@ -457,7 +509,12 @@ function render({ model, el }) {
   const root = document.createElement("div");
   root.className = model.get("root_class");
   root.setAttribute("style", model.get("root_style"));
+  const busyNote = document.createElement("div");  // the kernel is busy (see awaitAnswer)
+  busyNote.className = "atomic-kernel-busy";
+  busyNote.setAttribute("role", "status");
+  busyNote.setAttribute("aria-live", "polite");
   el.appendChild(root);
+  el.appendChild(busyNote);
   const blockEls = new Map();  // key -> its element
   const answerEls = new Map();  // key -> { chunks: [element], tail: element }
   const dialogEls = new Map();  // id -> its controls
@@ -663,6 +720,9 @@ function render({ model, el }) {
   };
 
   const draw = (changed) => {
+    const note = store.busy && store.mismatch === null ? BUSY_TEXT : "";
+    if (busyNote.textContent !== note) busyNote.textContent = note;
+    if (Object.keys(changed).length === 1 && changed.busy) return;  // only the note changed
     // What a person is doing survives every update: the focus, and the cursor in a text box
     // (its node is moved, never made again, so its text stays).
     const active = document.activeElement;

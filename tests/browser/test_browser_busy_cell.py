@@ -194,3 +194,44 @@ def test_in_notebook_7_a_dialog_answered_during_a_cell_shows_its_answer(
             drawn_before_the_cell_ended(nb, cell, notebook7, at_load)
         finally:
             cell.flag.touch()
+
+
+KERNELS_PLUGIN = "@jupyterlab/apputils-extension:kernels-settings"
+
+
+def test_with_comms_over_subshells_disabled_a_click_says_it_waits_for_the_cell(
+    open_notebook: Any, lab_server: LabServer
+) -> None:
+    """The page's messages go to the main shell, which the cell holds: the click is not lost
+    and does not look sent; the output says the kernel is busy, and the answer goes (once)
+    when the cell ends."""
+    before = str(lab_server.lab_setting(KERNELS_PLUGIN).get("raw") or "{}")
+    lab_server.put_lab_setting(KERNELS_PLUGIN, '{"commsOverSubshells": "disabled"}')
+    try:
+        cells = [
+            ("start", "%load_ext atomic_jupyter\n%atomic_agent start --demo --name off"),
+            ("ask", "%%atomic_agent --name off\nclean up the scratch files"),
+            ("busy-off", busy("release-off")),
+        ]
+        nb = open_notebook("busy-cell-disabled.ipynb", cells)
+        nb.run("start")
+        nb.run("ask")
+        ask = nb.output("ask")
+        allow = ask.get_by_role("button", name="Allow")
+        expect(allow).to_be_visible(timeout=30_000)
+        cell = Busy(nb, lab_server, "busy-off")
+        try:
+            allow.click()
+            note = ask.locator(".atomic-kernel-busy")
+            expect(note).to_contain_text("The kernel is busy running a cell", timeout=10_000)
+            expect(ask.locator(".atomic-dialog-outcome")).to_have_count(0)
+            cell.still_running()
+            cell.release()
+            expect(ask.locator(".atomic-run-state")).to_have_text("done", timeout=30_000)
+            expect(ask).to_contain_text("→ Allow (clicked)")
+            expect(note).to_have_count(0)  # the run's output is its record now
+        finally:
+            cell.flag.touch()
+        assert nb.page_errors == [], nb.page_errors
+    finally:
+        lab_server.put_lab_setting(KERNELS_PLUGIN, before)

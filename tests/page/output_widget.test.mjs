@@ -173,3 +173,62 @@ test("a second view of the same output draws everything the model received", () 
     output.close();
   }
 });
+
+// ------------------------------------------------------------------------ the kernel is busy
+
+function busyNote(output) {
+  return output.el.querySelector(".atomic-kernel-busy");
+}
+
+const CONFIRM = {
+  id: "c", method: "confirm", title: "Go?", message: "", options: [], buttons: 8,
+  placeholder: "", prefill: "", rows: 4, seconds_left: null, rule_label: "", error: "",
+};
+
+test("a click the kernel does not answer in time says the kernel is busy, until it answers", (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout", "setInterval", "Date"], now: 1_000_000 });
+  withOutput((output) => {
+    output.receive(patch(1, {
+      blocks: { a: '<div data-dialog="c"></div>' }, order: ["a"], dialogs: { c: CONFIRM },
+    }));
+    assert.equal(busyNote(output).textContent, "");
+    output.act({ selector: ".atomic-yes" });
+    assert.equal(output.take().length, 1);  // the answer went
+    t.mock.timers.tick(900);
+    assert.equal(busyNote(output).textContent, "");  // not yet: an idle kernel answers sooner
+    t.mock.timers.tick(200);
+    assert.match(busyNote(output).textContent, /The kernel is busy running a cell/);
+    assert.match(busyNote(output).textContent, /no need to click again/);
+    // The cell ended: the kernel read the answer and settled the dialog.
+    output.receive(patch(2, { blocks: { a: "<p>→ Yes (clicked)</p>" }, dialogs: { c: null } }));
+    assert.equal(busyNote(output).textContent, "");
+    assert.ok(output.root.textContent.includes("→ Yes (clicked)"));
+  });
+});
+
+test("a click answered in time shows no busy line", (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout", "setInterval", "Date"], now: 1_000_000 });
+  withOutput((output) => {
+    output.receive(patch(1, {
+      blocks: { a: '<div data-dialog="c"></div>' }, order: ["a"], dialogs: { c: CONFIRM },
+    }));
+    output.act({ selector: ".atomic-no" });
+    t.mock.timers.tick(50);
+    output.receive(patch(2, { blocks: { a: "<p>→ No (clicked)</p>" }, dialogs: { c: null } }));
+    t.mock.timers.tick(5000);
+    assert.equal(busyNote(output).textContent, "");
+  });
+});
+
+test("where the page's manager says its kernel is idle, no busy line is shown", (t) => {
+  t.mock.timers.enable({ apis: ["setTimeout", "setInterval", "Date"], now: 1_000_000 });
+  withOutput((output) => {
+    output.model.widget_manager = { kernel: { status: "idle" } };
+    output.receive(patch(1, {
+      blocks: { a: '<button data-action="stop">Stop</button>' }, order: ["a"],
+    }));
+    output.find("button").click();
+    t.mock.timers.tick(5000);
+    assert.equal(busyNote(output).textContent, "");
+  });
+});
