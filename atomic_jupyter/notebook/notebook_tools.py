@@ -31,6 +31,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from atomic_jupyter.notebook.link_protocol import Decision
 from atomic_jupyter.notebook.notebook_text import (
     EDIT_TOOL,
     OPERATIONS_MAX,
@@ -529,16 +530,14 @@ def _inserted_source(changes: list[Any], applied: list[Any], entry: dict[str, An
     return str(inserts[k].get("new") or "") if 0 <= k < len(inserts) else None
 
 
-def _decided_in_page(state: _KernelState, page: Page, data: dict[str, Any]) -> None:
+def _decided_in_page(state: _KernelState, page: Page, decision: Decision) -> None:
     """A person clicked Accept or Reject in a cell: the change's confirm is answered."""
-    waiting = state.waiting.get(str(data.get("call")))
+    waiting = state.waiting.get(decision.call)
     if waiting is None or waiting.page is not page or waiting.dialog is None:
         return
-    waiting.reason = str(data.get("reason") or "")[:2000]
+    waiting.reason = decision.reason[:2000]
     if waiting.dialog.pending:
-        waiting.dialog.respond(
-            data.get("accept") is True, by="clicked", how="clicked in the notebook"
-        )
+        waiting.dialog.respond(decision.accept, by="clicked", how="clicked in the notebook")
 
 
 def _pages_changed(state: _KernelState, link: PageLink) -> None:

@@ -46,6 +46,17 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from atomic_jupyter.notebook.link_protocol import (
+    ANNOUNCE,
+    PAGE_TARGET,
+    PROTOCOL,
+    Decision,
+    Here,
+    Reply,
+    read_hello,
+    read_link_message,
+    request_message,
+)
 from atomic_jupyter.session.observers import Listeners
 from atomic_jupyter.ui.output_widget import answer_where_addressed
 
@@ -56,6 +67,8 @@ __all__ = [
     "ANNOUNCE",
     "PAGE_TARGET",
     "PROTOCOL",
+    "REQUEST_DEADLINE_S",
+    "RUN_DEADLINE_S",
     "Origin",
     "Page",
     "PageError",
@@ -66,9 +79,11 @@ __all__ = [
     "link_of",
 ]
 
-PROTOCOL = 1
-ANNOUNCE = "atomic-jupyter-announce"
-PAGE_TARGET = "atomic-jupyter-page"
+#: Seconds a page has to answer a request before the kernel stops counting on it (a tab
+#: killed without closing its comm): the request fails and the page is let go.
+REQUEST_DEADLINE_S = 30.0
+#: The same for running cells, which the page answers once they have run.
+RUN_DEADLINE_S = 3600.0
 
 
 class PageError(Exception):
@@ -177,13 +192,13 @@ class PageLink:
     ) -> None:
         self._pages: dict[str, Page] = {}  # by comm id (read from any thread: the lock)
         self._lock = threading.Lock()
-        self._pending: dict[int, tuple[Page, Future[dict[str, Any]]]] = {}
+        self._pending: dict[int, tuple[Page, Future[Reply]]] = {}
         self._ids = itertools.count(1)
         #: Called with no argument when a page is linked or goes.
         self.changed: Listeners[Callable[[], None]] = Listeners()
-        #: Called with the page and ``{"call", "accept", "reason"}`` when a person decides a
-        #: change in a cell.
-        self.decisions: Listeners[Callable[[Page, dict[str, Any]], None]] = Listeners()
+        #: Called with the page and its :class:`~atomic_jupyter.notebook.link_protocol.Decision`
+        #: when a person decides a change in a cell.
+        self.decisions: Listeners[Callable[[Page, Decision], None]] = Listeners()
         #: Why the last page that said hello was not linked ("" when none was refused).
         self.refused = ""
         self._create_comm = create_comm
@@ -221,24 +236,19 @@ class PageLink:
         return pages[0] if len(pages) == 1 else None
 
     def _opened(self, comm: Any, message: dict[str, Any]) -> None:
-        data = (message.get("content") or {}).get("data") or {}
-        if not isinstance(data, dict) or data.get("type") != "hello":
+        hello = read_hello((message.get("content") or {}).get("data"))
+        if hello is None:
             comm.close({"error": "the first message of a page is its hello"})
             return
-        if data.get("protocol") != PROTOCOL:
+        if hello.protocol != PROTOCOL:
             self.refused = (
-                f"a page speaks version {data.get('protocol')!r} of the notebook link and this "
+                f"a page speaks version {hello.protocol!r} of the notebook link and this "
                 f"kernel's atomic-jupyter version {PROTOCOL}: install the same atomic-jupyter "
                 "in the kernel and in the Jupyter server, and reload the page"
             )
             comm.close({"error": self.refused})
             return
-        page = Page(
-            comm=comm,
-            client=str(data.get("client") or ""),
-            path=str(data.get("path") or ""),
-            app=str(data.get("app") or ""),
-        )
+        page = Page(comm=comm, client=hello.client, path=hello.path, app=hello.app)
         page.heard(message)
         answer_where_addressed(comm)
         self.refused = ""
@@ -249,17 +259,17 @@ class PageLink:
         self.changed.emit()
 
     def _received(self, page: Page, message: dict[str, Any]) -> None:
-        data = (message.get("content") or {}).get("data") or {}
         page.heard(message)
-        if not isinstance(data, dict):
-            return
-        if data.get("type") == "reply":
+        read = read_link_message((message.get("content") or {}).get("data"))
+        if isinstance(read, Reply):
             with self._lock:
-                entry = self._pending.pop(data.get("id"), None)  # type: ignore[arg-type]
+                entry = self._pending.pop(read.id, None)
             if entry is not None and not entry[1].done():
-                entry[1].set_result(data)
-        elif data.get("type") == "decision" and isinstance(data.get("call"), str):
-            self.decisions.emit(page, data)
+                entry[1].set_result(read)
+        elif isinstance(read, Decision):
+            self.decisions.emit(page, read)
+        elif isinstance(read, Here):
+            pass  # where it came from is all it says (page.heard)
 
     def _closed(self, page: Page) -> None:
         with self._lock:
@@ -273,23 +283,33 @@ class PageLink:
 
     # ------------------------------------------------------------------ requests
 
-    def request(self, page: Page, op: str, **fields: Any) -> Future[dict[str, Any]]:
+    def request(
+        self, page: Page, op: str, deadline: float | None = None, **fields: Any
+    ) -> Future[dict[str, Any]]:
         """Ask ``page``; the future's result is its reply (``ok`` true), or it fails with a
-        :class:`PageError` (the page said why, or went)."""
+        :class:`PageError`: the page said why, went, or did not answer within ``deadline``
+        seconds (by default :data:`REQUEST_DEADLINE_S`, :data:`RUN_DEADLINE_S` to run cells),
+        in which case the page is let go (a tab killed without closing its comm)."""
         number = next(self._ids)
-        asked: Future[dict[str, Any]] = Future()
+        asked: Future[Reply] = Future()
         answer: Future[dict[str, Any]] = Future()
+        if deadline is None:
+            deadline = RUN_DEADLINE_S if op == "run" else REQUEST_DEADLINE_S
+        timer = threading.Timer(deadline, self._missed, args=(page, number, deadline))
+        timer.name = "atomic-page-deadline"
+        timer.daemon = True
 
-        def settle(done: Future[dict[str, Any]]) -> None:
+        def settle(done: Future[Reply]) -> None:
+            timer.cancel()
             error = done.exception()
             if error is not None:
                 answer.set_exception(error)
                 return
             reply = done.result()
-            if reply.get("ok") is True:
-                answer.set_result(reply)
+            if reply.ok:
+                answer.set_result(reply.body)
             else:
-                answer.set_exception(PageError(str(reply.get("error") or "the page said no")))
+                answer.set_exception(PageError(reply.error or "the page said no"))
 
         asked.add_done_callback(settle)
         with self._lock:  # linked and waiting, or gone: a page closing meanwhile fails it
@@ -299,8 +319,29 @@ class PageLink:
         if not linked:
             asked.set_exception(PageError(f"the notebook {page.label} is not linked any more"))
             return answer
-        page.comm.send({"type": "request", "id": number, "op": op, **fields})
+        timer.start()
+        page.comm.send(request_message(number, op, fields))
         return answer
+
+    def _missed(self, page: Page, number: int, deadline: float) -> None:
+        """The request ``number`` went unanswered for ``deadline`` seconds: it fails, and the
+        page is let go (its comm closed), so nothing waits on it again."""
+        with self._lock:
+            entry = self._pending.pop(number, None)
+        if entry is None:
+            return
+        if not entry[1].done():
+            entry[1].set_exception(
+                PageError(
+                    f"the notebook {page.label} did not answer within {deadline:g} s (was its "
+                    "tab closed?); it is no longer linked: reload it to link it again"
+                )
+            )
+        self._closed(page)
+        try:
+            page.comm.close({"error": "the page did not answer in time"})
+        except Exception:  # a comm already gone with its kernel connection
+            pass
 
     def close(self) -> None:
         """Close the announcement and every page's comm (the kernel is shutting down)."""

@@ -71,6 +71,8 @@ export class NotebookLink {
   private readonly proposals = new Map<string, Proposal>();
   private disposed = false;
   private readonly onPageHide: () => void;
+  /** The callback of the kernel's announcement target (removed with the link). */
+  private announced: ((comm: Kernel.IComm, msg: KernelMessage.ICommOpenMsg) => void) | null = null;
 
   constructor(panel: NotebookPanel, app: string) {
     this.panel = panel;
@@ -100,9 +102,12 @@ export class NotebookLink {
   private attach(kernel: Kernel.IKernelConnection | null): void {
     if (this.disposed || kernel === null) return;
     if (this.kernel !== kernel) {
+      this.forgetKernel();
       this.kernel = kernel;
       this.comm = null;
-      kernel.registerCommTarget(ANNOUNCE, () => this.open(kernel));
+      const announced = () => this.open(kernel);
+      this.announced = announced;
+      kernel.registerCommTarget(ANNOUNCE, announced);
     }
     kernel
       .requestCommInfo({ target_name: ANNOUNCE })
@@ -147,16 +152,27 @@ export class NotebookLink {
       .catch(() => undefined);
   }
 
-  private send(message: Reply | Decision | Here, comm: Kernel.IComm | null = this.comm): void {
-    if (comm && !comm.isDisposed) comm.send(message as any);
+  /** Send a message (its version added) over the link's comm, or the one given. */
+  private send(
+    message: Omit<Reply, 'v'> | Omit<Decision, 'v'> | Omit<Here, 'v'>,
+    comm: Kernel.IComm | null = this.comm
+  ): void {
+    if (comm && !comm.isDisposed) comm.send({ ...message, v: PROTOCOL } as any);
   }
 
   private handle(request: Request, comm: Kernel.IComm): void {
     if (request?.type !== 'request') return;
     // A late reply goes to the comm the request came on (a restarted kernel has a new one,
     // whose request ids start again).
-    const reply = (body: Omit<Reply, 'type' | 'id'>) =>
-      this.send({ type: 'reply', id: request.id, ...body } as Reply, comm);
+    const reply = (body: Omit<Reply, 'type' | 'id' | 'v'>) =>
+      this.send({ type: 'reply', id: request.id, ...body } as Omit<Reply, 'v'>, comm);
+    if (request.v !== PROTOCOL) {
+      reply({
+        ok: false,
+        error: `the page speaks version ${PROTOCOL} of the notebook link, not ${JSON.stringify(request.v)}: reload it`
+      });
+      return;
+    }
     try {
       switch (request.op) {
         case 'read':
@@ -292,10 +308,20 @@ export class NotebookLink {
     this.proposals.clear();
   }
 
+  /** Stop listening for the announcements of the kernel linked so far. */
+  private forgetKernel(): void {
+    const kernel = this.kernel;
+    if (kernel !== null && this.announced !== null && !kernel.isDisposed) {
+      kernel.removeCommTarget(ANNOUNCE, this.announced);
+    }
+    this.announced = null;
+  }
+
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
     window.removeEventListener('pagehide', this.onPageHide);
+    this.forgetKernel();
     this.withdrawAll();
     if (this.comm && !this.comm.isDisposed) {
       try {

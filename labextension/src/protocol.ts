@@ -1,18 +1,20 @@
 /**
  * The messages between a notebook page and atomic-jupyter in its kernel (the notebook link).
  *
- * Written down once on the kernel side too (`atomic_jupyter/notebook/page_link.py`); both
- * carry {@link PROTOCOL}, and the kernel refuses a page of another version in words.
+ * Written down once on the kernel side too (`atomic_jupyter/notebook/link_protocol.py`; a test
+ * checks that the names and the version agree). Every message carries {@link PROTOCOL}: the
+ * hello as `protocol` (the kernel refuses a page of another version in words), every other
+ * one as `v` (a message of another version is answered with an error, or ignored).
  *
  * - The kernel announces itself by opening a comm to the page target {@link ANNOUNCE}; a page
  *   that sees it (or, when it connects, finds such a comm open with `comm_info_request`) opens
  *   its own comm to the kernel target {@link PAGE_TARGET} with a {@link Hello}.
  * - Down (kernel to page): {@link Request}s, each answered by one {@link Reply} of its id.
- * - Up (page to kernel): {@link Reply}s, and {@link Decision}s (a person's Accept or Reject
- *   clicked in a cell).
+ * - Up (page to kernel): {@link Reply}s, {@link Decision}s (a person's Accept or Reject
+ *   clicked in a cell), and one {@link Here} over the page's kernel subshell.
  */
 
-export const PROTOCOL = 1;
+export const PROTOCOL = 2;
 export const ANNOUNCE = 'atomic-jupyter-announce';
 export const PAGE_TARGET = 'atomic-jupyter-page';
 
@@ -35,6 +37,7 @@ export interface Hello {
  */
 export interface Here {
   type: 'here';
+  v: number;
 }
 
 /** One operation of a proposed change, as the model asked for it. */
@@ -51,9 +54,10 @@ export interface Operation {
 }
 
 export type Request =
-  | { type: 'request'; id: number; op: 'read' }
+  | { type: 'request'; v: number; id: number; op: 'read' }
   | {
       type: 'request';
+      v: number;
       id: number;
       op: 'propose';
       call: string;
@@ -63,12 +67,13 @@ export type Request =
       /** Whether a person decides (false: applied at once by the kernel's next `decide`). */
       ask: boolean;
     }
-  | { type: 'request'; id: number; op: 'decide'; call: string; accept: boolean; note?: string }
-  | { type: 'request'; id: number; op: 'withdraw'; call: string; note?: string }
-  | { type: 'request'; id: number; op: 'run'; cell_ids: string[] };
+  | { type: 'request'; v: number; id: number; op: 'decide'; call: string; accept: boolean; note?: string }
+  | { type: 'request'; v: number; id: number; op: 'withdraw'; call: string; note?: string }
+  | { type: 'request'; v: number; id: number; op: 'run'; cell_ids: string[] };
 
 export interface Reply {
   type: 'reply';
+  v: number;
   id: number;
   ok: boolean;
   error?: string;
@@ -77,6 +82,7 @@ export interface Reply {
 
 export interface Decision {
   type: 'decision';
+  v: number;
   call: string;
   accept: boolean;
   reason?: string;

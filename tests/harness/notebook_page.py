@@ -15,10 +15,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from .kernel_client import BrowserLikeKernel
+from atomic_jupyter.notebook.link_protocol import ANNOUNCE, PAGE_TARGET, PROTOCOL
 
-ANNOUNCE = "atomic-jupyter-announce"
-PAGE_TARGET = "atomic-jupyter-page"
+from .kernel_client import BrowserLikeKernel
 
 
 @dataclass
@@ -39,7 +38,7 @@ class StandInPage:
         self.comm_id: str | None = None
         self.proposals: dict[str, list[dict[str, Any]]] = {}
         self.requests: list[dict[str, Any]] = []
-        self.protocol = 1
+        self.protocol = PROTOCOL
         self._info_request = ""
 
     def attach(self) -> StandInPage:
@@ -115,8 +114,9 @@ class StandInPage:
         kc.session.send(kc.shell_channel.socket, msg)
 
     def send(self, data: dict[str, Any]) -> None:
+        """Send ``data`` over the link, with the link's version (as the extension does)."""
         assert self.comm_id is not None, "the page is not linked"
-        self.kernel.send_comm_msg(self.comm_id, data)
+        self.kernel.send_comm_msg(self.comm_id, {**data, "v": self.protocol})
 
     def click(self, call: str, accept: bool, reason: str = "") -> None:
         """A person's Accept or Reject in a cell."""

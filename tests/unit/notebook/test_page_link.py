@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
+from atomic_jupyter.notebook.link_protocol import Decision
 from atomic_jupyter.notebook.page_link import (
     ANNOUNCE,
     PAGE_TARGET,
+    PROTOCOL,
     Origin,
     PageError,
     PageLink,
@@ -44,7 +46,8 @@ class Comm:
         self.on_close_cb = callback
 
     def receive(self, data: dict[str, Any]) -> None:
-        self.on_msg_cb({"content": {"data": data}})
+        """A message of the page, with the link's version (as the extension sends it)."""
+        self.on_msg_cb({"content": {"data": {"v": PROTOCOL, **data}}})
 
 
 class Manager:
@@ -58,7 +61,7 @@ class Manager:
 def hello(**changes: Any) -> dict[str, Any]:
     data = {
         "type": "hello",
-        "protocol": 1,
+        "protocol": PROTOCOL,
         "client": "client-1",
         "path": "a/b.ipynb",
         "app": "JupyterLab",
@@ -100,9 +103,9 @@ def test_the_kernel_announces_itself_and_a_page_links_with_its_hello(made):
 def test_a_page_of_another_version_is_refused_and_told_why(made):
     link, manager, _ = made
     comm = Comm()
-    manager.targets[PAGE_TARGET](comm, hello(protocol=2))
+    manager.targets[PAGE_TARGET](comm, hello(protocol=PROTOCOL + 1))
     assert link.pages == []
-    assert "version 2 of the notebook link" in link.refused
+    assert f"version {PROTOCOL + 1} of the notebook link" in link.refused
     assert comm.closed and "reload the page" in comm.closed[0]["error"]
     other = Comm("c2")
     manager.targets[PAGE_TARGET](other, {"content": {"data": {"type": "reply"}}})
@@ -119,6 +122,7 @@ def test_requests_are_answered_by_id_and_a_refusal_is_an_error(made):
     assert [m["op"] for m in comm.sent] == ["read", "decide"]
     assert comm.sent[1] == {
         "type": "request",
+        "v": PROTOCOL,
         "id": comm.sent[1]["id"],
         "op": "decide",
         "call": "x",
@@ -126,7 +130,8 @@ def test_requests_are_answered_by_id_and_a_refusal_is_an_error(made):
     }
     comm.receive({"type": "reply", "id": comm.sent[1]["id"], "ok": False, "error": "changed"})
     comm.receive({"type": "reply", "id": comm.sent[0]["id"], "ok": True, "cells": []})
-    assert first.result(0) == {"type": "reply", "id": comm.sent[0]["id"], "ok": True, "cells": []}
+    reply = {"v": PROTOCOL, "type": "reply", "id": comm.sent[0]["id"], "ok": True, "cells": []}
+    assert first.result(0) == reply
     with pytest.raises(PageError, match="changed"):
         second.result(0)
     comm.receive({"type": "reply", "id": 999, "ok": True})  # a late or stray reply: ignored
@@ -140,7 +145,7 @@ def test_a_page_that_goes_fails_what_it_owed_and_a_decision_reaches_the_listener
     decided: list[tuple[Any, dict[str, Any]]] = []
     link.decisions.add(lambda p, data: decided.append((p, data)))
     comm.receive({"type": "decision", "call": "c", "accept": False, "reason": "no"})
-    assert decided == [(page, {"type": "decision", "call": "c", "accept": False, "reason": "no"})]
+    assert decided == [(page, Decision("c", False, "no"))]
     owed = link.request(page, "read")
     comm.on_close_cb({})
     with pytest.raises(PageError, match="b.ipynb \\(JupyterLab\\) was closed"):
@@ -205,7 +210,8 @@ def test_a_page_that_says_here_over_a_subshell_is_known_to_talk_over_it(made):
     manager.targets[PAGE_TARGET](comm, hello())
     (page,) = link.pages
     assert page.subshell is None
-    comm.on_msg_cb({"header": {"subshell_id": "s-1"}, "content": {"data": {"type": "here"}}})
+    here = {"type": "here", "v": PROTOCOL}
+    comm.on_msg_cb({"header": {"subshell_id": "s-1"}, "content": {"data": here}})
     assert page.subshell == "s-1"
     comm.receive({"type": "decision", "call": "c", "accept": True})
     assert page.subshell is None
@@ -247,3 +253,62 @@ def test_the_doctor_says_whether_clicks_arrive_during_a_cell():
     assert answers_during_a_cell(True, ["b.ipynb (JupyterLab)"]).endswith(
         "b.ipynb (JupyterLab) talks over one"
     )
+
+
+def test_a_page_that_does_not_answer_in_time_fails_the_request_and_is_let_go(made):
+    """A tab killed without closing its comm: the request fails within its deadline, in
+    words, and the page is no longer linked, so no later call waits on it."""
+    link, manager, _ = made
+    comm = Comm()
+    manager.targets[PAGE_TARGET](comm, hello())
+    (page,) = link.pages
+    changes: list[int] = []
+    link.changed.add(lambda: changes.append(1))
+    owed = link.request(page, "read", deadline=0.05)
+    with pytest.raises(PageError, match=r"did not answer within 0\.05 s"):
+        owed.result(10)
+    assert link.pages == [] and changes == [1]
+    assert comm.closed == [{"error": "the page did not answer in time"}]
+    with pytest.raises(PageError, match="not linked any more"):
+        link.request(page, "read").result(0)
+
+
+def test_a_message_of_another_version_or_shape_is_ignored(made):
+    link, manager, _ = made
+    comm = Comm()
+    manager.targets[PAGE_TARGET](comm, hello())
+    (page,) = link.pages
+    owed = link.request(page, "read")
+    number = comm.sent[0]["id"]
+    decided: list[Any] = []
+    link.decisions.add(lambda p, d: decided.append(d))
+    comm.on_msg_cb({"content": {"data": {"type": "reply", "id": number, "ok": True}}})  # no v
+    comm.receive({"type": "reply", "id": number, "ok": True, "v": PROTOCOL + 1})
+    comm.receive({"type": "reply", "id": str(number), "ok": True})  # an id of the wrong type
+    comm.receive({"type": "decision", "call": 3, "accept": True})
+    comm.receive({"type": "mystery"})
+    assert not owed.done() and decided == []
+    comm.receive({"type": "reply", "id": number, "ok": True})
+    assert owed.result(0)["ok"] is True
+
+
+def test_the_names_and_the_version_are_those_of_the_extensions_protocol_ts():
+    """Written once for each side; the TypeScript's constants and request ops agree."""
+    import re
+
+    from atomic_jupyter.notebook import link_protocol
+    from tests.harness.support import ROOT
+
+    source = (ROOT / "labextension" / "src" / "protocol.ts").read_text(encoding="utf-8")
+
+    def constant(name: str) -> str:
+        found = re.search(rf"export const {name} = ([^;]+);", source)
+        assert found, f"protocol.ts declares no {name}"
+        return found.group(1).strip().strip("'\"")
+
+    assert int(constant("PROTOCOL")) == link_protocol.PROTOCOL
+    assert constant("ANNOUNCE") == link_protocol.ANNOUNCE
+    assert constant("PAGE_TARGET") == link_protocol.PAGE_TARGET
+    union = source.split("export type Request", 1)[1].split("\n\n", 1)[0]
+    ops = set(re.findall(r"op: '(\w+)'", union))
+    assert ops == link_protocol.REQUEST_OPS
