@@ -17,6 +17,7 @@ import atomic_jupyter
 
 from . import (
     bench_agent_code,
+    bench_busy,
     bench_costs,
     bench_day,
     bench_decode,
@@ -42,6 +43,7 @@ SECTIONS = (
     "idle",
     "hub",
     "day",
+    "busy",
 )
 
 
@@ -110,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
         bench_hub.run(cfg, results)
     if "day" in sections:
         bench_day.run(cfg, results)
+    if "busy" in sections:
+        bench_busy.run(cfg, results)
 
     elapsed = time.monotonic() - started
     load_after = _load()
@@ -133,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
                 bench_idle.SECTION,
                 bench_hub.SECTION,
                 bench_day.SECTION,
+                bench_busy.BUSY,
             ]
         )
     }

@@ -76,7 +76,7 @@ STRICT_ENV = "ATOMIC_JUPYTER_STRICT_THREADS"
 
 #: Seconds the kernel's loop may take to run a probe before the stand-in renders (an idle
 #: kernel runs it within a millisecond or two).
-STAND_IN_AFTER = 0.05
+STAND_IN_AFTER = 0.02
 #: Seconds between two renders of the stand-in, at least (a stream is drawn 20 times a second).
 STAND_IN_INTERVAL = 0.05
 
