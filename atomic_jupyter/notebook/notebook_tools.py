@@ -64,6 +64,7 @@ __all__ = [
     "linked_pages",
     "notebook_tools",
     "record_origin",
+    "running_cell",
     "show_link",
     "why_unavailable",
 ]
@@ -96,6 +97,8 @@ class _KernelState:
     """What the notebook tools keep per kernel."""
 
     cell_running: bool = False
+    #: The execution count of the cell running on the main thread (None: none, or unknown).
+    cell_number: int | None = None
     #: (session, page client) -> cell id -> the source the agent last read in full.
     read: dict[tuple[str, str], dict[str, str]] = field(default_factory=dict)
     waiting: dict[str, _Waiting] = field(default_factory=dict)
@@ -125,11 +128,19 @@ def _state(shell: InteractiveShell) -> _KernelState:
         cell_running=current_message_type(shell) == "execute_request"
     )
 
-    def before(*_args: Any) -> None:
-        state.cell_running = True
+    def before(info: Any = None, *_args: Any) -> None:
+        if threading.current_thread() is threading.main_thread():  # not a subshell's cell
+            state.cell_running = True
+            # IPython counts the cell before pre_run_cell: the cell's own number is one less
+            # (when it is stored in the history, as a person's cells are).
+            count = getattr(shell, "execution_count", None)
+            stored = bool(getattr(info, "store_history", True))
+            state.cell_number = count - 1 if isinstance(count, int) and stored else None
 
     def after(*_args: Any) -> None:
-        state.cell_running = False
+        if threading.current_thread() is threading.main_thread():
+            state.cell_running = False
+            state.cell_number = None
 
     shell.events.register("pre_run_cell", before)
     shell.events.register("post_run_cell", after)
@@ -265,6 +276,14 @@ _BLOCKED_RUN = (
     "run. Nothing was run. Tell the person to run the cells, or to send the prompt without "
     "--wait; reading and changing the notebook still work."
 )
+
+
+def running_cell() -> int | None:
+    """The execution count of the cell the kernel's main thread runs now, from any thread
+    (None: no cell runs, the kernel's state was never made, or it is not known)."""
+    shell = _shell()
+    state = _STATES.get(shell) if shell is not None else None
+    return state.cell_number if state is not None and state.cell_running else None
 
 
 def _target(

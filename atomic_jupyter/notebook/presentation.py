@@ -462,6 +462,17 @@ class NotebookPresentation:
         timer.daemon = True
         timer.start()
 
+    def waiting_for(self) -> str:
+        """What a kernel call that has not started waits for, in words for its card: the cell
+        that holds the kernel's main thread ("waiting for cell [7] to finish"), from any
+        thread."""
+        from atomic_jupyter.notebook.notebook_tools import running_cell
+
+        number = running_cell()
+        if number is None:
+            return "waiting for the kernel…"
+        return f"waiting for cell [{number}] to finish (the kernel runs it)"
+
     def while_running(self, tick: Callable[[], None], every: float) -> Callable[[], None]:
         """While the agent's code runs on the main thread: every ``every`` seconds, call
         ``tick()`` (which updates the call's card) and render the shown runs from this timer's

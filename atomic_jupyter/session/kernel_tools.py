@@ -36,6 +36,7 @@ import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any, Protocol
 
 from atomic_jupyter.errors import AtomicAgentError
@@ -69,6 +70,9 @@ KERNEL_CODE_MODES = ("ask", "allow", "off")
 TOOL_SETTINGS = ("kernel_code", "notebook_edits")
 #: Seconds between two updates of a running built-in's card ("running in the kernel… N s").
 PROGRESS_EVERY = 1.0
+#: Seconds a call may wait for the kernel's main thread before its card says what it waits for
+#: (an idle kernel, or a blocking wait that runs its queue, starts it within milliseconds).
+WAITING_SAID_AFTER = 0.5
 
 _summary: list[Callable[[object], str]] = []
 
@@ -302,6 +306,9 @@ class KernelTools:
         ``while_running(tick)`` calls ``tick`` every :data:`PROGRESS_EVERY` seconds from another
         thread and renders what is shown, until the function it returns is called (None: no
         view to keep current).
+    waiting_for:
+        What a call that has not started :data:`WAITING_SAID_AFTER` seconds after it came
+        waits for, in words for its card ("waiting for cell [7] to finish").
     """
 
     def __init__(
@@ -319,6 +326,7 @@ class KernelTools:
         accepting: Callable[[], bool] = lambda: True,
         progress: Callable[[str, str], None] = lambda _id, _text: None,
         while_running: Callable[[Callable[[], None]], Callable[[], None]] | None = None,
+        waiting_for: Callable[[], str] = lambda: "waiting for the kernel…",
     ) -> None:
         modes = {"kernel_code": kernel_code, "notebook_edits": notebook_edits}
         for setting, mode in modes.items():
@@ -327,6 +335,7 @@ class KernelTools:
         self._channel = channel
         self._answer = answer
         self._run_on_main = run_on_main
+        self._waiting_for = waiting_for
         self._wake = wake
         self._diagnose = diagnose
         self._lock = threading.Lock()
@@ -483,14 +492,40 @@ class KernelTools:
         if why is not None:
             self._reply(request.id, error=f"{name} cannot be used now: {why}")
             return True
+        call_id = str(call.get("id") or "")
+        started = threading.Event()
+        work: Callable[[], None]
         if builtin is not None:
-            info = self._call_info(str(call.get("id") or ""))
+            info = self._call_info(call_id)
             info = replace(info, mode=self.mode_of(builtin), on_main=schedule)
-            schedule(lambda: self._run_builtin(request.id, builtin, arguments, info))
-        elif tool is not None:
-            schedule(lambda: self._run(request.id, tool, arguments))
+            work = partial(self._run_builtin, request.id, builtin, arguments, info)
+        else:
+            assert tool is not None
+            work = partial(self._run, request.id, tool, arguments)
+
+        def start() -> None:
+            started.set()
+            work()
+
+        schedule(start)
+        self._say_waiting(started, call_id)
         self._wake()
         return True
+
+    def _say_waiting(self, started: threading.Event, call_id: str) -> None:
+        """If the call has not started :data:`WAITING_SAID_AFTER` seconds from now (a person's
+        cell holds the main thread), its card says what it waits for."""
+        if started.is_set() or not call_id:
+            return
+
+        def say() -> None:
+            if not started.is_set():
+                self._progress(call_id, self._waiting_for())
+
+        timer = threading.Timer(WAITING_SAID_AFTER, say)
+        timer.name = "atomic-kernel-call-waiting"
+        timer.daemon = True
+        timer.start()
 
     def _run_builtin(
         self, request_id: str, tool: BuiltinTool, arguments: dict[str, Any], info: CallInfo
@@ -624,6 +659,13 @@ def kernel_tools_for(session: Any) -> KernelTools:
         if run is not None and run.transcript.show_progress(call_id, text):
             session.tracker.changed.emit(run, "stream")
 
+    def waiting_for() -> str:
+        presentation = session._presentation  # never made here: this runs on a timer's thread
+        if presentation is None:
+            return "waiting for the kernel…"
+        text: str = presentation.waiting_for()
+        return text
+
     def while_running(tick: Callable[[], None]) -> Callable[[], None]:
         presentation = session._presentation
         if presentation is None:
@@ -646,6 +688,7 @@ def kernel_tools_for(session: Any) -> KernelTools:
         accepting=lambda: session._commands.accepting() and not session._lifecycle.stop_requested,
         progress=progress,
         while_running=while_running,
+        waiting_for=waiting_for,
     )
     tools.offer_builtins()
     return tools

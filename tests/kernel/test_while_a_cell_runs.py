@@ -13,6 +13,7 @@ does to our widgets is done inside ``thread_safe_update``.
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -279,3 +280,41 @@ def test_doctor_says_whether_answers_arrive_during_a_cell(kernel: BrowserLikeKer
     report = kernel.execute("%atomic_agent doctor").stdout
     (line,) = [line for line in report.splitlines() if "answers during a cell" in line]
     assert "yes where the page sends its messages over a kernel subshell" in line, report
+
+
+def test_a_kernel_call_waiting_for_a_cell_says_which_in_its_card(
+    kernel: BrowserLikeKernel, tmp_path: Path
+) -> None:
+    """The agent's own work that needs the main thread waits for the person's cell, and its
+    card names that cell; it runs once the cell ends. (The prompt goes from the cell that then
+    computes, so the call cannot start before it.)"""
+    flag = tmp_path / "release"
+    code = (
+        "import os, time\nimport atomic_jupyter as aj\n"
+        "aj.session('scripted').prompt('kernel call notebook_variables {}')\n"
+        f"while not os.path.exists({str(flag)!r}):\n"
+        "    time.sleep(0.002)\n"
+    )
+    msg_id = kernel.submit(code)
+
+    def run_output() -> str | None:
+        for shown in kernel.displays:
+            view = shown.data.get("application/vnd.jupyter.widget-view+json")
+            if shown.parent_msg_id == msg_id and view and view["model_id"] in kernel.tracker.pages:
+                return str(view["model_id"])
+        return None
+
+    output = kernel.wait_for(run_output, what="the prompt's output")
+    said = kernel.wait_for(
+        lambda: re.search(
+            r"waiting for cell \[(\d+)\] to finish", visible_text(page_of(kernel, output))
+        ),
+        timeout=15,
+        what="the card to say which cell it waits for",
+    )
+    assert not kernel.replied(msg_id)
+    flag.touch()
+    done = kernel.collect(msg_id)
+    assert int(said.group(1)) == done.execution_count
+    wait_done(kernel, output)
+    assert "waiting for cell" not in visible_text(page_of(kernel, output))
