@@ -72,10 +72,12 @@ def nb(open_notebook: Any, scripted_model: Any) -> NotebookPage:
 class Busy:
     """A busy cell started on the page, and how it is let go."""
 
-    def __init__(self, nb: NotebookPage, server: LabServer, name: str) -> None:
+    def __init__(
+        self, nb: NotebookPage, server: LabServer, name: str, started: bool = False
+    ) -> None:
         self.nb, self.name = nb, name
         self.flag = server.root / f"release-{name.removeprefix('busy-')}"
-        cell = nb.start(name)
+        cell = nb.cell(name) if started else nb.start(name)
         self.prompt = cell.locator(".jp-InputArea-prompt").first
         expect(nb.output(name)).to_contain_text("computing", timeout=30_000)
 
@@ -235,3 +237,36 @@ def test_with_comms_over_subshells_disabled_a_click_says_it_waits_for_the_cell(
         assert nb.page_errors == [], nb.page_errors
     finally:
         lab_server.put_lab_setting(KERNELS_PLUGIN, before)
+
+
+def test_outputs_made_just_before_a_long_cell_are_drawn_while_it_runs(
+    open_notebook: Any, lab_server: LabServer
+) -> None:
+    """Run All: the session's first output (its panel, the kernel's first widget) and a prompt's
+    output are drawn, and answer, while the next cell computes: their first messages do not
+    wait behind it on the main shell."""
+    cells = [
+        ("start", "%load_ext atomic_jupyter\n%atomic_agent start --demo --name first"),
+        ("ask", "%%atomic_agent --name first\nclean up the scratch files"),
+        ("busy-first", busy("release-first")),
+    ]
+    nb = open_notebook("busy-cell-first.ipynb", cells)
+    # Run All, not waited for (its promise ends with the last cell).
+    nb.page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+    cell = Busy(nb, lab_server, "busy-first", started=True)
+    try:
+        panel = panel_of(nb)
+        # Drawn (the agent works on the prompt that Run All sent next).
+        expect(panel.locator(".atomic-state")).to_have_text(
+            re.compile("idle|working"), timeout=30_000
+        )
+        ask = nb.output("ask")
+        allow = ask.get_by_role("button", name="Allow")
+        expect(allow).to_be_visible(timeout=30_000)
+        allow.click()
+        expect(ask.locator(".atomic-dialog-outcome")).to_have_text(
+            "→ Allow (clicked)", timeout=5_000
+        )
+        drawn_before_the_cell_ended(nb, cell, lab_server)
+    finally:
+        cell.flag.touch()
