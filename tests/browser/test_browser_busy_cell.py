@@ -171,11 +171,13 @@ def test_a_prompt_sent_from_the_panel_during_a_cell_streams_its_answer_there(
 def test_in_notebook_7_a_dialog_answered_during_a_cell_shows_its_answer(
     notebook7: LabServer, chromium: Any
 ) -> None:
-    """Notebook 7 is built on the same services: its comms go over a subshell too."""
+    """Notebook 7 is built on the same services: its comms go over a subshell too. A dialog
+    answered, then a prompt sent from the panel, each during a cell."""
     cells = [
         ("start", "%load_ext atomic_jupyter\n%atomic_agent start --demo"),
         ("ask", "%%atomic_agent\nclean up the scratch files"),
         ("busy-nb7", busy("release-nb7")),
+        ("busy-nb7-send", busy("release-nb7-send")),
     ]
     with opened_in_notebook7(notebook7, chromium, "busy-cell-nb7.ipynb", cells) as nb:
         # Notebook 7.6 reports an error of its own while its page loads (see
@@ -193,6 +195,18 @@ def test_in_notebook_7_a_dialog_answered_during_a_cell_shows_its_answer(
                 "→ Allow (clicked)", timeout=5_000
             )
             expect(ask.locator(".atomic-run-state")).to_have_text("done", timeout=15_000)
+            drawn_before_the_cell_ended(nb, cell, notebook7, at_load)
+        finally:
+            cell.flag.touch()
+        cell = Busy(nb, notebook7, "busy-nb7-send")
+        try:
+            panel = panel_of(nb)
+            editor = panel.locator(".atomic-editor textarea")
+            editor.fill("hello! who are you?")
+            panel.get_by_role("button", name="Send").click()
+            expect(panel.locator(".atomic-assistant-text").last).to_contain_text(
+                "Hello from the offline demo model", timeout=15_000
+            )
             drawn_before_the_cell_ended(nb, cell, notebook7, at_load)
         finally:
             cell.flag.touch()
