@@ -64,6 +64,7 @@ __all__ = [
     "linked_pages",
     "notebook_tools",
     "record_origin",
+    "run_ended",
     "running_cell",
     "show_link",
     "why_unavailable",
@@ -278,6 +279,15 @@ _BLOCKED_RUN = (
 )
 
 
+def run_ended(run: Any) -> None:
+    """``run`` is over (stopped, failed or done): a request of its tools still waiting for the
+    page is given up, in words (a reply that comes later is ignored)."""
+    shell = _shell()
+    link = link_of(shell, make=False) if shell is not None else None
+    if link is not None:
+        link.cancel(run, "the run was stopped before the notebook answered; nothing more is done")
+
+
 def running_cell() -> int | None:
     """The execution count of the cell the kernel's main thread runs now, from any thread
     (None: no cell runs, the kernel's state was never made, or it is not known)."""
@@ -353,7 +363,7 @@ def _read(arguments: dict[str, Any], info: CallInfo) -> ToolReply | Future[ToolR
         state.read.setdefault((info.session, page.client), {}).update(listing.read)
         return ToolReply(text=listing.text)
 
-    return _then(link.request(page, "read"), listed)
+    return _then(link.request(page, "read", owner=info.run), listed)
 
 
 # --------------------------------------------------------------------------- edit
@@ -424,7 +434,13 @@ def _edit(arguments: dict[str, Any], info: CallInfo) -> ToolReply | Future[ToolR
     call = info.call_id or f"call-{id(arguments)}"
     result: Future[ToolReply] = Future()
     proposed = link.request(
-        page, "propose", call=call, operations=operations, expected=expected, ask=ask
+        page,
+        "propose",
+        owner=info.run,
+        call=call,
+        operations=operations,
+        expected=expected,
+        ask=ask,
     )
 
     def shown(done: Future[dict[str, Any]]) -> None:
@@ -614,12 +630,12 @@ def _run(arguments: dict[str, Any], info: CallInfo) -> ToolReply | Future[ToolRe
                     )
                 )
                 return
-        ran = link.request(page, "run", cell_ids=ids)
+        ran = link.request(page, "run", owner=info.run, cell_ids=ids)
         ran.add_done_callback(
             _guarded(result, lambda settled: result.set_result(_ran(settled, page.label)))
         )
 
-    link.request(page, "read").add_done_callback(_guarded(result, checked))
+    link.request(page, "read", owner=info.run).add_done_callback(_guarded(result, checked))
     return result
 
 

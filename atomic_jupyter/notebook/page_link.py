@@ -192,7 +192,8 @@ class PageLink:
     ) -> None:
         self._pages: dict[str, Page] = {}  # by comm id (read from any thread: the lock)
         self._lock = threading.Lock()
-        self._pending: dict[int, tuple[Page, Future[Reply]]] = {}
+        #: Request number -> (the page asked, its reply's future, what the request is for).
+        self._pending: dict[int, tuple[Page, Future[Reply], object]] = {}
         self._ids = itertools.count(1)
         #: Called with no argument when a page is linked or goes.
         self.changed: Listeners[Callable[[], None]] = Listeners()
@@ -274,7 +275,7 @@ class PageLink:
     def _closed(self, page: Page) -> None:
         with self._lock:
             self._pages.pop(page.comm.comm_id, None)
-            unanswered = [key for key, (owner, _future) in self._pending.items() if owner is page]
+            unanswered = [key for key, entry in self._pending.items() if entry[0] is page]
             futures = [self._pending.pop(key)[1] for key in unanswered]
         for future in futures:
             if not future.done():
@@ -284,12 +285,18 @@ class PageLink:
     # ------------------------------------------------------------------ requests
 
     def request(
-        self, page: Page, op: str, deadline: float | None = None, **fields: Any
+        self,
+        page: Page,
+        op: str,
+        deadline: float | None = None,
+        owner: object = None,
+        **fields: Any,
     ) -> Future[dict[str, Any]]:
         """Ask ``page``; the future's result is its reply (``ok`` true), or it fails with a
-        :class:`PageError`: the page said why, went, or did not answer within ``deadline``
+        :class:`PageError`: the page said why, went, did not answer within ``deadline``
         seconds (by default :data:`REQUEST_DEADLINE_S`, :data:`RUN_DEADLINE_S` to run cells),
-        in which case the page is let go (a tab killed without closing its comm)."""
+        in which case the page is let go (a tab killed without closing its comm), or what it
+        was for (``owner``: the run whose tool asked) was given up (:meth:`cancel`)."""
         number = next(self._ids)
         asked: Future[Reply] = Future()
         answer: Future[dict[str, Any]] = Future()
@@ -315,13 +322,26 @@ class PageLink:
         with self._lock:  # linked and waiting, or gone: a page closing meanwhile fails it
             linked = page.comm.comm_id in self._pages
             if linked:
-                self._pending[number] = (page, asked)
+                self._pending[number] = (page, asked, owner)
         if not linked:
             asked.set_exception(PageError(f"the notebook {page.label} is not linked any more"))
             return answer
         timer.start()
         page.comm.send(request_message(number, op, fields))
         return answer
+
+    def cancel(self, owner: object, why: str) -> int:
+        """Fail every request made for ``owner`` that waits for its reply (its run stopped):
+        a reply that comes later is ignored. Returns how many were failed."""
+        if owner is None:
+            return 0
+        with self._lock:
+            keys = [key for key, entry in self._pending.items() if entry[2] is owner]
+            futures = [self._pending.pop(key)[1] for key in keys]
+        for future in futures:
+            if not future.done():
+                future.set_exception(PageError(why))
+        return len(futures)
 
     def _missed(self, page: Page, number: int, deadline: float) -> None:
         """The request ``number`` went unanswered for ``deadline`` seconds: it fails, and the

@@ -25,7 +25,7 @@ from contextvars import ContextVar
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from atomic_jupyter.notebook.notebook_tools import attach_kernel, record_origin
+from atomic_jupyter.notebook.notebook_tools import attach_kernel, record_origin, run_ended
 from atomic_jupyter.session.weight import newest_within
 from atomic_jupyter.ui.dispatch import UiDispatcher
 from atomic_jupyter.ui.panel_parts import panel_record
@@ -391,6 +391,7 @@ class NotebookPresentation:
             view.later(partial(self.make_displays_final, False), key="finish-displays")
 
     def _run_final(self, run: PromptRun) -> None:
+        run_ended(run)  # what its tools still asked of the page is given up
         view = self._view
         if view is None:
             return

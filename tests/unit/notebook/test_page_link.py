@@ -312,3 +312,21 @@ def test_the_names_and_the_version_are_those_of_the_extensions_protocol_ts():
     union = source.split("export type Request", 1)[1].split("\n\n", 1)[0]
     ops = set(re.findall(r"op: '(\w+)'", union))
     assert ops == link_protocol.REQUEST_OPS
+
+
+def test_requests_of_a_run_that_stopped_are_given_up_and_a_late_reply_is_ignored(made):
+    link, manager, _ = made
+    comm = Comm()
+    manager.targets[PAGE_TARGET](comm, hello())
+    (page,) = link.pages
+    run, other = object(), object()
+    mine = link.request(page, "run", owner=run, cell_ids=["a"])
+    theirs = link.request(page, "read", owner=other)
+    assert link.cancel(run, "the run was stopped") == 1
+    with pytest.raises(PageError, match="the run was stopped"):
+        mine.result(0)
+    assert not theirs.done() and link.pages == [page]  # the page is still linked
+    comm.receive({"type": "reply", "id": comm.sent[0]["id"], "ok": True, "cells": []})  # late
+    comm.receive({"type": "reply", "id": comm.sent[1]["id"], "ok": True, "cells": []})
+    assert theirs.result(0)["ok"] is True
+    assert link.cancel(None, "nothing") == 0
