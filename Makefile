@@ -88,9 +88,11 @@ test-fast: setup
 	$(BIN)/python -m pytest tests/unit -m unit -n 2 --dist loadfile $(PYTEST_ARGS)
 
 ## The page's module (atomic_jupyter/ui/output_widget.js) tested as itself in a DOM (jsdom), with
-## Node's test runner: the recorded conversations of tests/page/sequences/ replayed into it.
+## Node's test runner: the recorded conversations of tests/page/sequences/ replayed into it; and
+## the notebook extension's TypeScript (labextension/src: the diff, proposals, the link).
 test-page: setup
-	$(BIN)/python -m atomic_jupyter.transport node --test tests/page/output_widget.test.mjs
+	$(BIN)/python -m atomic_jupyter.transport node --test tests/page/output_widget.test.mjs \
+		tests/page/notebook_link.test.mjs
 
 ## The real-agent and real-kernel tests and the notebooks on the 0.73 line (LINE_073_TESTS), but
 ## those marked one_line: what they check does not depend on the line (see pyproject.toml).
