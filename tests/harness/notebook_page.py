@@ -1,12 +1,15 @@
-"""A stand-in for atomic-jupyter's notebook page extension, for kernel tests: it answers the
-notebook link's messages (``atomic_jupyter/notebook/page_link.py``) over a
-:class:`~tests.harness.kernel_client.BrowserLikeKernel`'s channels, for a notebook held here
-as a list of cells.
+"""A notebook page with atomic-jupyter's extension, for kernel tests: the extension's own link
+(``labextension/src/link.ts``, with ``proposal.ts`` and ``diff.ts``, compiled) running over a
+stand-in notebook in a DOM, in a Node.js process (``tests/page/link_driver.mjs``), linked to a
+:class:`~tests.harness.kernel_client.BrowserLikeKernel` over its channels.
 
-It does what ``labextension/src/link.ts`` and ``proposal.ts`` do with a notebook's model:
-links itself when the kernel announces itself, reads the cells, checks a proposed change
-(cells that exist, read as they are, touched once), keeps it until it is decided, applies it
-all at once. It runs no cells (``run`` is refused). The browser tests drive the real page.
+What only Python does here is carry the messages: the kernel's announcement and requests to
+the page, the page's hello (a comm_open to the main shell, as JupyterLab's comm opens before
+its subshell exists), replies, decisions and ``here`` back (over the kernel's
+:attr:`~tests.harness.kernel_client.BrowserLikeKernel.comm_subshell` when set, as JupyterLab
+sends them). The checks of a change, its apply, what a read returns and every message's shape
+are the extension's. The stand-in notebook runs no cells (a run says so for each cell). The
+browser tests drive the real page.
 """
 
 from __future__ import annotations
@@ -15,17 +18,46 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from atomic_jupyter.notebook.link_protocol import ANNOUNCE, PAGE_TARGET, PROTOCOL
+from atomic_jupyter.notebook.link_protocol import ANNOUNCE, PAGE_TARGET
 
 from .kernel_client import BrowserLikeKernel
+from .output_page import _Driver
+
+__all__ = ["Cell", "LiveCell", "StandInPage"]
+
+_LINK_DRIVER = _Driver("link_driver.mjs")
 
 
 @dataclass
 class Cell:
+    """A cell the notebook starts with."""
+
     source: str
     type: str = "code"
     id: str = field(default_factory=lambda: uuid.uuid4().hex[:8])
-    execution_count: int | None = None
+
+
+@dataclass
+class LiveCell:
+    """A cell of the page's notebook as it is now (its source read from the page, and set as a
+    person's edit); cells are equal by id."""
+
+    page: StandInPage = field(compare=False, repr=False)
+    id: str
+    type: str
+
+    @property
+    def source(self) -> str:
+        return str(self.page.state()["cells"][self.page.index_of(self.id)]["source"])
+
+    @source.setter
+    def source(self, value: str) -> None:
+        self.page.ask("edit", id=self.id, source=value)
+
+    @property
+    def execution_count(self) -> int | None:
+        count = self.page.state()["cells"][self.page.index_of(self.id)]["execution_count"]
+        return int(count) if count is not None else None
 
 
 class StandInPage:
@@ -33,13 +65,16 @@ class StandInPage:
 
     def __init__(self, kernel: BrowserLikeKernel, cells: list[Cell], path: str = "stand-in.ipynb"):
         self.kernel = kernel
-        self.cells = cells
         self.path = path
         self.comm_id: str | None = None
-        self.proposals: dict[str, list[dict[str, Any]]] = {}
+        #: The kernel's requests, as the page received them.
         self.requests: list[dict[str, Any]] = []
-        self.protocol = PROTOCOL
+        self._key = uuid.uuid4().hex
+        self._initial = [{"id": c.id, "type": c.type, "source": c.source} for c in cells]
         self._info_request = ""
+        self._opened = False
+
+    # ------------------------------------------------------------------ the page's life
 
     def attach(self) -> StandInPage:
         """Connect as a page does: listen for the kernel's announcement, and ask whether it
@@ -52,18 +87,14 @@ class StandInPage:
         self._info_request = msg["header"]["msg_id"]
         return self
 
-    def _on_shell(self, msg: dict[str, Any]) -> bool:
-        if (msg.get("parent_header") or {}).get("msg_id") != self._info_request:
-            return False
-        if msg["content"].get("comms"):
-            self._open()
-        return True
-
     def detach(self) -> None:
-        """The page goes (the notebook is closed): its comm is closed."""
+        """The page goes (the notebook is closed): the link is disposed, its comm closed."""
         if self._on_iopub in self.kernel.iopub_hooks:
             self.kernel.iopub_hooks.remove(self._on_iopub)
             self.kernel.shell_hooks.remove(self._on_shell)
+        if self._opened:
+            self.ask("close")
+            self._opened = False
         if self.comm_id is not None:
             kc = self.kernel.kc
             msg = kc.session.msg("comm_close", {"comm_id": self.comm_id, "data": {}})
@@ -74,10 +105,47 @@ class StandInPage:
     def linked(self) -> bool:
         return self.comm_id is not None
 
-    def cell(self, cell_id: str) -> Cell | None:
-        return next((c for c in self.cells if c.id == cell_id), None)
+    # ------------------------------------------------------------------ the notebook
+
+    def state(self) -> dict[str, Any]:
+        """The page's notebook and the changes it shows, as the extension has them."""
+        if not self._opened:
+            return {"cells": list(self._initial), "proposals": []}
+        return self.ask("state")
+
+    @property
+    def cells(self) -> list[LiveCell]:
+        return [LiveCell(self, c["id"], c["type"]) for c in self.state()["cells"]]
+
+    def index_of(self, cell_id: str) -> int:
+        ids = [c["id"] for c in self.state()["cells"]]
+        return ids.index(cell_id)
+
+    @property
+    def proposals(self) -> dict[str, None]:
+        """The changes shown in the cells, by their call."""
+        return dict.fromkeys(self.state()["proposals"])
+
+    def click(self, call: str, accept: bool, reason: str = "") -> None:
+        """A person's Accept or Reject (with a reason typed) in a cell."""
+        self.ask("click", call=call, accept=accept, reason=reason)
 
     # ------------------------------------------------------------------ messages
+
+    def ask(self, op: str, **fields: Any) -> dict[str, Any]:
+        """Ask the page; what its link sent meanwhile goes to the kernel."""
+        answer = _LINK_DRIVER.ask(op=op, page=self._key, **fields)
+        for message in answer.get("sent") or []:
+            if self.comm_id is not None:
+                self.kernel.send_comm_msg(self.comm_id, message)
+        return answer
+
+    def _on_shell(self, msg: dict[str, Any]) -> bool:
+        if (msg.get("parent_header") or {}).get("msg_id") != self._info_request:
+            return False
+        if msg["content"].get("comms"):
+            self._open()
+        return True
 
     def _on_iopub(self, msg: dict[str, Any]) -> bool:
         kind = msg["header"]["msg_type"]
@@ -89,7 +157,7 @@ class StandInPage:
             data = content.get("data") or {}
             if data.get("type") == "request":
                 self.requests.append(data)
-                self._reply(data)
+            self.ask("deliver", data=data)
             return True
         if kind == "comm_close" and content.get("comm_id") == self.comm_id:
             self.comm_id = None
@@ -99,134 +167,24 @@ class StandInPage:
     def _open(self) -> None:
         if self.comm_id is not None:
             return
+        cells = self._initial
+        if self._opened:  # the kernel announced itself again: the page links again
+            cells = self.state()["cells"]
+            self.ask("close")
+        answer = _LINK_DRIVER.ask(
+            op="open",
+            page=self._key,
+            cells=cells,
+            path=self.path,
+            subshell=self.kernel.comm_subshell,
+        )
+        self._opened = True
         kc = self.kernel.kc
         self.comm_id = uuid.uuid4().hex
-        hello = {
-            "type": "hello",
-            "protocol": self.protocol,
-            "client": kc.session.session,
-            "path": self.path,
-            "app": "stand-in page",
-        }
         msg = kc.session.msg(
-            "comm_open", {"comm_id": self.comm_id, "target_name": PAGE_TARGET, "data": hello}
+            "comm_open",
+            {"comm_id": self.comm_id, "target_name": PAGE_TARGET, "data": answer["hello"]},
         )
         kc.session.send(kc.shell_channel.socket, msg)
-
-    def send(self, data: dict[str, Any]) -> None:
-        """Send ``data`` over the link, with the link's version (as the extension does)."""
-        assert self.comm_id is not None, "the page is not linked"
-        self.kernel.send_comm_msg(self.comm_id, {**data, "v": self.protocol})
-
-    def click(self, call: str, accept: bool, reason: str = "") -> None:
-        """A person's Accept or Reject in a cell."""
-        self.send({"type": "decision", "call": call, "accept": accept, "reason": reason})
-
-    def _reply(self, request: dict[str, Any]) -> None:
-        body: dict[str, Any]
-        try:
-            body = {"ok": True, **getattr(self, f"_op_{request['op']}")(request)}
-        except ValueError as exc:
-            body = {"ok": False, "error": str(exc)}
-        self.send({"type": "reply", "id": request["id"], **body})
-
-    # ------------------------------------------------------------------ operations
-
-    def _op_read(self, _request: dict[str, Any]) -> dict[str, Any]:
-        cells = [
-            {
-                "id": c.id,
-                "type": c.type,
-                "source": c.source,
-                "execution_count": c.execution_count,
-                "outputs": [],
-                "running": False,
-            }
-            for c in self.cells
-        ]
-        return {"cells": cells, "active": None, "path": self.path}
-
-    def _op_propose(self, request: dict[str, Any]) -> dict[str, Any]:
-        call = request["call"]
-        expected = request.get("expected") or {}
-        changes = []
-        touched: set[str] = set()
-        for k, operation in enumerate(request.get("operations") or [], 1):
-            if operation["op"] == "insert":
-                after = operation.get("after")
-                if after not in (None, "start") and self.cell(after) is None:
-                    raise ValueError(f"operation {k}: no cell {after!r} to insert after")
-                index = 0 if after == "start" else len(self.cells)
-                if after not in (None, "start"):
-                    index = self.cells.index(self.cell(after)) + 1  # type: ignore[arg-type]
-                changes.append(
-                    {
-                        "op": "insert",
-                        "cell_id": None,
-                        "index": index,
-                        "cell_type": operation.get("cell_type") or "code",
-                        "old": "",
-                        "new": operation.get("source") or "",
-                    }
-                )
-                continue
-            cell = self.cell(operation.get("cell_id") or "")
-            if cell is None:
-                raise ValueError(f"operation {k}: no cell {operation.get('cell_id')!r}")
-            if cell.id in touched:
-                raise ValueError(f"operation {k}: cell {cell.id} is changed twice")
-            touched.add(cell.id)
-            if expected.get(cell.id) != cell.source:
-                raise ValueError(
-                    f"operation {k}: cell {cell.id} changed since you read it: read it again"
-                )
-            new = operation.get("source") or "" if operation["op"] == "replace" else ""
-            if operation["op"] == "replace" and new == cell.source:
-                raise ValueError(f"operation {k}: the new source of cell {cell.id} is its source")
-            changes.append(
-                {
-                    "op": operation["op"],
-                    "cell_id": cell.id,
-                    "index": self.cells.index(cell),
-                    "cell_type": cell.type,
-                    "old": cell.source,
-                    "new": new,
-                }
-            )
-        self.proposals[call] = changes
-        return {"changes": changes}
-
-    def _op_decide(self, request: dict[str, Any]) -> dict[str, Any]:
-        changes = self.proposals.pop(request["call"], None)
-        if changes is None:
-            raise ValueError("the change is no longer shown in the notebook")
-        if not request.get("accept"):
-            return {"applied": []}
-        for change in changes:
-            if change["cell_id"] is not None:
-                cell = self.cell(change["cell_id"])
-                if cell is None or cell.source != change["old"]:
-                    raise ValueError(f"cell {change['cell_id']} was edited while the change waited")
-        applied = []
-        for change in changes:
-            if change["op"] == "replace":
-                self.cell(change["cell_id"]).source = change["new"]  # type: ignore[union-attr]
-            elif change["op"] == "delete":
-                self.cells.remove(self.cell(change["cell_id"]))  # type: ignore[arg-type]
-        for change in changes:
-            if change["op"] == "insert":
-                made = Cell(change["new"], change["cell_type"])
-                self.cells.insert(min(change["index"], len(self.cells)), made)
-                applied.append({"op": "insert", "cell_id": made.id, "index": change["index"]})
-        for change in changes:
-            if change["op"] != "insert" and self.cell(change["cell_id"]) is not None:
-                index = self.cells.index(self.cell(change["cell_id"]))  # type: ignore[arg-type]
-                applied.append({"op": change["op"], "cell_id": change["cell_id"], "index": index})
-        return {"applied": applied}
-
-    def _op_withdraw(self, request: dict[str, Any]) -> dict[str, Any]:
-        self.proposals.pop(request["call"], None)
-        return {}
-
-    def _op_run(self, _request: dict[str, Any]) -> dict[str, Any]:
-        raise ValueError("the stand-in page runs no cells")
+        for message in answer.get("sent") or []:
+            self.kernel.send_comm_msg(self.comm_id, message)

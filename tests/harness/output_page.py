@@ -48,11 +48,13 @@ class PageDriverError(RuntimeError):
 
 
 class _Driver:
-    """The Node.js process the page runs in: one request, one answer, in order."""
+    """The Node.js process a page runs in (``script`` in ``tests/page``): one request, one
+    answer, in order."""
 
-    def __init__(self) -> None:
+    def __init__(self, script: str = "page_driver.mjs") -> None:
         self._lock = threading.Lock()
         self._process: subprocess.Popen[str] | None = None
+        self._script = script
 
     def _start(self) -> subprocess.Popen[str]:
         if not (PAGE_DIR / "node_modules" / "jsdom").is_dir():
@@ -62,7 +64,7 @@ class _Driver:
         runtime = choose_node(None)
         node = runtime.path if runtime is not None else "node"
         process = subprocess.Popen(
-            [node, str(PAGE_DIR / "page_driver.mjs")],
+            [node, str(PAGE_DIR / self._script)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,

@@ -1,211 +1,15 @@
 // The notebook extension's TypeScript (labextension/src) tested as itself, in a DOM (jsdom):
 // the line diff, a proposal's checks and its apply, and the link's handling of the kernel's
 // messages (version, requests, decisions, the subshell's "here", its announcement target
-// removed on dispose), against a small stand-in of JupyterLab's notebook and kernel.
-//
-// The sources are compiled with the extension's own TypeScript (labextension/node_modules,
-// installed by the package's build) to CommonJS in a temporary folder: lib/ is ES modules
-// without file extensions, which Node does not load. '@jupyterlab/cells' (the one value the
-// sources import from JupyterLab: CodeCell.execute) is a stub there that runs a cell through
-// the stand-in session.
+// removed on dispose), against the stand-ins of JupyterLab's notebook and kernel in
+// link_dom.mjs (which compiles the sources). The Python tests' notebook page runs the same
+// code (link_driver.mjs).
 // Run: node --test tests/page (make test does).
 import assert from "node:assert/strict";
-import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
-import { JSDOM } from "jsdom";
-
-const HERE = dirname(fileURLToPath(import.meta.url));
-const EXTENSION = join(HERE, "..", "..", "labextension");
-const TSC = join(EXTENSION, "node_modules", "typescript", "bin", "tsc");
-
-const dom = new JSDOM("<!doctype html><html><head></head><body></body></html>");
-for (const name of ["window", "document", "Node", "HTMLElement", "Event", "KeyboardEvent"]) {
-  globalThis[name] = name === "window" ? dom.window : dom.window[name];
-}
-
-const OUT = mkdtempSync(join(tmpdir(), "atomic-labextension-"));
-// The extension's own compiler options, but CommonJS into OUT.
-writeFileSync(join(OUT, "tsconfig.json"), JSON.stringify({
-  extends: join(EXTENSION, "tsconfig.json"),
-  compilerOptions: { module: "commonjs", rootDir: join(EXTENSION, "src"), outDir: OUT },
-  files: [join(EXTENSION, "src", "link.ts")],
-  include: [],
-}));
-execFileSync(process.execPath, [TSC, "-p", join(OUT, "tsconfig.json")], { stdio: "inherit" });
-const stub = join(OUT, "node_modules", "@jupyterlab", "cells");
-mkdirSync(stub, { recursive: true });
-writeFileSync(join(stub, "index.js"),
-  "exports.CodeCell = { execute: (cell, context) => context.execute(cell) };\n");
-const load = createRequire(join(OUT, "index.js"));
-const { lineDiff } = load("./diff.js");
-const { Proposal, ProposalError } = load("./proposal.js");
-const { NotebookLink } = load("./link.js");
-const { PROTOCOL, ANNOUNCE, PAGE_TARGET } = load("./protocol.js");
-
-// ------------------------------------------------------------------------ stand-ins
-
-function signal() {
-  const slots = [];
-  return {
-    connect(fn, self) { slots.push(fn.bind(self)); },
-    emit(...args) { for (const slot of slots) slot(null, ...args); },
-  };
-}
-
-let made = 0;
-
-/** A notebook as the extension sees it: shared cells, cell widgets with DOM nodes. */
-class Notebook {
-  constructor(cells) {
-    this.cells = cells.map(([type, source, extra]) => ({
-      id: `cell-${++made}`, cell_type: type, source, ...extra,
-    }));
-    this.widgets = new Map();
-    this.node = document.createElement("div");
-    document.body.appendChild(this.node);
-    const shared = this.cells;
-    this.sharedModel = {
-      cells: shared,
-      disableDocumentWideUndoRedo: false,
-      transactions: 0,
-      transact(fn) { this.transactions += 1; fn(); },
-      insertCell(index, cell) {
-        const made_ = { id: `new-${++made}`, cell_type: cell.cell_type, source: cell.source };
-        shared.splice(index, 0, made_);
-        return made_;
-      },
-      deleteCell(index) { shared.splice(index, 1); },
-    };
-  }
-
-  widget(shared) {
-    let widget = this.widgets.get(shared.id);
-    if (!widget) {
-      const node = document.createElement("div");
-      const input = document.createElement("div");
-      node.appendChild(input);
-      this.node.appendChild(node);
-      widget = {
-        node,
-        inputArea: { node: input },
-        model: {
-          get id() { return shared.id; },
-          get type() { return shared.cell_type; },
-          get executionState() { return shared.running ? "running" : "idle"; },
-          get executionCount() { return shared.count ?? null; },
-          outputs: { toJSON: () => shared.outputs ?? [] },
-          sharedModel: {
-            getSource: () => shared.source,
-            setSource: (source) => { shared.source = source; },
-          },
-        },
-      };
-      this.widgets.set(shared.id, widget);
-    }
-    return widget;
-  }
-
-  get content() {
-    return {
-      widgets: this.cells.map((c) => this.widget(c)),
-      model: { sharedModel: this.sharedModel, deletedCells: [] },
-      node: this.node,
-      activeCell: null,
-    };
-  }
-
-  sources() { return this.cells.map((c) => c.source); }
-}
-
-/** A comm as JupyterLab's kernel connection makes it (what is sent is kept). */
-class Comm {
-  constructor(target, subshell) {
-    this.target = target;
-    this.isDisposed = false;
-    this.opened = null;
-    this.sent = [];
-    this.closed = false;
-    this.onMsg = null;
-    this.onClose = null;
-    this.subshellId = null;
-    this.subshellStarted = subshell === null
-      ? new Promise(() => {})  // the setting "disabled": never started
-      : Promise.resolve().then(() => { this.subshellId = subshell; });
-  }
-  open(data) { this.opened = data; }
-  send(message) { this.sent.push(JSON.parse(JSON.stringify(message))); }
-  close() { this.closed = true; this.isDisposed = true; }
-  /** The kernel sends ``data``. */
-  deliver(data) { this.onMsg({ content: { data } }); }
-}
-
-function kernelWith(subshell) {
-  const kernel = {
-    isDisposed: false,
-    clientId: "client-1",
-    targets: new Map(),
-    removed: [],
-    comms: [],
-    registerCommTarget(name, callback) { this.targets.set(name, callback); },
-    removeCommTarget(name, callback) {
-      this.removed.push(name);
-      if (this.targets.get(name) === callback) this.targets.delete(name);
-    },
-    requestCommInfo() { return Promise.resolve({ content: { status: "ok", comms: {} } }); },
-    createComm(target) {
-      const comm = new Comm(target, subshell);
-      this.comms.push(comm);
-      return comm;
-    },
-  };
-  return kernel;
-}
-
-/** A notebook panel with a link, its kernel announced; returns what the test drives. */
-async function linked(cells, { subshell = "sub-1" } = {}) {
-  const notebook = new Notebook(cells);
-  const kernel = kernelWith(subshell);
-  const ran = [];
-  const panel = {
-    content: notebook.content,
-    context: { path: "work/analysis.ipynb" },
-    node: document.createElement("div"),
-    disposed: signal(),
-    sessionContext: {
-      kernelChanged: signal(),
-      statusChanged: signal(),
-      connectionStatusChanged: signal(),
-      ready: Promise.resolve(),
-      session: { kernel },
-      execute: async (cell) => {
-        ran.push(cell.model.id);
-        const shared = notebook.cells.find((c) => c.id === cell.model.id);
-        shared.count = ran.length;
-        shared.outputs = [{ output_type: "stream", name: "stdout", text: "ran\n" }];
-        return { content: { status: "ok" } };
-      },
-    },
-  };
-  Object.defineProperty(panel, "content", { get: () => notebook.content });
-  const link = new NotebookLink(panel, "JupyterLab");
-  await new Promise((resolve) => setTimeout(resolve, 0));  // context.ready, requestCommInfo
-  kernel.targets.get(ANNOUNCE)();  // the kernel announces itself
-  const comm = kernel.comms.at(-1);
-  await new Promise((resolve) => setTimeout(resolve, 0));  // the comm's subshell, if any
-  let number = 0;
-  const ask = (op, fields = {}) => {
-    const id = ++number;
-    comm.deliver({ type: "request", v: PROTOCOL, id, op, ...fields });
-    return id;
-  };
-  const reply = (id) => comm.sent.find((m) => m.type === "reply" && m.id === id);
-  return { notebook, kernel, panel, link, comm, ask, reply, ran };
-}
+import {
+  ANNOUNCE, Notebook, PAGE_TARGET, PROTOCOL, Proposal, ProposalError, lineDiff, linked, tick,
+} from "./link_dom.mjs";
 
 // ------------------------------------------------------------------------ the diff
 
@@ -343,13 +147,13 @@ test("cells run as Shift+Enter would, and the run stops at the first that fails"
   const { notebook, ask, comm, ran, link } = await linked([["code", "a"], ["markdown", "# m"]]);
   const [code, markdown] = notebook.cells;
   const id = ask("run", { cell_ids: [code.id] });
-  await new Promise((resolve) => setTimeout(resolve, 0));
+  await tick();
   const done = comm.sent.find((m) => m.type === "reply" && m.id === id);
   assert.equal(done.ok, true);
   assert.deepEqual(done.cells.map((c) => [c.status, c.outputs[0].text]), [["ok", "ran\n"]]);
   assert.deepEqual(ran, [code.id]);
   const refused = ask("run", { cell_ids: [markdown.id] });
-  await new Promise((resolve) => setTimeout(resolve, 0));
+  await tick();
   assert.match(comm.sent.find((m) => m.id === refused).error, /is markdown, not code/);
   link.dispose();
 });
