@@ -130,7 +130,10 @@ def test_an_unknown_id_an_unread_cell_and_a_change_that_changes_nothing_are_refu
             [{"op": "delete", "cell_id": "nope"}],
             "read cell nope (notebook_read) before changing it",
         ),
-        ([{"op": "insert", "after": "nope", "source": "1"}], 'no cell "nope" in the notebook to insert after'),
+        (
+            [{"op": "insert", "after": "nope", "source": "1"}],
+            'no cell "nope" in the notebook to insert after',
+        ),
         (
             [{"op": "replace", "cell_id": page.cells[1].id, "source": page.cells[1].source}],
             "is its source",
