@@ -84,13 +84,15 @@ _PROMPT_MAGIC = ("%%atomic_agent", "%atomic_agent")
 
 @dataclass
 class _Waiting:
-    """A change shown in the page, waiting for its decision."""
+    """A change shown in the page, waiting for its decision (decided once, under its lock:
+    the answer may come on a kernel subshell's thread, the agent's exit on its own)."""
 
     page: Page
     call: str
     dialog: Dialog | None = None
     reason: str = ""
     decided: bool = False
+    lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 @dataclass
@@ -472,22 +474,23 @@ def _edit(arguments: dict[str, Any], info: CallInfo) -> ToolReply | Future[ToolR
         request = ConfirmRequest(id=f"notebook-change-{call}", title=EDIT_TITLE, message=message)
 
         def answered(response: UIResponse) -> None:
+            # On the thread that answered (a click over a subshell while a cell runs): the
+            # page is asked at once; nothing here needs the main thread.
             accept = response.confirmed is True
-            how = "accepted" if accept else "rejected"
-            _on_main(info, lambda: decide(accept, how))
+            decide(accept, "accepted" if accept else "rejected")
 
         waiting.dialog = info.open_dialog(request, answered)
-        waiting.dialog.observe(lambda d: _gone_dialog(info, d, decide))
-        _gone_dialog(info, waiting.dialog, decide)  # closed before it was observed
+        waiting.dialog.observe(lambda d: _gone_dialog(d, decide))
+        _gone_dialog(waiting.dialog, decide)  # closed before it was observed
 
     proposed.add_done_callback(_guarded(result, shown))
     return result
 
 
-def _gone_dialog(info: CallInfo, dialog: Dialog, decide: Callable[[bool, str], None]) -> None:
+def _gone_dialog(dialog: Dialog, decide: Callable[[bool, str], None]) -> None:
     """The confirm closed or expired without an answer (the agent went): drop the change."""
     if dialog.state in ("closed", "expired"):
-        _on_main(info, lambda: decide(False, f"the question was {dialog.state}"))
+        decide(False, f"the question was {dialog.state}")
 
 
 def _decider(
@@ -501,9 +504,10 @@ def _decider(
     """What settles a change: the page applies or drops it, and the call is answered."""
 
     def decide(accept: bool, how: str) -> None:
-        if waiting.decided:
-            return
-        waiting.decided = True
+        with waiting.lock:
+            if waiting.decided:
+                return
+            waiting.decided = True
         state.waiting.pop(waiting.call, None)
         asked = link.request(waiting.page, "decide", call=waiting.call, accept=accept)
 
@@ -581,15 +585,6 @@ def _pages_changed(state: _KernelState, link: PageLink) -> None:
     for waiting in list(state.waiting.values()):
         if id(waiting.page) not in linked and waiting.dialog is not None and waiting.dialog.pending:
             waiting.dialog.cancel(how=f"the notebook {waiting.page.label} was closed")
-
-
-def _on_main(info: CallInfo, work: Callable[[], None]) -> None:
-    """Run ``work`` on the main thread: at once when this is it, else through the session's
-    main-thread queue (the agent's exit closes a question on its own thread)."""
-    if threading.current_thread() is threading.main_thread() or info.on_main is None:
-        work()
-        return
-    info.on_main(work)
 
 
 # --------------------------------------------------------------------------- run

@@ -318,3 +318,38 @@ def test_a_kernel_call_waiting_for_a_cell_says_which_in_its_card(
     assert int(said.group(1)) == done.execution_count
     wait_done(kernel, output)
     assert "waiting for cell" not in visible_text(page_of(kernel, output))
+
+
+@pytest.mark.parametrize("where", ["card", "cell"])
+def test_a_notebook_change_decided_during_a_cell_is_applied_and_shown_at_once(
+    kernel: BrowserLikeKernel, scripted_model, busy, where: str
+) -> None:
+    """The agent's change waits for a person; a cell starts; Accept in the run's card, or in
+    the notebook's cell (the extension's decision, over its subshell): the page applies it and
+    the run's output shows the outcome and the end of the run before the cell ends."""
+    page = StandInPage(kernel, [Cell("import math"), Cell("x = 1\nx")]).attach()
+    try:
+        kernel.wait_for(lambda: page.linked, what="the page's link")
+        kernel.execute("%%atomic_agent --wait --name scripted\nkernel call notebook_read {}")
+        target = page.cells[1]
+        operations = [{"op": "replace", "cell_id": target.id, "source": "x = 2\nx"}]
+        output = prompt(
+            kernel,
+            "scripted",
+            f"kernel call notebook_edit {json.dumps({'operations': operations})}",
+        )
+        dialog = dialog_in(kernel, output, "confirm")
+        (call,) = list(page.proposals)
+        cell = busy.start()
+        if where == "card":
+            dialog.confirm(True)
+        else:
+            page.click(call, accept=True)
+        assert outcome_of(kernel, dialog, timeout=10).startswith("→ Yes")
+        wait_done(kernel, output, timeout=20)
+        assert target.source == "x = 2\nx"
+        assert last_tool_answer(scripted_model).startswith("Applied to stand-in.ipynb")
+        assert cell.running
+        cell.release()
+    finally:
+        page.detach()
