@@ -284,3 +284,36 @@ def test_outputs_made_just_before_a_long_cell_are_drawn_while_it_runs(
         drawn_before_the_cell_ended(nb, cell, lab_server)
     finally:
         cell.flag.touch()
+
+
+def test_in_notebook_7_stop_during_a_cell_shows_the_stopped_run(
+    notebook7: LabServer, chromium: Any, scripted_model: Any
+) -> None:
+    _server, home, args = scripted_model
+    cells = [
+        (
+            "start",
+            "%load_ext atomic_jupyter\n"
+            f"%atomic_agent start --env PI_CODING_AGENT_DIR={home} -- {' '.join(args)}",
+        ),
+        ("crawl", "%%atomic_agent\ncrawl please"),
+        ("busy-nb7-stop", busy("release-nb7-stop")),
+    ]
+    with opened_in_notebook7(notebook7, chromium, "busy-cell-nb7-stop.ipynb", cells) as nb:
+        at_load = list(nb.page_errors)
+        nb.run("start")
+        nb.run("crawl")
+        crawl = nb.output("crawl")
+        answer = crawl.locator(".atomic-assistant-text").first
+        expect(answer).to_contain_text("crawl", timeout=30_000)
+        cell = Busy(nb, notebook7, "busy-nb7-stop")
+        try:
+            before = answer.inner_text()
+            expect(answer).not_to_have_text(before, timeout=5_000)  # it streams meanwhile
+            crawl.get_by_role("button", name="Stop").click()
+            expect(crawl.locator(".atomic-assistant-stopped")).to_have_text(
+                "The answer ends here: the run was stopped.", timeout=10_000
+            )
+            drawn_before_the_cell_ended(nb, cell, notebook7, at_load)
+        finally:
+            cell.flag.touch()

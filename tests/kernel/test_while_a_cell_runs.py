@@ -353,3 +353,24 @@ def test_a_notebook_change_decided_during_a_cell_is_applied_and_shown_at_once(
         cell.release()
     finally:
         page.detach()
+
+
+def test_a_setting_changed_in_the_panel_during_a_cell_is_shown_at_once(
+    kernel: BrowserLikeKernel, busy
+) -> None:
+    """The panel's thinking level, chosen while a cell computes: the agent is told and the
+    panel shows the level it answered with, before the cell ends."""
+    panel = panels(kernel)[1]  # the scripted session's
+    levels = kernel.wait_for(lambda: panel.settings.get("levels"), what="the panel's settings")
+    now = panel.settings["level"]
+    wanted = next(level for level in levels if level not in (now, "off"))
+    cell = busy.start()
+    panel.choose("thinking", wanted)
+    kernel.wait_for(
+        lambda: panel.settings["level"] == wanted, timeout=10, what=f"thinking {wanted}"
+    )
+    assert not panel.settings.get("error")
+    assert cell.running
+    cell.release()
+    panel.choose("thinking", now)  # as it was, for the next tests
+    kernel.wait_for(lambda: panel.settings["level"] == now, what="the level put back")
