@@ -26,7 +26,7 @@ The messages (``labextension/src/protocol.ts`` declares the same):
   subshell exists): from then on the page answers while a cell runs (:attr:`Page.subshell`).
 
 Threads: a page's messages are handled on the shell thread the page addressed them to (each
-page comm answers where addressed, :func:`~atomic_jupyter.ui.output_widget.answer_where_addressed`):
+page comm answers where addressed, :func:`~atomic_jupyter.ui.comm_routing.answer_where_addressed`):
 with JupyterLab or Notebook 7 and ipykernel 7, a kernel subshell's thread, while a person's
 cell may run on the main one; with comms over subshells ``disabled``, or a kernel without
 subshells, the main thread, once the kernel is idle. Requests are sent from the main thread
@@ -58,7 +58,7 @@ from atomic_jupyter.notebook.link_protocol import (
     request_message,
 )
 from atomic_jupyter.session.observers import Listeners
-from atomic_jupyter.ui.output_widget import answer_where_addressed
+from atomic_jupyter.ui.comm_routing import answer_where_addressed
 
 if TYPE_CHECKING:
     from IPython.core.interactiveshell import InteractiveShell

@@ -59,7 +59,7 @@ const STYLES = `
 .atomic-output .atomic-countdown { opacity: .7; }
 .atomic-output .atomic-kernel-busy { margin: 2px 0 4px; padding: 2px 6px;
   border-left: 3px solid var(--jp-warn-color1, #f57c00); color: var(--jp-ui-font-color1, inherit); }
-.atomic-output .atomic-kernel-busy:empty { display: none; }
+
 .atomic-output button:focus-visible, .atomic-output input:focus-visible,
 .atomic-output textarea:focus-visible, .atomic-output select:focus-visible {
   outline: 2px solid var(--jp-brand-color1, #1976d2); outline-offset: 1px; }
@@ -509,12 +509,13 @@ function render({ model, el }) {
   const root = document.createElement("div");
   root.className = model.get("root_class");
   root.setAttribute("style", model.get("root_style"));
-  const busyNote = document.createElement("div");  // the kernel is busy (see awaitAnswer)
+  // The kernel is busy (see awaitAnswer): in the view only while it says so, so the output's
+  // layout is the record's otherwise (the root stays its element's last child).
+  const busyNote = document.createElement("div");
   busyNote.className = "atomic-kernel-busy";
   busyNote.setAttribute("role", "status");
   busyNote.setAttribute("aria-live", "polite");
   el.appendChild(root);
-  el.appendChild(busyNote);
   const blockEls = new Map();  // key -> its element
   const answerEls = new Map();  // key -> { chunks: [element], tail: element }
   const dialogEls = new Map();  // id -> its controls
@@ -721,7 +722,12 @@ function render({ model, el }) {
 
   const draw = (changed) => {
     const note = store.busy && store.mismatch === null ? BUSY_TEXT : "";
-    if (busyNote.textContent !== note) busyNote.textContent = note;
+    if (note && !busyNote.isConnected) {
+      busyNote.textContent = note;
+      el.appendChild(busyNote);
+    } else if (!note && busyNote.isConnected) {
+      busyNote.remove();
+    }
     if (Object.keys(changed).length === 1 && changed.busy) return;  // only the note changed
     // What a person is doing survives every update: the focus, and the cursor in a text box
     // (its node is moved, never made again, so its text stays).

@@ -30,6 +30,7 @@ import traitlets
 
 from atomic_jupyter._version import __version__
 from atomic_jupyter.session.observers import Listeners
+from atomic_jupyter.ui.comm_routing import answer_where_addressed
 from atomic_jupyter.ui.dispatch import thread_safe_update
 from atomic_jupyter.ui.page_protocol import (
     PageContent,
@@ -42,7 +43,7 @@ from atomic_jupyter.ui.page_protocol import (
     snapshot_of,
 )
 
-__all__ = ["ModuleHolder", "OutputWidget", "answer_where_addressed"]
+__all__ = ["ModuleHolder", "OutputWidget"]
 
 _MODULE = resources.files("atomic_jupyter.ui").joinpath("output_widget.js").read_text("utf-8")
 
@@ -64,26 +65,6 @@ _STUB = (
     "  async render(context) { return (await api()).render(context); },\n"
     "};\n"
 )
-
-
-def answer_where_addressed(comm: Any) -> None:
-    """Have the kernel hand each of the page's messages for ``comm`` to the shell the page
-    addressed it to (its header's ``subshell_id``: JupyterLab's subshell for widget comms,
-    or the main shell), and nowhere else.
-
-    ipykernel 7.4 routes a comm's incoming messages to the subshell of the last message the
-    kernel *sent* on it (``BaseComm._reply_subshell_for``, for a kernel that awaits a reply
-    in the subshell that asked). Our outputs await no reply, and their renders go out from
-    the main thread, in a cell: that routing would send the next click to the main shell,
-    where it waits behind a person's computing cell. A kernel without that routing needs
-    nothing.
-    """
-    if comm is not None and hasattr(comm, "_reply_subshell_for"):
-        comm._reply_subshell_for = _as_addressed
-
-
-def _as_addressed(_data: Any, addressed: str | None) -> str | None:
-    return addressed
 
 
 class ModuleHolder(anywidget.AnyWidget):
