@@ -31,6 +31,7 @@ from tests.harness.kernel_widgets import (
     outcome_of,
     page_of,
     panels,
+    run_state,
 )
 from tests.harness.notebook_page import Cell, StandInPage
 from tests.harness.plugin import last_tool_answer, scripted_start
@@ -374,3 +375,23 @@ def test_a_setting_changed_in_the_panel_during_a_cell_is_shown_at_once(
     cell.release()
     panel.choose("thinking", now)  # as it was, for the next tests
     kernel.wait_for(lambda: panel.settings["level"] == now, what="the level put back")
+
+
+def test_stop_during_a_cell_ends_a_run_that_waits_on_its_dialog(
+    kernel: BrowserLikeKernel, busy
+) -> None:
+    """The demo's guarded command asks; a cell starts; Stop instead of an answer: the run ends
+    as stopped and its question is settled on the page, before the cell ends."""
+    output = prompt(kernel, "demo", "clean up the scratch files")
+    dialog = dialog_in(kernel, output, "select")
+    cell = busy.start()
+    kernel.send_custom(output, {"type": "stop"})
+    said = outcome_of(kernel, dialog, timeout=15)
+    assert "Allow" not in said, said
+    kernel.wait_for(
+        lambda: run_state(kernel, output) in ("done", "stopped"),
+        timeout=15,
+        what="the run to end",
+    )
+    assert cell.running
+    cell.release()
