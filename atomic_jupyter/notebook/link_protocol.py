@@ -27,6 +27,7 @@ __all__ = [
     "LinkMessage",
     "Reply",
     "read_hello",
+    "linked_message",
     "read_link_message",
     "request_message",
 ]
@@ -116,6 +117,12 @@ def read_link_message(data: Any) -> LinkMessage | None:
         return Here()
     _refuse(f"type {kind!r}", f"a malformed or unknown message of type {kind!r}")
     return None
+
+
+def linked_message() -> dict[str, Any]:
+    """What the kernel sends a page once its hello was read and it is linked (before any
+    request): the page then says over its kernel subshell, if it has one, that it is there."""
+    return {"type": "linked", "v": PROTOCOL}
 
 
 def request_message(number: int, op: str, fields: dict[str, Any]) -> dict[str, Any]:

@@ -16,14 +16,16 @@ The messages (``labextension/src/protocol.ts`` declares the same):
   ``client`` is the page's kernel client id: the ``session`` in the headers of the messages
   it sends, so a prompt's cell tells which page it came from. A page of another
   :data:`PROTOCOL` is told so and not used.
-- Down: ``{"type": "request", "id", "op", ...}`` with ``op`` one of ``read``, ``propose``
-  (``call``, ``operations``, ``expected``, ``ask``), ``decide`` (``call``, ``accept``),
-  ``withdraw`` (``call``) and ``run`` (``cell_ids``); each answered by one
-  ``{"type": "reply", "id", "ok", "error"?, ...}``.
+- Down: ``{"type": "linked"}`` once the hello was read, then ``{"type": "request", "id",
+  "op", ...}`` with ``op`` one of ``read``, ``propose`` (``call``, ``operations``,
+  ``expected``, ``ask``), ``decide`` (``call``, ``accept``), ``withdraw`` (``call``) and
+  ``run`` (``cell_ids``); each answered by one ``{"type": "reply", "id", "ok", "error"?, ...}``.
 - Up, besides replies: ``{"type": "decision", "call", "accept", "reason"?}``, a person's
   Accept or Reject clicked in a cell; and ``{"type": "here"}``, sent once over the page's
-  kernel subshell when its comms use one (the hello goes to the main shell, before the
-  subshell exists): from then on the page answers while a cell runs (:attr:`Page.subshell`).
+  kernel subshell when its comms use one, after ``linked`` (the hello goes to the main shell,
+  which a running cell may hold, and a message over the subshell for a comm the kernel has not
+  opened yet would be dropped): from then on the page answers while a cell runs
+  (:attr:`Page.subshell`).
 
 Threads: a page's messages are handled on the shell thread the page addressed them to (each
 page comm answers where addressed, :func:`~atomic_jupyter.ui.comm_routing.answer_where_addressed`):
@@ -53,6 +55,7 @@ from atomic_jupyter.notebook.link_protocol import (
     Decision,
     Here,
     Reply,
+    linked_message,
     read_hello,
     read_link_message,
     request_message,
@@ -257,6 +260,7 @@ class PageLink:
             self._pages[comm.comm_id] = page
         comm.on_msg(lambda msg: self._received(page, msg))
         comm.on_close(lambda _msg: self._closed(page))
+        comm.send(linked_message())  # the page may now say "here" over its subshell
         self.changed.emit()
 
     def _received(self, page: Page, message: dict[str, Any]) -> None:

@@ -15,6 +15,7 @@ import {
   type Decision,
   type Hello,
   type Here,
+  type Linked,
   type OutputSummary,
   PAGE_TARGET,
   PROTOCOL,
@@ -125,7 +126,7 @@ export class NotebookLink {
     if (this.comm !== null && !this.comm.isDisposed) return;
     const comm = kernel.createComm(PAGE_TARGET);
     this.comm = comm;
-    comm.onMsg = msg => this.handle(msg.content.data as unknown as Request, comm);
+    comm.onMsg = msg => this.handle(msg.content.data as unknown as Request | Linked, comm);
     comm.onClose = () => {
       if (this.comm === comm) {
         this.comm = null;
@@ -142,8 +143,15 @@ export class NotebookLink {
     };
     comm.open(hello as any);
     this.panel.node.dataset.ajLink = 'open';
-    // The hello goes to the main shell (the comm's subshell is made after it); once the
-    // subshell exists, say so over it (JupyterLab >= 4.4; never, with the setting disabled).
+  }
+
+  /**
+   * The kernel linked the page (its `linked`, sent once the hello was read): once the comm's
+   * subshell exists, say so over it (JupyterLab >= 4.4; never, with the setting disabled). Not
+   * before: the hello goes to the main shell, which a running cell may hold, and a message
+   * over the subshell for a comm the kernel has not opened yet would be dropped.
+   */
+  private sayWhere(comm: Kernel.IComm): void {
     const over = comm as unknown as { subshellStarted?: Promise<void>; subshellId?: string | null };
     over.subshellStarted
       ?.then(() => {
@@ -160,7 +168,11 @@ export class NotebookLink {
     if (comm && !comm.isDisposed) comm.send({ ...message, v: PROTOCOL } as any);
   }
 
-  private handle(request: Request, comm: Kernel.IComm): void {
+  private handle(request: Request | Linked, comm: Kernel.IComm): void {
+    if (request?.type === 'linked') {
+      this.sayWhere(comm);
+      return;
+    }
     if (request?.type !== 'request') return;
     // A late reply goes to the comm the request came on (a restarted kernel has a new one,
     // whose request ids start again).

@@ -9,9 +9,10 @@
  * - The kernel announces itself by opening a comm to the page target {@link ANNOUNCE}; a page
  *   that sees it (or, when it connects, finds such a comm open with `comm_info_request`) opens
  *   its own comm to the kernel target {@link PAGE_TARGET} with a {@link Hello}.
- * - Down (kernel to page): {@link Request}s, each answered by one {@link Reply} of its id.
+ * - Down (kernel to page): {@link Linked} once, then {@link Request}s, each answered by one
+ *   {@link Reply} of its id.
  * - Up (page to kernel): {@link Reply}s, {@link Decision}s (a person's Accept or Reject
- *   clicked in a cell), and one {@link Here} over the page's kernel subshell.
+ *   clicked in a cell), and one {@link Here} over the page's kernel subshell, once linked.
  */
 
 export const PROTOCOL = 2;
@@ -35,6 +36,12 @@ export interface Hello {
  * Notebook 7 >= 4.4, "Kernel Comms over subshells" not disabled, a kernel with subshells): the
  * kernel then knows the page's replies and decisions reach it while a cell runs.
  */
+/** The kernel read the page's hello and linked it (sent once, before any request). */
+export interface Linked {
+  type: 'linked';
+  v: number;
+}
+
 export interface Here {
   type: 'here';
   v: number;

@@ -305,6 +305,22 @@ class LabServer:
         with urllib.request.urlopen(request, timeout=10):
             pass
 
+    def log_size(self) -> int:
+        """How many bytes the server's log holds now (where :meth:`log_since` reads from)."""
+        try:
+            return self.log_path.stat().st_size
+        except OSError:
+            return 0
+
+    def log_since(self, offset: int) -> str:
+        """What the server logged after ``offset`` (a :meth:`log_size`)."""
+        try:
+            with open(self.log_path, "rb") as log:
+                log.seek(offset)
+                return log.read().decode(errors="replace")
+        except OSError:
+            return ""
+
     def log_tail(self, lines: int = 60) -> str:
         try:
             return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])

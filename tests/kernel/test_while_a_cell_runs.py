@@ -124,19 +124,12 @@ def test_a_dialog_answered_during_a_cell_shows_its_answer_and_the_agents_next_wo
     cell = busy.start()
     dialog.choose(dialog.description["options"].index("Allow"))
     assert outcome_of(kernel, dialog, timeout=10) == "→ Allow (clicked)"
-    said = kernel.wait_for(
-        lambda: next(
-            (
-                visible_text(answer_html(kernel, a))
-                for a in answers(kernel, output)
-                if "ran" in visible_text(answer_html(kernel, a))
-            ),
-            None,
-        ),
+    ran = "The command rm -rf ./demo-scratch ran"  # drawn whole (it streams in pieces)
+    kernel.wait_for(
+        lambda: any(ran in visible_text(answer_html(kernel, a)) for a in answers(kernel, output)),
         timeout=20,
         what="the agent's answer after the command ran",
     )
-    assert "The command rm -rf ./demo-scratch ran" in said
     wait_done(kernel, output, timeout=20)
     assert cell.running, "the cell ended before the page showed the answer"
     cell.release()
@@ -331,6 +324,10 @@ def test_a_notebook_change_decided_during_a_cell_is_applied_and_shown_at_once(
     page = StandInPage(kernel, [Cell("import math"), Cell("x = 1\nx")]).attach()
     try:
         kernel.wait_for(lambda: page.linked, what="the page's link")
+        kernel.wait_for(  # its "here" read, so a tool under --wait may ask it
+            lambda: page_subshells(kernel) == [kernel.comm_subshell],
+            what="the kernel to know the page talks over its subshell",
+        )
         kernel.execute("%%atomic_agent --wait --name scripted\nkernel call notebook_read {}")
         target = page.cells[1]
         operations = [{"op": "replace", "cell_id": target.id, "source": "x = 2\nx"}]

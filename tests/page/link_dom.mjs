@@ -188,11 +188,12 @@ export function kernelWith(subshell) {
 
 export const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
-/** A notebook page with the extension's link, its kernel announced (``linked``): what the
- * tests drive. ``execute(cell)`` runs a cell for ``run`` (by default: one line of output). */
-export async function linked(
-  cells, { subshell = "sub-1", path = "work/analysis.ipynb", app = "JupyterLab", execute } = {},
-) {
+/** A notebook page with the extension's link, its kernel announced, and (``kernelLinks``) the
+ * kernel's ``linked`` delivered: what the tests drive. ``execute(cell)`` runs a cell for
+ * ``run`` (by default: one line of output). */
+export async function linked(cells, {
+  subshell = "sub-1", path = "work/analysis.ipynb", app = "JupyterLab", execute, kernelLinks = true,
+} = {}) {
   const notebook = new Notebook(cells);
   const kernel = kernelWith(subshell);
   const ran = [];
@@ -220,6 +221,7 @@ export async function linked(
   await tick();  // context.ready, requestCommInfo
   kernel.targets.get(ANNOUNCE)();  // the kernel announces itself
   const comm = kernel.comms.at(-1);
+  if (kernelLinks) comm.deliver({ type: "linked", v: PROTOCOL });  // as the kernel answers a hello
   await tick();  // the comm's subshell, if any
   let number = 0;
   const ask = (op, fields = {}) => {

@@ -27,7 +27,7 @@ async function handle(request) {
     const cells = request.cells.map((c) => [c.type, c.source, { id: c.id }]);
     const page = await linked(cells, {
       subshell: request.subshell ?? null, path: request.path, app: "stand-in page",
-      execute: refuseToRun,
+      execute: refuseToRun, kernelLinks: false,  // the kernel's own "linked" comes through deliver
     });
     pages.set(request.page, page);
     return { hello: page.comm.opened, sent: page.comm.take() };

@@ -158,7 +158,13 @@ test("cells run as Shift+Enter would, and the run stops at the first that fails"
   link.dispose();
 });
 
-test("over a kernel subshell the link says 'here' once it exists; with the setting disabled, never", async () => {
+test("over a kernel subshell the link says 'here' once linked; with the setting disabled, never", async () => {
+  const early = await linked([["code", "a"]], { subshell: "sub-9", kernelLinks: false });
+  assert.deepEqual(early.comm.sent, []);  // not before the kernel read its hello
+  early.comm.deliver({ type: "linked", v: PROTOCOL });
+  await tick();
+  assert.deepEqual(early.comm.sent, [{ type: "here", v: PROTOCOL }]);
+  early.link.dispose();
   const over = await linked([["code", "a"]], { subshell: "sub-9" });
   assert.deepEqual(over.comm.sent.filter((m) => m.type === "here"), [{ type: "here", v: PROTOCOL }]);
   over.link.dispose();

@@ -35,6 +35,11 @@ class Comm:
     def send(self, data: dict[str, Any]) -> None:
         self.sent.append(data)
 
+    @property
+    def requests(self) -> list[dict[str, Any]]:
+        """The kernel's requests sent on this comm, in order."""
+        return [m for m in self.sent if m.get("type") == "request"]
+
     def close(self, data: Any = None) -> None:
         self.closed.append(data)
         self._closed = True
@@ -89,6 +94,7 @@ def test_the_kernel_announces_itself_and_a_page_links_with_its_hello(made):
     comm = Comm()
     manager.targets[PAGE_TARGET](comm, hello())
     (page,) = link.pages
+    assert comm.sent == [{"type": "linked", "v": PROTOCOL}]  # before any request
     assert (page.client, page.path, page.app) == ("client-1", "a/b.ipynb", "JupyterLab")
     assert page.label == "b.ipynb (JupyterLab)"
     assert changes == [1]
@@ -119,18 +125,18 @@ def test_requests_are_answered_by_id_and_a_refusal_is_an_error(made):
     (page,) = link.pages
     first = link.request(page, "read")
     second = link.request(page, "decide", call="x", accept=True)
-    assert [m["op"] for m in comm.sent] == ["read", "decide"]
-    assert comm.sent[1] == {
+    assert [m["op"] for m in comm.requests] == ["read", "decide"]
+    assert comm.requests[1] == {
         "type": "request",
         "v": PROTOCOL,
-        "id": comm.sent[1]["id"],
+        "id": comm.requests[1]["id"],
         "op": "decide",
         "call": "x",
         "accept": True,
     }
-    comm.receive({"type": "reply", "id": comm.sent[1]["id"], "ok": False, "error": "changed"})
-    comm.receive({"type": "reply", "id": comm.sent[0]["id"], "ok": True, "cells": []})
-    reply = {"v": PROTOCOL, "type": "reply", "id": comm.sent[0]["id"], "ok": True, "cells": []}
+    comm.receive({"type": "reply", "id": comm.requests[1]["id"], "ok": False, "error": "changed"})
+    comm.receive({"type": "reply", "id": comm.requests[0]["id"], "ok": True, "cells": []})
+    reply = {"v": PROTOCOL, "type": "reply", "id": comm.requests[0]["id"], "ok": True, "cells": []}
     assert first.result(0) == reply
     with pytest.raises(PageError, match="changed"):
         second.result(0)
@@ -279,7 +285,7 @@ def test_a_message_of_another_version_or_shape_is_ignored(made):
     manager.targets[PAGE_TARGET](comm, hello())
     (page,) = link.pages
     owed = link.request(page, "read")
-    number = comm.sent[0]["id"]
+    number = comm.requests[0]["id"]
     decided: list[Any] = []
     link.decisions.add(lambda p, d: decided.append(d))
     comm.on_msg_cb({"content": {"data": {"type": "reply", "id": number, "ok": True}}})  # no v
@@ -326,7 +332,7 @@ def test_requests_of_a_run_that_stopped_are_given_up_and_a_late_reply_is_ignored
     with pytest.raises(PageError, match="the run was stopped"):
         mine.result(0)
     assert not theirs.done() and link.pages == [page]  # the page is still linked
-    comm.receive({"type": "reply", "id": comm.sent[0]["id"], "ok": True, "cells": []})  # late
-    comm.receive({"type": "reply", "id": comm.sent[1]["id"], "ok": True, "cells": []})
+    comm.receive({"type": "reply", "id": comm.requests[0]["id"], "ok": True, "cells": []})  # late
+    comm.receive({"type": "reply", "id": comm.requests[1]["id"], "ok": True, "cells": []})
     assert theirs.result(0)["ok"] is True
     assert link.cancel(None, "nothing") == 0
