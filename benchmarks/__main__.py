@@ -17,6 +17,7 @@ import atomic_jupyter
 
 from . import (
     bench_agent_code,
+    bench_big_answers,
     bench_busy,
     bench_costs,
     bench_day,
@@ -44,6 +45,7 @@ SECTIONS = (
     "hub",
     "day",
     "busy",
+    "big_answers",
 )
 
 
@@ -114,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
         bench_day.run(cfg, results)
     if "busy" in sections:
         bench_busy.run(cfg, results)
+    if "big_answers" in sections:
+        bench_big_answers.run(cfg, results)
 
     elapsed = time.monotonic() - started
     load_after = _load()
@@ -138,6 +142,7 @@ def main(argv: list[str] | None = None) -> int:
                 bench_hub.SECTION,
                 bench_day.SECTION,
                 bench_busy.BUSY,
+                bench_big_answers.SECTION,
             ]
         )
     }

@@ -27,7 +27,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from atomic_jupyter.notebook.notebook_tools import attach_kernel, record_origin, run_ended
 from atomic_jupyter.session.weight import newest_within
+from atomic_jupyter.transport.heap import note_freed
 from atomic_jupyter.ui.dispatch import UiDispatcher
+from atomic_jupyter.ui.markdown import forget_recent_renders
 from atomic_jupyter.ui.panel_parts import panel_record
 from atomic_jupyter.ui.record import (
     Record,
@@ -174,7 +176,7 @@ class LiveDisplay:
         self.display_id = f"atomic-{key}"
         self.copy_id = f"atomic-{key}-record"
         self._copy: dict[str, str] | None = None  # the copy's bundle last sent (None: no copy)
-        self._final: dict[str, Any] | None = None  # the record it was replaced by
+        self._final: dict[str, Any] | None = None  # the record it was replaced by, compacted
         #: Whether another output took this one's place (:func:`in_place_of`).
         self.given_away = False
 
@@ -185,9 +187,9 @@ class LiveDisplay:
 
     @property
     def final_size(self) -> int:
-        """The characters of the record it was replaced by (0 before)."""
+        """The bytes of the record it was replaced by, as it is kept (0 before)."""
         final = self._final or {}
-        return sum(len(value) for value in final.values() if isinstance(value, str))
+        return sum(len(value) for value in final.values() if isinstance(value, (str, bytes)))
 
     @property
     def live(self) -> bool:
@@ -262,13 +264,28 @@ class LiveDisplay:
         if self._final is None:  # made once: sent again as it was
             assert self.record is not None
             record = self.record()
-            self._final = record.bundle() if record.html or record.plain else REMOVED_VIEW
+            bundle = record.bundle() if record.html or record.plain else REMOVED_VIEW
+            self._final = _compacted(bundle)
             self.widget = self.record = None  # what made the output is let go
+        else:
+            bundle = _expanded(self._final)
         from IPython.display import update_display
 
         if self._copy is not None:  # first, so the page never shows the record twice
             update_display(REMOVED_VIEW, raw=True, display_id=self.copy_id)
-        update_display(self._final, raw=True, display_id=self.display_id)
+        update_display(bundle, raw=True, display_id=self.display_id)
+
+
+def _compacted(bundle: dict[str, Any]) -> dict[str, Any]:
+    """A record's bundle as it is kept: each text as UTF-8. Python stores a string in 1, 2 or
+    4 bytes a character, by its widest character: one "·" in a record's header makes its
+    every character take 2 bytes, one emoji in an answer 4; UTF-8 takes about 1."""
+    return {mime: v.encode() if isinstance(v, str) else v for mime, v in bundle.items()}
+
+
+def _expanded(bundle: dict[str, Any]) -> dict[str, Any]:
+    """A bundle kept by :func:`_compacted`, to be sent again."""
+    return {mime: v.decode() if isinstance(v, bytes) else v for mime, v in bundle.items()}
 
 
 class NotebookPresentation:
@@ -411,6 +428,16 @@ class NotebookPresentation:
         elif run in self._prepared:  # built here, displayed by no display of ours
             view.close_run(run)
         self._prepared.discard(run)
+        self._let_go_of_renders(run)
+
+    def _let_go_of_renders(self, run: PromptRun) -> None:
+        """A run's output is final: what drawing it made is freed. Once no run of the session
+        is live, the renders kept for streamed answers go too; the allocator gives the memory
+        back to the system once a megabyte of text's worth was let go (``transport/heap.py``)."""
+        forgotten = 0
+        if not any(shown.live for shown in self._runs.values()):
+            forgotten = forget_recent_renders()
+        note_freed(run.weight + forgotten)
 
     def _records_changed(self) -> None:
         """Something shown changed: the record copies are brought up to date, throttled (in a

@@ -50,6 +50,7 @@ from atomic_jupyter.session.observers import Listeners
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.transcript import content_text
 from atomic_jupyter.session.weight import newest_within
+from atomic_jupyter.transport.heap import note_freed
 
 __all__ = ["RUNS_KEPT", "RUN_BYTES_KEPT", "RunTracker", "newest_kept", "state_probe"]
 
@@ -88,6 +89,14 @@ def newest_kept(runs: Sequence[PromptRun], count: int, budget: int) -> list[Prom
     return newest_within(
         runs[-count:], lambda run: run.weight if run.finished else None, budget, always_newest=True
     )
+
+
+def _keep_newest(runs: list[PromptRun]) -> tuple[list[PromptRun], int]:
+    """The runs a session keeps of ``runs`` (:func:`newest_kept` with the session's bounds),
+    and the weight of those it lets go."""
+    kept = newest_kept(runs, RUNS_KEPT, RUN_BYTES_KEPT)
+    ids = {id(run) for run in kept}
+    return kept, sum(run.weight for run in runs if id(run) not in ids)
 
 
 def state_probe(request: Callable[[Mapping[str, Any]], Future[Response]]) -> Probe:
@@ -242,7 +251,7 @@ class RunTracker:
             self._sent += 1
             run.number = self._sent
             self._runs.append(run)
-            self._runs = newest_kept(self._runs, RUNS_KEPT, RUN_BYTES_KEPT)
+            self._runs, dropped = _keep_newest(self._runs)
             self._latest = run
             run.is_command = run.is_command or self.is_extension_command(run.message)
             current = self._current
@@ -250,6 +259,7 @@ class RunTracker:
                 self._current = run
             elif not run.is_command:
                 run.queued = True  # waits in the agent's queue, or will be refused
+        note_freed(dropped)
 
     def discard(self, run: PromptRun) -> None:
         """A prompt that could not be written after all: forget it."""
@@ -468,7 +478,8 @@ class RunTracker:
                 run.transcript.close()
                 run.exited = exited
                 run._finish()
-                self._runs = newest_kept(self._runs, RUNS_KEPT, RUN_BYTES_KEPT)
+                self._runs, dropped = _keep_newest(self._runs)
+            note_freed(dropped)
             self.changed.emit(run, "final")
             run._final_shown()
 

@@ -68,6 +68,8 @@ from atomic_jupyter.ui.tool_cards.styles import record_styles as tool_card_recor
 __all__ = [
     "MarkdownPieces",
     "MarkdownStream",
+    "RECENT_RENDERS_CHARS",
+    "forget_recent_renders",
     "markdown_blocks",
     "record_markup",
     "render_markdown",
@@ -449,7 +451,36 @@ def _render_incremental(text: str, previous: _Rendered | None) -> _Rendered:
 
 _RECENT: list[_Rendered] = []  # most recent first; several answers may stream at once
 _RECENT_MAX = 8
+#: The source characters the recent renders may hold together (their HTML is about as long
+#: again); the most recent is kept whatever its size, as the next update of its stream
+#: extends it. See :func:`forget_recent_renders` for when they are let go altogether.
+RECENT_RENDERS_CHARS = 1 << 20
 _RECENT_LOCK = threading.Lock()
+
+
+def _keep_recent(rendered: _Rendered, superseded: _Rendered | None) -> None:
+    """Put ``rendered`` first among the recent renders (``superseded``, which it continues,
+    leaves them), within :data:`_RECENT_MAX` and :data:`RECENT_RENDERS_CHARS`."""
+    with _RECENT_LOCK:
+        kept, chars = [rendered], len(rendered.text)
+        for recent in _RECENT:
+            if recent is superseded or len(kept) == _RECENT_MAX:
+                continue
+            chars += len(recent.text)
+            if chars > RECENT_RENDERS_CHARS:
+                break
+            kept.append(recent)
+        _RECENT[:] = kept
+
+
+def forget_recent_renders() -> int:
+    """Let go of the renders kept so that a growing text is rendered from where it changed
+    (:func:`markdown_blocks`): once no answer streams, nothing will extend them. Returns the
+    source characters they held."""
+    with _RECENT_LOCK:
+        chars = sum(len(recent.text) for recent in _RECENT)
+        _RECENT.clear()
+    return chars
 
 
 def wrap_markdown(fragment: str) -> str:
@@ -481,11 +512,7 @@ def markdown_blocks(text: str) -> str:
         rendered = previous
     else:
         rendered = _render_incremental(src, previous)
-        with _RECENT_LOCK:
-            # ``previous`` is superseded by its continuation.
-            _RECENT[:] = [r for r in _RECENT if r is not previous]
-            _RECENT.insert(0, rendered)
-            del _RECENT[_RECENT_MAX:]
+        _keep_recent(rendered, previous)  # ``previous`` is superseded by its continuation
     return rendered.html
 
 

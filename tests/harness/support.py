@@ -120,6 +120,11 @@ def long_markdown(size: int, seed: int = 3) -> str:
 
 #: What the scripted model says for a long Markdown answer: about 80 KB of varied blocks.
 LONG_MARKDOWN = long_markdown(80_000)
+#: A megabyte of answer: Markdown lines with no blank line between them (one paragraph, which
+#: no update settles), the hardest for the renders kept while it streams.
+MEGABYTE_ANSWER = "".join(
+    f"Line {n} of a megabyte answer, about nothing.\n" for n in range(24_000)
+)[: 1 << 20]
 MARKDOWN_PAYLOAD = (
     "# Title\n\nSome **bold** text and a list:\n\n- one\n- two\n\n"
     "<script>window.__pwned='script'</script>\n\n"
@@ -227,6 +232,8 @@ def conversation_script(request):
         return Turn([Text("slow " * 400, chunk=5, delay=0.01)], usage=Usage(20, 400))
     if "crawl" in prompt:  # a minute of streaming: long enough to be stopped, never to end
         return Turn([Text("crawl " * 1200, chunk=6, delay=0.05)], usage=Usage(20, 1200))
+    if "megabyte answer" in prompt:  # a big answer, in big pieces so that it comes fast
+        return Turn([Text(MEGABYTE_ANSWER, chunk=4096)], usage=Usage(20, 250_000))
     return Turn([Text(f"You said: {request.last_user_text}")], usage=Usage(10, 5))
 
 

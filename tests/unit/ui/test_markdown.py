@@ -628,3 +628,28 @@ def test_latex_injection_stays_inert(latex: str) -> None:
     ):
         assert bad not in lowered.replace('class="atomic-markdown"', ""), (bad, out)
     check(latex)  # every tag and attribute is allowed
+
+
+def test_the_renders_kept_for_streams_hold_at_most_their_budget_but_always_the_newest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(md, "RECENT_RENDERS_CHARS", 1000)
+    md._RECENT.clear()
+    small = [f"Answer {n}: short.\n\nMore of it." for n in range(3)]
+    for text in small:
+        render_markdown(text)
+    assert [r.text for r in md._RECENT] == small[::-1]
+    big = "A long answer line.\n" * 200  # 4,000 characters: over the budget alone
+    render_markdown(big)
+    assert [r.text for r in md._RECENT] == [big]  # the newest, whatever its size
+    render_markdown(small[0])
+    assert [r.text for r in md._RECENT] == [small[0]]  # the big one does not fit beside it
+
+
+def test_a_text_rendered_after_the_renders_were_forgotten_renders_exactly_as_before() -> None:
+    md._RECENT.clear()
+    half = STREAMED[: len(STREAMED) // 2]
+    render_markdown(half)
+    assert md.forget_recent_renders() == len(md._normalise(half))
+    assert md._RECENT == [] and md.forget_recent_renders() == 0
+    assert render_markdown(STREAMED) == _fresh(STREAMED)
