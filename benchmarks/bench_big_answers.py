@@ -6,7 +6,8 @@ the current agent line against a scripted model: a few short ``%%atomic_agent --
 then 8 runs whose answer is 2 MB of Markdown text (lines, streamed in the scripted model's
 16-character pieces), then ``%atomic_agent new`` and 150 short runs, which push the big runs
 out of the runs a session keeps (:data:`~atomic_jupyter.session.run_tracker.RUNS_KEPT`).
-The kernel's resident memory (``VmRSS``) and the Python memory it holds (``tracemalloc``'s
+The kernel's resident memory (``VmRSS``, less what ``tracemalloc`` uses for its own record of
+the blocks) and the Python memory it holds (``tracemalloc``'s
 traced memory, after a collection) are read before the big runs, right after them, and after
 they are pushed out.
 
@@ -56,19 +57,23 @@ _READ = (
     "import gc as _bg, json as _bj, tracemalloc as _bt\n"
     "_bg.collect()\n"
     "print(_bj.dumps({'rss': [int(l.split()[1]) * 1024 for l in open('/proc/self/status')"
-    " if l.startswith('VmRSS')][0], 'held': _bt.get_traced_memory()[0]}))"
+    " if l.startswith('VmRSS')][0], 'held': _bt.get_traced_memory()[0],"
+    " 'tracing': _bt.get_tracemalloc_memory()}))"
 )
 
-#: The bare kernel's agent: started once, each prompt's lines read and parsed, nothing kept.
+#: The bare kernel's agent: started once, each command's lines read and parsed until the
+#: line that ends it (a prompt's ``agent_settled``: the current line's), nothing kept.
 _BARE_SETUP = """
 import json as _bj, subprocess as _bs
 _bp = _bs.Popen({argv!r}, stdin=_bs.PIPE, stdout=_bs.PIPE, stderr=_bs.DEVNULL, env={env!r})
-def _bare_prompt(text, end={end!r}):
-    _bp.stdin.write((_bj.dumps({{"type": "prompt", "message": text}}) + "\\n").encode())
+def _bare_command(command, until):
+    _bp.stdin.write((_bj.dumps(command) + "\\n").encode())
     _bp.stdin.flush()
     for _line in _bp.stdout:
-        if _bj.loads(_line).get("type") == end:
+        _event = _bj.loads(_line)
+        if _event.get("type") == until or _event.get("command") == until:
             return
+    raise RuntimeError("the agent exited")
 """
 
 
@@ -80,8 +85,11 @@ def script(request: Any) -> Turn:
 
 
 def _read(k: BrowserLikeKernel) -> tuple[int, int]:
+    """The kernel's resident memory less what ``tracemalloc`` itself uses (its record of
+    every block, which grows with the blocks held, not with their size), and the Python
+    memory it holds."""
     got = json.loads(k.execute(_READ).stdout)
-    return got["rss"], got["held"]
+    return got["rss"] - got["tracing"], got["held"]
 
 
 def _sequence(k: BrowserLikeKernel, run: Any, new: Any, big: int, short: int) -> list[tuple]:
@@ -118,13 +126,14 @@ def _bare(workdir: Path, home: Path, server: Any, big: int, short: int) -> list[
     env = {**with_node_first(os.environ, wheel_node()), "PI_CODING_AGENT_DIR": str(home)}
     with BrowserLikeKernel(workdir) as k:
         k.execute("import tracemalloc; tracemalloc.start()")
-        k.execute(_BARE_SETUP.format(argv=argv, env=env, end="agent_end"), timeout=60)
+        k.execute(_BARE_SETUP.format(argv=argv, env=env), timeout=60)
 
         def run(prompt: str) -> None:
-            k.execute(f"_bare_prompt({prompt!r})", timeout=600)
+            command = {"type": "prompt", "message": prompt}
+            k.execute(f"_bare_command({command!r}, 'agent_settled')", timeout=600)
 
         def new() -> None:
-            k.execute('_bp.stdin.write(b\'{"type": "new_session"}\\n\'); _bp.stdin.flush()')
+            k.execute("_bare_command({'type': 'new_session'}, 'new_session')", timeout=60)
 
         readings = _sequence(k, run, new, big, short)
         k.execute("_bp.kill(); _bp.wait()")

@@ -175,7 +175,8 @@ class LiveDisplay:
         self.key = key
         self.display_id = f"atomic-{key}"
         self.copy_id = f"atomic-{key}-record"
-        self._copy: dict[str, str] | None = None  # the copy's bundle last sent (None: no copy)
+        #: The copy's bundle last sent (None: no copy; empty once final)
+        self._copy: dict[str, str] | None = None
         self._final: dict[str, Any] | None = None  # the record it was replaced by, compacted
         #: Whether another output took this one's place (:func:`in_place_of`).
         self.given_away = False
@@ -272,6 +273,7 @@ class LiveDisplay:
         from IPython.display import update_display
 
         if self._copy is not None:  # first, so the page never shows the record twice
+            self._copy = {}  # what it showed is let go; that it had one is kept (sent again)
             update_display(REMOVED_VIEW, raw=True, display_id=self.copy_id)
         update_display(bundle, raw=True, display_id=self.display_id)
 

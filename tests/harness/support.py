@@ -232,8 +232,8 @@ def conversation_script(request):
         return Turn([Text("slow " * 400, chunk=5, delay=0.01)], usage=Usage(20, 400))
     if "crawl" in prompt:  # a minute of streaming: long enough to be stopped, never to end
         return Turn([Text("crawl " * 1200, chunk=6, delay=0.05)], usage=Usage(20, 1200))
-    if "megabyte answer" in prompt:  # a big answer, in big pieces so that it comes fast
-        return Turn([Text(MEGABYTE_ANSWER, chunk=4096)], usage=Usage(20, 250_000))
+    if "megabyte answer" in prompt:  # in big pieces, over 4 s: long enough to be redrawn
+        return Turn([Text(MEGABYTE_ANSWER, chunk=4096, delay=0.015)], usage=Usage(20, 250_000))
     return Turn([Text(f"You said: {request.last_user_text}")], usage=Usage(10, 5))
 
 

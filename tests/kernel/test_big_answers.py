@@ -33,10 +33,11 @@ from atomic_jupyter.transport import heap as _heap
 from atomic_jupyter.ui import markdown as _md
 import atomic_jupyter as _aj
 _g.collect()
-_finals = [d.final_size for d in _po(_aj.session())._runs.values()]
+_shown = list(_po(_aj.session())._runs.values())
 print(_j.dumps({
     "held": _t.get_traced_memory()[0],
-    "finals": sum(_finals),
+    "finals": sum(d.final_size for d in _shown),
+    "copies": sum(len(v) for d in _shown if d.final for v in (d._copy or {}).values()),
     "renders": len(_md._RECENT),
     "trims": _heap.trims(),
     "runs": [r.weight for r in _aj.session().runs],
@@ -74,6 +75,7 @@ def test_big_answers_pushed_out_leave_no_more_than_the_final_records_kept(
     # The runs hold their answers; what drew them is let go, and the heap was trimmed.
     assert sorted(kept["runs"])[-2:] >= [len(MEGABYTE_ANSWER)] * 2
     assert kept["renders"] == 0, "the renders of the streamed answers are still kept"
+    assert kept["copies"] == 0, "a final output still holds the record copy it showed"
     assert kept["trims"] > before["trims"]
     kernel.execute("%atomic_agent new", timeout=60)
     for _ in range(RUNS_KEPT):
