@@ -13,6 +13,7 @@ and :class:`~atomic_jupyter.ui.run_output.RunOutput`'s business: one widget each
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Hashable
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -35,6 +36,10 @@ __all__ = ["SessionView"]
 
 #: Seconds between two renders of a streaming transcript (at most 20 a second).
 TRANSCRIPT_INTERVAL = 0.05
+#: The share of the kernel's thread a streaming output's renders may take, at most: the next
+#: render waits four times as long as the last one took (an answer whose last paragraph is
+#: megabytes long takes a second to render; it is drawn every five, not without a pause).
+RENDER_SHARE = 0.2
 #: What a setting's error says was being done.
 _DOING = {
     ModelChosen: "change the model",
@@ -92,6 +97,8 @@ class SessionView:
         #: The outputs that draw runs inside them (the panel, prototypes' outputs): each has
         #: a :class:`~atomic_jupyter.ui.run_list.RunList` ``shown``, ``runs`` and ``render()``.
         self._hosts: list[Any] = [self.panel_output]
+        #: How long the last streaming render of each output took (seconds).
+        self._render_took: dict[Hashable, float] = {}
         self.panel_output.render()
         self._subscriptions: list[Subscription] = [
             session.extension_ui.changed.add(self._part_changed),
@@ -219,11 +226,24 @@ class SessionView:
         else:
             return  # built later, from the transcript as it then is
         if how == "final":
+            self._render_took.pop(key, None)
             self.dispatcher.call_last(partial(self._final_render, run, render), key=key)
         elif how == "now":
             self.dispatcher.call(render, key=("now", key))
         else:
-            self.dispatcher.call_throttled(render, key=key, interval=TRANSCRIPT_INTERVAL)
+            took = self._render_took.get(key, 0.0)
+            interval = max(TRANSCRIPT_INTERVAL, took * (1 - RENDER_SHARE) / RENDER_SHARE)
+            self.dispatcher.call_throttled(
+                partial(self._timed_render, render, key), key=key, interval=interval
+            )
+
+    def _timed_render(self, render: Callable[[], None], key: Hashable) -> None:
+        """``render``, and how long it took (the next streaming render waits in proportion)."""
+        started = time.perf_counter()
+        try:
+            render()
+        finally:
+            self._render_took[key] = time.perf_counter() - started
 
     # ------------------------------------------------------------------ the panel
 

@@ -180,3 +180,53 @@ def test_panel_work_queued_before_the_view_closed_builds_no_widget_after_it(
         view.refresh(part)
     assert len(widget_module._instances) == before
     dialog.cancel()
+
+
+def test_a_streaming_run_whose_render_is_slow_is_drawn_less_often(
+    session: AgentSession, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The next render of a streaming output waits four times as long as the last one took
+    (``RENDER_SHARE``): a megabyte paragraph, parsed again at every update, no longer takes
+    the kernel's whole thread."""
+    from types import SimpleNamespace
+
+    from atomic_jupyter.session.runs import PromptRun
+    from atomic_jupyter.ui import session_view
+
+    clock = SimpleNamespace(now=0.0)
+    monkeypatch.setattr(session_view, "time", SimpleNamespace(perf_counter=lambda: clock.now))
+    view = SessionView(session)
+    asked: list[float] = []
+
+    def throttled(func, key, interval):  # the dispatcher's throttle, recorded; runs at once
+        asked.append(interval)
+        func()
+
+    monkeypatch.setattr(view.dispatcher, "call_throttled", throttled)
+
+    class Output:  # a run's output whose render takes ``cost`` seconds of the clock
+        cost = 0.0
+
+        def render(self) -> None:
+            clock.now += self.cost
+
+        def close(self) -> None:
+            pass
+
+    run, output = PromptRun("", "the long answer"), Output()
+    view.run_outputs[id(run)] = output  # type: ignore[assignment]
+    view._run_changed(run, "stream")
+    output.cost = 0.5
+    view._run_changed(run, "stream")  # drawn after the usual interval; takes half a second
+    view._run_changed(run, "stream")  # so the next waits two seconds
+    output.cost = 0.001
+    view._run_changed(run, "stream")
+    view._run_changed(run, "stream")  # a quick render again: the usual interval
+    assert asked == [
+        session_view.TRANSCRIPT_INTERVAL,
+        session_view.TRANSCRIPT_INTERVAL,
+        pytest.approx(2.0),
+        pytest.approx(2.0),
+        session_view.TRANSCRIPT_INTERVAL,
+    ]
+    view.close()
