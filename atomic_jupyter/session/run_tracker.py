@@ -250,8 +250,7 @@ class RunTracker:
         with self._lock:
             self._sent += 1
             run.number = self._sent
-            self._runs.append(run)
-            self._runs, dropped = _keep_newest(self._runs)
+            self._runs, dropped = _keep_newest([*self._runs, run])
             self._latest = run
             run.is_command = run.is_command or self.is_extension_command(run.message)
             current = self._current
