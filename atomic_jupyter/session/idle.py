@@ -133,7 +133,10 @@ class IdleWatch:
                 if now - last_beat >= self._beat:
                     last_beat = now
                     self._signal()
-                wait = self._beat
+                # Look again within the idle time too: an agent idle from the next moment
+                # sleeps on time, not a beat (a minute) late.
+                minutes = self._minutes()
+                wait = min(self._beat, max(0.05, minutes * 60)) if minutes > 0 else self._beat
                 self.checks += 1
                 continue
             minutes = self._minutes()

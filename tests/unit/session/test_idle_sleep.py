@@ -79,6 +79,23 @@ def test_a_busy_agent_never_sleeps_and_signals_activity(signals: list[float]) ->
     watched.stop()
 
 
+def test_an_agent_busy_at_a_check_sleeps_on_time_once_idle_not_a_beat_later(
+    signals: list[float],
+) -> None:
+    """A watch that found the agent busy looked again only a beat later (a minute): an agent
+    still settling its run at that check (the 0.73 line asks whether it still streams) slept a
+    minute late (a flaky test on a loaded machine). It looks again within the idle time."""
+    agent = Agent()
+    agent.busy = True
+    watched = watch(agent, minutes=0.002, beat=600)  # 0.12 s idle; a beat of ten minutes
+    checks_before = watched.checks
+    watched.start()
+    wait_until(lambda: watched.checks > checks_before, "a check while the agent is busy", 10)
+    agent.busy = False
+    assert agent.slept.wait(10), "the agent idle since slept a beat late"
+    watched.stop()
+
+
 def test_no_sleep_when_it_is_off_or_the_agent_was_stopped(signals: list[float]) -> None:
     off, stopped = Agent(), Agent()
     watch(off, minutes=0).start()
