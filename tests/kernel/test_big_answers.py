@@ -12,7 +12,7 @@ import pytest
 
 from tests.harness.kernel_client import BrowserLikeKernel
 from tests.harness.plugin import scripted_start
-from tests.harness.support import MEGABYTE_ANSWER
+from tests.harness.support import MEGABYTE_ANSWER, wait_until
 
 # One line: what is let go is the kernel's side, the same for both lines; the 0.73 line would
 # write the megabyte answer again in each of its 256 updates (half a gigabyte of stream).
@@ -71,7 +71,13 @@ def test_big_answers_pushed_out_leave_no_more_than_the_final_records_kept(
     before = _read(kernel)
     for _ in range(2):
         _run(kernel, "the megabyte answer, please")
-    kept = _read(kernel)
+    # The outputs are made final on the kernel's loop, which may run after the cell returns:
+    # wait for what is asserted.
+    kept = wait_until(
+        lambda: (r := _read(kernel))["renders"] == 0 and r["copies"] == 0 and r,
+        "the big runs' outputs made final",
+        30,
+    )
     # The runs hold their answers; what drew them is let go, and the heap was trimmed.
     assert sorted(kept["runs"])[-2:] >= [len(MEGABYTE_ANSWER)] * 2
     assert kept["renders"] == 0, "the renders of the streamed answers are still kept"
