@@ -9,8 +9,9 @@ ours).
 ``--pip`` shortens pip's output to what a person reads: its ``Collecting ...`` and
 ``Processing ...`` lines become a count every few seconds, ``Installing collected packages:
 ...`` (one very long line) and ``Successfully installed ...`` the number of packages, and the
-downloads' bars go; anything else (warnings, errors) is shown as pip wrote it. ``--log FILE``
-keeps the command's whole output there.
+downloads' bars go; uv's (``uv pip install``) keeps its summary lines (``Resolved 181 packages
+in 2.3s``) but not its line per package (`` + name==version``); anything else (warnings,
+errors) is shown as written. ``--log FILE`` keeps the command's whole output there.
 
 Only the standard library: ``make`` runs it with the system Python, before the venv exists.
 """
@@ -36,7 +37,8 @@ PIP_NOISE = re.compile(
     r"Preparing (editable )?metadata|Building (editable|wheel)|Created wheel|Stored in directory|"
     r"Attempting uninstall|Found existing installation|Uninstalling|Successfully uninstalled|"
     r"Successfully built|Looking in indexes|Looking in links|"
-    r"[━╸╺─ ]+ \S+/\S+ )"  # a download's bar: one per file, and without the file's name
+    r"[━╸╺─ ]+ \S+/\S+ |"  # a download's bar: one per file, and without the file's name
+    r"[-+~] \S+==|Using Python \S+ environment at)"  # uv: a package it added or removed
 )
 
 

@@ -101,6 +101,23 @@ def test_pip_output_is_shortened_to_counts(tmp_path: Path) -> None:
     assert "WARNING: kept as it is" in shown
 
 
+def test_uv_output_keeps_its_summary_and_not_a_line_per_package(tmp_path: Path) -> None:
+    fake_uv = (
+        "echo 'Using Python 3.11.7 environment at: .venv'; echo 'Resolved 2 packages in 9ms'; "
+        "echo 'Installed 2 packages in 3ms'; echo ' + a==1'; echo ' - b==2'; echo ' ~ c==3'; "
+        "echo 'warning: kept as it is'"
+    )
+    process = run_step(tmp_path, "sh", "-c", fake_uv, pip=True)
+    out, _ = process.communicate(timeout=30)
+    assert process.returncode == 0
+    shown = [line.strip() for line in out.splitlines()[2:-1]]  # the output alone
+    assert shown == [
+        "Resolved 2 packages in 9ms",
+        "Installed 2 packages in 3ms",
+        "warning: kept as it is",
+    ]
+
+
 def test_make_lab_installs_only_what_jupyterlab_runs() -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}
     plan = subprocess.run(

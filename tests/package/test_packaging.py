@@ -36,7 +36,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.checkout_dists import checkout_dists
+from tests.harness.checkout_dists import BUILD, checkout_dists
 from tests.harness.support import ROOT
 
 # Isolated builds install hatchling from PyPI; a loaded machine needs a while.
@@ -124,9 +124,7 @@ def dists(tmp_path_factory: pytest.TempPathFactory) -> Dists:
         archive.extractall(unpacked, filter="data")
     source = only(unpacked, "*")
     again = scratch / "from-sdist"
-    run(
-        [sys.executable, "-m", "build", "--wheel", "--outdir", str(again), str(source)], cwd=scratch
-    )
+    run([*BUILD, "--wheel", "--outdir", str(again), str(source)], cwd=scratch)
     return Dists(built.wheel, built.sdist, only(again, "*.whl"), built.left_in_checkout)
 
 
