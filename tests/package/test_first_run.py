@@ -86,16 +86,22 @@ def test_a_failed_step_says_so_and_keeps_its_exit_status(tmp_path: Path) -> None
     assert "broken" in out and "7" in out.splitlines()[-1]
 
 
+def shortened(tmp_path: Path, script: str) -> list[str]:
+    """What ``step.py --pip`` shows of ``script``'s output: the lines between the step's name
+    and command and its time, once it ended well."""
+    process = run_step(tmp_path, "sh", "-c", script, pip=True)
+    out, _ = process.communicate(timeout=30)
+    assert process.returncode == 0
+    return [line.strip() for line in out.splitlines()[2:-1]]
+
+
 def test_pip_output_is_shortened_to_counts(tmp_path: Path) -> None:
     fake_pip = (
         "echo 'Collecting a'; echo 'Collecting b'; "
         "echo 'Installing collected packages: a, b'; "
         "echo 'Successfully installed a-1 b-2'; echo 'WARNING: kept as it is'"
     )
-    process = run_step(tmp_path, "sh", "-c", fake_pip, pip=True)
-    out, _ = process.communicate(timeout=30)
-    assert process.returncode == 0
-    shown = [line.strip() for line in out.splitlines()[2:]]  # after the name and the command
+    shown = shortened(tmp_path, fake_pip)
     assert not any(line.startswith(("Collecting", "Installing collected")) for line in shown)
     assert "installed 2 packages" in shown
     assert "WARNING: kept as it is" in shown
@@ -107,11 +113,7 @@ def test_uv_output_keeps_its_summary_and_not_a_line_per_package(tmp_path: Path) 
         "echo 'Installed 2 packages in 3ms'; echo ' + a==1'; echo ' - b==2'; echo ' ~ c==3'; "
         "echo 'warning: kept as it is'"
     )
-    process = run_step(tmp_path, "sh", "-c", fake_uv, pip=True)
-    out, _ = process.communicate(timeout=30)
-    assert process.returncode == 0
-    shown = [line.strip() for line in out.splitlines()[2:-1]]  # the output alone
-    assert shown == [
+    assert shortened(tmp_path, fake_uv) == [
         "Resolved 2 packages in 9ms",
         "Installed 2 packages in 3ms",
         "warning: kept as it is",
