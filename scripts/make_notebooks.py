@@ -12,6 +12,20 @@ import nbformat
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
 md = nbformat.v4.new_markdown_cell
 code = nbformat.v4.new_code_cell
+#: The notebooks' metadata in the form JupyterLab writes when it opens one (its kernel's spec and
+#: language_info, with the Python of the project's machines), so that opening and saving a
+#: notebook changes nothing (tests/package/test_lab_notebooks.py; on another Python, make lab's
+#: server keeps this version: scripts/lab-config/jupyter_server_config.py).
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+LANGUAGE_INFO = {
+    "codemirror_mode": {"name": "ipython", "version": 3},
+    "file_extension": ".py",
+    "mimetype": "text/x-python",
+    "name": "python",
+    "nbconvert_exporter": "python",
+    "pygments_lexer": "ipython3",
+    "version": "3.11.7",
+}
 
 
 def write(name: str, cells: list) -> None:
@@ -25,12 +39,8 @@ def write(name: str, cells: list) -> None:
                 cell.id = before.id
     nb = nbformat.v4.new_notebook()
     nb.cells = cells
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nb.metadata["language_info"] = {"name": "python"}
+    nb.metadata["kernelspec"] = dict(KERNELSPEC)
+    nb.metadata["language_info"] = dict(LANGUAGE_INFO)
     nbformat.validate(nb)
     nbformat.write(nb, path)
 
@@ -130,7 +140,7 @@ TOUR = [
         'print(session.title)\nprint(session.status)\nfor key, block in session.widgets.items():\n    print(key, block["placement"], block["lines"][:2])'
     ),
     md(
-        "## select\nAt most eight options are buttons; more become a dropdown with a Submit button. Cancel dismisses any dialog."
+        "## select\nAt most eight options are buttons; more become a dropdown with a Submit button. Dismiss (or Escape) closes any dialog without answering."
     ),
     code("%%atomic_agent --wait\n/demo-select"),
     code(
@@ -149,7 +159,9 @@ TOUR = [
     code(
         'dialog = session.pending_dialogs[0]\ndialog.respond(dialog.request["prefill"] + "\\ndates")'
     ),
-    md("## cancel\nEvery dialog has a Cancel button; the extension then gets its default."),
+    md(
+        "## cancel\nEvery dialog has a Dismiss button: it closes the dialog without answering, the extension is told it was cancelled and gets its default (No for a confirm)."
+    ),
     code("%%atomic_agent --wait\n/demo-confirm"),
     code("session.pending_dialogs[0].cancel()"),
     md("## notify\nNotifications are listed in the panel, coloured by type."),

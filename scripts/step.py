@@ -6,6 +6,12 @@ heartbeat line ``… still NAME (20 s)`` whenever the command has said nothing f
 end how long the step took (or that it failed, with the command's exit status, which is also
 ours).
 
+``--beside NAME2 'COMMAND LINE'`` (repeatable) runs a shell command line at the same time, as a
+step of its own that shares the machine (one waiting on the network or the disk while the
+other computes): its output is kept while the first step runs, then shown after it under its
+own ``==> NAME2``, and from then on as it comes, with its heartbeat and its time. Our exit
+status is the first failed step's.
+
 ``--pip`` shortens pip's output to what a person reads: its ``Collecting ...`` and
 ``Processing ...`` lines become a count every few seconds, ``Installing collected packages:
 ...`` (one very long line) and ``Successfully installed ...`` the number of packages, and the
@@ -20,12 +26,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import queue
 import re
 import shlex
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from typing import TextIO
 
 #: Seconds of silence before "… still ..." (STEP_HEARTBEAT: the tests of this script say it
@@ -43,18 +51,83 @@ PIP_NOISE = re.compile(
 
 
 class Shower:
-    """Writes the step's lines, indented, and remembers when it last wrote one."""
+    """Writes the step's lines, indented."""
 
     def __init__(self, out: TextIO) -> None:
         self.out = out
         self.lock = threading.Lock()
-        self.last = time.monotonic()
 
     def line(self, text: str) -> None:
         with self.lock:
             self.out.write(f"    {text}\n")
             self.out.flush()
-            self.last = time.monotonic()
+
+    def raw(self, text: str) -> None:
+        with self.lock:
+            self.out.write(f"{text}\n")
+            self.out.flush()
+
+
+class Running:
+    """A step's command, started: its output's lines (split at carriage returns too) come
+    through :attr:`lines` as they are written, then None once it has closed its output."""
+
+    def __init__(self, name: str, argv: list[str], log: str | None = None) -> None:
+        self.name = name
+        self.argv = argv
+        self.start = time.monotonic()
+        self.lines: queue.Queue[str | None] = queue.Queue()
+        self.child = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        self.log = log
+        #: When its output closed (it has ended, or is about to).
+        self.ended: float | None = None
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.child.stdout is not None
+        log = open(self.log, "wb") if self.log else None  # noqa: SIM115 (closed below)
+        try:
+            for raw in self.child.stdout:
+                if log is not None:
+                    log.write(raw)
+                for text in re.split(r"\r", raw.decode(errors="replace").rstrip("\r\n")):
+                    self.lines.put(text.rstrip())
+        finally:
+            if log is not None:
+                log.close()
+            self.ended = time.monotonic()
+            self.lines.put(None)
+
+    def follow(self, show: Shower, handle: Callable[[str], None]) -> int:
+        """Pass each line to ``handle`` as it comes, with a heartbeat whenever the command has
+        said nothing for :data:`HEARTBEAT` seconds; its exit status once it has ended."""
+        last = time.monotonic()
+        try:
+            while True:
+                try:
+                    text = self.lines.get(timeout=0.5)
+                except queue.Empty:
+                    now = time.monotonic()
+                    if now - last >= HEARTBEAT:
+                        show.line(f"… still {self.name} ({now - self.start:.0f} s)")
+                        last = now
+                    continue
+                if text is None:
+                    break
+                handle(text)
+                last = time.monotonic()
+            status = self.child.wait()
+        except KeyboardInterrupt:  # Ctrl-C reached the command too: let it stop, then say so
+            status = self.child.wait() or 130
+        if status < 0:  # killed by a signal: the shell's way of saying so
+            status = 128 - status
+        return status
 
 
 class PipFilter:
@@ -101,61 +174,51 @@ def seconds(took: float) -> str:
     return f"{took:.1f} s" if took < 10 else f"{took:.0f} s"
 
 
+def title_of(name: str) -> str:
+    return name[0].upper() + name[1:]
+
+
+def finish(show: Shower, step: Running, status: int, log: str | None = None) -> None:
+    """Say how long the step took, or that it failed."""
+    took = seconds((step.ended or time.monotonic()) - step.start)
+    if status == 0:
+        show.line(f"done in {took}")
+    else:
+        where = f"; its whole output is in {log}" if log else ""
+        show.raw(f"==> {title_of(step.name)}: failed after {took} (exit status {status}){where}")
+
+
 def main() -> int:
     top = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     top.add_argument("--pip", action="store_true", help="shorten pip's output")
     top.add_argument("--log", help="write the command's whole output to this file")
+    top.add_argument(
+        "--beside",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "COMMAND_LINE"),
+        help="a shell command line run at the same time, shown after the step as its own",
+    )
     top.add_argument("name", help='what the step does, e.g. "installing JupyterLab"')
     top.add_argument("command", nargs=argparse.REMAINDER)
     args = top.parse_args()
     if not args.command:
         top.error("no command")
-    out = sys.stdout
-    show = Shower(out)
-    title = args.name[0].upper() + args.name[1:]
-    out.write(f"==> {title}\n    $ {shlex.join(args.command)}\n")
-    out.flush()
-    start = time.monotonic()
-    child = subprocess.Popen(
-        args.command,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    assert child.stdout is not None
-    log = open(args.log, "wb") if args.log else None  # noqa: SIM115 (closed below)
+    show = Shower(sys.stdout)
+    show.raw(f"==> {title_of(args.name)}")
+    show.line(f"$ {shlex.join(args.command)}")
+    besides = [Running(name, ["sh", "-c", line]) for name, line in args.beside]
+    step = Running(args.name, args.command, args.log)
     handle = PipFilter(show) if args.pip else show.line
-    done = threading.Event()
-
-    def beat() -> None:
-        while not done.wait(0.5):
-            now = time.monotonic()
-            if now - show.last >= HEARTBEAT:
-                show.line(f"… still {args.name} ({now - start:.0f} s)")
-
-    threading.Thread(target=beat, daemon=True).start()
-    try:
-        for raw in child.stdout:
-            if log is not None:
-                log.write(raw)
-            for text in re.split(r"\r", raw.decode(errors="replace").rstrip("\r\n")):
-                handle(text.rstrip())
-        status = child.wait()
-    except KeyboardInterrupt:  # Ctrl-C reached the command too: let it stop, then say so
-        status = child.wait() or 130
-    done.set()
-    if status < 0:  # killed by a signal: the shell's way of saying so
-        status = 128 - status
-    if log is not None:
-        log.close()
-    took = seconds(time.monotonic() - start)
-    if status == 0:
-        out.write(f"    done in {took}\n")
-    else:
-        where = f"; its whole output is in {args.log}" if args.log else ""
-        out.write(f"==> {title}: failed after {took} (exit status {status}){where}\n")
-    out.flush()
+    status = step.follow(show, handle)
+    finish(show, step, status, args.log)
+    for beside in besides:
+        show.raw(f"==> {title_of(beside.name)} (beside the step above)")
+        show.line(f"$ {beside.argv[-1]}")
+        ended = beside.follow(show, show.line)
+        finish(show, beside, ended)
+        status = status or ended
     return status
 
 
