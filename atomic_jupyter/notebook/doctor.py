@@ -81,6 +81,11 @@ ENV_VARS = (
     "XDG_DATA_HOME",
 )
 INSTALL_HINT = "run `atomic-jupyter install-agent` in a terminal (or `%atomic_agent install`)"
+#: What the doctor says of the notebook in a kernel that no Jupyter server started.
+NO_NOTEBOOK = (
+    "no notebook file known: no Jupyter server named one, so the conversations are kept for "
+    "the kernel's working folder"
+)
 
 
 @dataclass(frozen=True)
@@ -255,11 +260,37 @@ def _in_kernel(environ: Mapping[str, str]) -> bool:
     """Whether the report is made for a notebook: a Jupyter server named one
     (``$JPY_SESSION_NAME``), or a kernel runs this code (nbclient, nbval). From a terminal, the
     saved conversations are the working folder's."""
-    if environ.get(NOTEBOOK_ENV, "").strip():
+    if _named_notebook(environ):
         return True
     ipython = sys.modules.get("IPython")  # not imported: certainly no kernel
     shell = getattr(ipython, "get_ipython", lambda: None)()
     return getattr(shell, "kernel", None) is not None
+
+
+def _named_notebook(environ: Mapping[str, str]) -> str:
+    """The notebook a Jupyter server started this kernel for (``$JPY_SESSION_NAME``, which
+    its sessions set), or "" when none did: a kernel started by jupyter_client alone (nbclient,
+    nbconvert, nbval, a script) has no server and no notebook file it knows."""
+    return environ.get(NOTEBOOK_ENV, "").strip()
+
+
+def _server_text(environ: Mapping[str, str]) -> str:
+    """Whether a Jupyter server runs this kernel, as the doctor says it.
+
+    Only a server's session names a notebook (``$JPY_SESSION_NAME``). ``$JPY_PARENT_PID`` is
+    no sign of one: jupyter_client sets it for every kernel it starts, nbclient's and
+    nbconvert's too.
+    """
+    notebook = _named_notebook(environ)
+    if notebook:
+        return f"yes ({NOTEBOOK_ENV}={notebook})"
+    parent = environ.get("JPY_PARENT_PID", "").strip()
+    if parent:
+        return (
+            f"no: no server named a notebook ({NOTEBOOK_ENV} is not set); process {parent} "
+            "started this kernel with jupyter_client (as nbclient and nbconvert do)"
+        )
+    return f"no sign of one ({NOTEBOOK_ENV} is not set)"
 
 
 class _Doctor:
@@ -448,15 +479,9 @@ class _Doctor:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", DeprecationWarning)  # its platformdirs migration
             folders = [Path(p) for p in jupyter_path("labextensions")]
-        server = [
-            f"{k}={v}" for k in ("JPY_SESSION_NAME", "JPY_PARENT_PID") if (v := self.environ.get(k))
-        ]
         rows: list[Row] = [
             ("seen from", f"{sys.prefix}\n(a Jupyter server from another environment has its own)"),
-            (
-                "under a Jupyter server",
-                f"yes ({', '.join(server)})" if server else "no sign of one",
-            ),
+            ("under a Jupyter server", _server_text(self.environ)),
         ]
         for name, distribution in LAB_EXTENSIONS.items():
             found = _lab_extension(folders, name)
@@ -493,8 +518,15 @@ class _Doctor:
         root = conversations_root(self.conversations_dir, self.environ)
         store = ConversationStore(root, notebook_of(self.environ))
         saved = store.conversations()
+        rows: list[Row] = []
+        if _named_notebook(self.environ):
+            rows.append(("this notebook", store.notebook))
+        else:
+            if _in_kernel(self.environ):  # nbclient, nbconvert: no server, no notebook file
+                rows.append(("this notebook", NO_NOTEBOOK))
+            rows.append(("this folder", store.notebook))
         return [
-            ("this notebook" if _in_kernel(self.environ) else "this folder", store.notebook),
+            *rows,
             ("kept in", str(store.folder)),
             ("saved", f"{len(saved)} conversation(s)" if saved else "none yet"),
         ]

@@ -174,17 +174,25 @@ def _offer_again() -> None:
 
 #: The panel's status entry that says the open notebook is not linked, and what it says.
 LINK_STATUS = "atomic-notebook"
-NOT_LINKED = "notebook: no page linked, the agent cannot edit it (%atomic_agent doctor says why)"
+#: True whenever it shows: a page's link waits for the kernel's main thread, so during Run All
+#: (or any cell) a JupyterLab page links only once no cell runs; nbclient and VS Code never do.
+NOT_LINKED = (
+    "notebook: not linked (yet), so the agent cannot edit it: a page with atomic-jupyter's "
+    "extension links once no cell runs (%atomic_agent doctor says more)"
+)
 
 
 def show_link(session: Any) -> None:
     """Say in the session's panel when the agent cannot work on the open notebook (no page
-    linked: nbclient, VS Code, a page still loading); nothing once a page is linked, or when
-    the session's ``notebook_edits`` setting is ``off``."""
+    linked: nbclient, VS Code, a page still loading, or waiting for the cells of Run All);
+    nothing once a page is linked, when the session's ``notebook_edits`` setting is ``off``,
+    or once the agent stopped (a stopped agent edits nothing: its saved panel says nothing
+    of the link it had, which a page may make a moment later)."""
     shell = _shell()
     if shell is None or getattr(shell, "kernel", None) is None:
         return  # no notebook here (a terminal, a script): nothing to say
-    text = NOT_LINKED if EDIT_TOOL["name"] in session.unavailable_tools else None
+    stopped = getattr(session, "alive", True) is False
+    text = NOT_LINKED if not stopped and EDIT_TOOL["name"] in session.unavailable_tools else None
     session.extension_ui.apply(SetStatusRequest(id=LINK_STATUS, key=LINK_STATUS, text=text))
 
 
@@ -404,6 +412,26 @@ def _operations(arguments: dict[str, Any]) -> list[dict[str, Any]] | str:
     return checked
 
 
+def _touches_prompt_cell(
+    operations: list[dict[str, Any]], state: _KernelState, info: CallInfo
+) -> str | None:
+    """Why the change is refused when it replaces or deletes the cell the running prompt came
+    from (its source and live output are the run's record); None when it does not."""
+    origin = state.origins.get(info.run) if info.run is not None else None
+    if origin is None or origin.cell_id is None:
+        return None
+    for index, operation in enumerate(operations, 1):
+        if operation["op"] in ("replace", "delete") and operation.get("cell_id") == origin.cell_id:
+            verb = "replaced" if operation["op"] == "replace" else "deleted"
+            return (
+                f"operation {index}: cell {origin.cell_id} holds the prompt of this run "
+                f"(%%atomic_agent): its source and live output are the record of the run, so it "
+                f"cannot be {verb} while the run works. Nothing was changed. Insert a new cell "
+                "after it instead, or tell the person what to change."
+            )
+    return None
+
+
 def _summary(changes: list[Any]) -> str:
     counts: dict[str, int] = {}
     for change in changes:
@@ -414,6 +442,43 @@ def _summary(changes: list[Any]) -> str:
     return ", ".join(said)
 
 
+def _change_lines(changes: list[Any]) -> list[str]:
+    """Each change as the person sees the notebook: ``change cell 2: x = 1`` (its position
+    and the first line of its source), at most :data:`CHANGE_LINES_MAX` of them."""
+    lines = []
+    for change in changes[:CHANGE_LINES_MAX]:
+        if not isinstance(change, dict):
+            continue
+        index = change.get("index")
+        where = f"cell {index + 1}" if type(index) is int and index >= 0 else "a cell"
+        op = change.get("op")
+        source = str(change.get("new") if op == "insert" else change.get("old") or "")
+        first = next((line for line in source.splitlines() if line.strip()), "")[:RUN_LINE_MAX]
+        kind = str(change.get("cell_type") or "code")
+        if op == "insert":
+            lines.append(f"new {kind} cell, at {where}: {first or '(empty)'}")
+        else:
+            verb = "delete" if op == "delete" else "change"
+            lines.append(f"{verb} {where}: {first or '(empty)'}")
+    if len(changes) > CHANGE_LINES_MAX:
+        lines.append(f"… and {len(changes) - CHANGE_LINES_MAX} more")
+    return lines
+
+
+#: The most changes an approval names one by one.
+CHANGE_LINES_MAX = 10
+
+
+def _proposed(changes: list[Any]) -> str:
+    """``change 1 cell, insert 2 cells``: what a change proposes, before anyone decides."""
+    counts: dict[str, int] = {}
+    for change in changes:
+        op = change.get("op") if isinstance(change, dict) else None
+        counts[str(op)] = counts.get(str(op), 0) + 1
+    words = {"replace": "change", "insert": "insert", "delete": "delete"}
+    return ", ".join(f"{words.get(op, op)} {n} cell{'s' * (n != 1)}" for op, n in counts.items())
+
+
 def _edit(arguments: dict[str, Any], info: CallInfo) -> ToolReply | Future[ToolReply]:
     operations = _operations(arguments)
     if isinstance(operations, str):
@@ -422,6 +487,9 @@ def _edit(arguments: dict[str, Any], info: CallInfo) -> ToolReply | Future[ToolR
     if isinstance(found, ToolReply):
         return found
     _shell_, state, link, page = found
+    refused = _touches_prompt_cell(operations, state, info)
+    if refused is not None:
+        return ToolReply(error=refused)
     read = state.read.get((info.session, page.client), {})
     expected: dict[str, str] = {}
     for index, operation in enumerate(operations, 1):
@@ -467,17 +535,23 @@ def _edit(arguments: dict[str, Any], info: CallInfo) -> ToolReply | Future[ToolR
         if info.open_dialog is None:  # no session to ask in: nothing is applied unasked
             decide(False, "there was nobody to ask")
             return
-        message = (
-            f"{_summary(changes)} in {page.label}: the diff is above and in the notebook, "
-            "where you can accept or reject it too."
+        message = "\n".join(
+            [
+                f"The agent proposes to {_proposed(changes)} in {page.label} (the diff is above "
+                "and in the notebook's cells):",
+                *_change_lines(changes),
+            ]
         )
         request = ConfirmRequest(id=f"notebook-change-{call}", title=EDIT_TITLE, message=message)
 
         def answered(response: UIResponse) -> None:
             # On the thread that answered (a click over a subshell while a cell runs): the
             # page is asked at once; nothing here needs the main thread.
+            if response.cancelled:  # Cancel, or the notebook closed: nobody decided
+                decide(False, "the question was cancelled")
+                return
             accept = response.confirmed is True
-            decide(accept, "accepted" if accept else "rejected")
+            decide(accept, "accepted" if accept else _REJECTED)
 
         waiting.dialog = info.open_dialog(request, answered)
         waiting.dialog.observe(lambda d: _gone_dialog(d, decide))
@@ -517,19 +591,12 @@ def _decider(
             except PageError as exc:
                 if accept:
                     text = f"The change was accepted but not applied: {exc}. Nothing was changed."
+                    result.set_result(ToolReply(error=text))
                 else:
-                    text = f"The person rejected the change ({exc}). Nothing was changed."
-                result.set_result(ToolReply(error=text))
+                    result.set_result(_not_applied(details, how, waiting.reason, str(exc)))
                 return
             if not accept:
-                reason = waiting.reason.strip()
-                said = f" Their reason: {reason}" if reason else " They gave no reason."
-                result.set_result(
-                    ToolReply(
-                        error=f"The person rejected the change to the notebook ({how}); nothing "
-                        f"was changed.{said}"
-                    )
-                )
+                result.set_result(_not_applied(details, how, waiting.reason))
                 return
             for change in details["changes"]:  # what the agent knows of the notebook now
                 if isinstance(change, dict) and isinstance(change.get("cell_id"), str):
@@ -559,6 +626,23 @@ def _decider(
         asked.add_done_callback(_guarded(result, settled))
 
     return decide
+
+
+#: How a change was declined by a person (or by their rule): an outcome, not a failure.
+_REJECTED = "rejected"
+
+
+def _not_applied(details: dict[str, Any], how: str, reason: str, page_said: str = "") -> ToolReply:
+    """The answer for a change that was not applied: a person's rejection is an outcome (the
+    model reads it with their reason; the card shows it as decided, not failed); a change
+    dropped for another reason (the run ended, the question was closed) is an error."""
+    also = f" ({page_said})" if page_said else ""
+    if how != _REJECTED:
+        return ToolReply(error=f"The change was not applied: {how}{also}. Nothing was changed.")
+    reason = reason.strip()
+    said = f" Their reason: {reason}" if reason else " They gave no reason."
+    text = f"The person rejected the change to the notebook{also}; nothing was changed.{said}"
+    return ToolReply(text=text, details={**details, "decision": "rejected", "reason": reason})
 
 
 def _inserted_source(changes: list[Any], applied: list[Any], entry: dict[str, Any]) -> str | None:
@@ -603,14 +687,19 @@ def _run(arguments: dict[str, Any], info: CallInfo) -> ToolReply | Future[ToolRe
     origin = state.origins.get(info.run) if info.run is not None else None
     result: Future[ToolReply] = Future()
 
+    def run(named: list[dict[str, Any]]) -> None:
+        ran = link.request(page, "run", owner=info.run, cell_ids=ids)
+        ran.add_done_callback(
+            _guarded(result, lambda settled: result.set_result(_ran(settled, page.label, named)))
+        )
+
     def checked(done: Future[dict[str, Any]]) -> None:
         try:
-            cells = {
-                c.get("id"): c for c in done.result().get("cells") or [] if isinstance(c, dict)
-            }
+            listed = [c for c in done.result().get("cells") or [] if isinstance(c, dict)]
         except PageError as exc:
             result.set_result(ToolReply(error=str(exc)))
             return
+        cells = {c.get("id"): c for c in listed}
         for cid in ids:
             cell = cells.get(cid)
             if cell is None:
@@ -625,16 +714,106 @@ def _run(arguments: dict[str, Any], info: CallInfo) -> ToolReply | Future[ToolRe
                     )
                 )
                 return
-        ran = link.request(page, "run", owner=info.run, cell_ids=ids)
-        ran.add_done_callback(
-            _guarded(result, lambda settled: result.set_result(_ran(settled, page.label)))
-        )
+        named = _named_cells(listed, ids)
+        if info.mode != "ask":  # allow (off offers no tool)
+            run(named)
+            return
+        _ask_to_run(info, page.label, named, result, run)
 
     link.request(page, "read", owner=info.run).add_done_callback(_guarded(result, checked))
     return result
 
 
-def _ran(done: Future[dict[str, Any]], notebook: str) -> ToolReply:
+def _named_cells(listed: list[dict[str, Any]], ids: list[str]) -> list[dict[str, Any]]:
+    """The cells ``ids`` as a person sees them: ``{"cell_id", "index", "cell_type",
+    "first_line"}`` (``index`` 0-based, in the page's order)."""
+    position = {c.get("id"): i for i, c in enumerate(listed)}
+    named = []
+    for cid in ids:
+        cell = listed[position[cid]]
+        lines = [line for line in str(cell.get("source") or "").splitlines() if line.strip()]
+        named.append(
+            {
+                "cell_id": cid,
+                "index": position[cid],
+                "cell_type": str(cell.get("type") or "code"),
+                "first_line": lines[0][:RUN_LINE_MAX] if lines else "",
+            }
+        )
+    return named
+
+
+#: The longest first line of a cell an approval quotes.
+RUN_LINE_MAX = 80
+
+
+def _run_question(named: list[dict[str, Any]], notebook: str) -> str:
+    """The approval's message: each cell by its position and first line."""
+    lines = [f"cell {cell['index'] + 1}: {cell['first_line'] or '(empty)'}" for cell in named]
+    count = len(named)
+    head = (
+        f"Run {count} cell{'s' * (count != 1)} of {notebook} in its kernel, as Shift+Enter would:"
+    )
+    return "\n".join([head, *lines])
+
+
+def _ask_to_run(
+    info: CallInfo,
+    notebook: str,
+    named: list[dict[str, Any]],
+    result: Future[ToolReply],
+    run: Callable[[list[dict[str, Any]]], None],
+) -> None:
+    """Ask the person (policies and rules first) before cells run; the cells named as they
+    see them. A refusal is an outcome the model reads, not a failure."""
+    if info.preview is not None:
+        info.preview({"cells": named, "decision": "pending"})
+    if info.open_dialog is None:
+        result.set_result(ToolReply(error="Nothing ran: there was nobody to ask."))
+        return
+    settled = threading.Lock()
+    done: list[bool] = []
+
+    def once() -> bool:
+        with settled:
+            if done:
+                return False
+            done.append(True)
+            return True
+
+    def answered(response: UIResponse) -> None:
+        if not once():
+            return
+        if response.confirmed is True:
+            run(named)
+        elif response.cancelled:
+            result.set_result(ToolReply(error="Nothing ran: the question was cancelled."))
+        else:
+            which = ", ".join(str(cell["index"] + 1) for cell in named)
+            result.set_result(
+                ToolReply(
+                    text=f"The person declined to run cell{'s' * (len(named) != 1)} {which}; "
+                    "nothing ran.",
+                    details={"cells": named, "decision": "declined"},
+                )
+            )
+
+    def gone(dialog: Dialog) -> None:
+        if dialog.state in ("closed", "expired") and once():
+            result.set_result(ToolReply(error=f"Nothing ran: the question was {dialog.state}."))
+
+    call = info.call_id or f"call-{id(named)}"
+    request = ConfirmRequest(
+        id=f"notebook-run-{call}", title=RUN_TITLE, message=_run_question(named, notebook)
+    )
+    dialog = info.open_dialog(request, answered)
+    dialog.observe(gone)
+    gone(dialog)  # closed before it was observed
+
+
+def _ran(
+    done: Future[dict[str, Any]], notebook: str, named: list[dict[str, Any]] | None = None
+) -> ToolReply:
     try:
         cells = done.result().get("cells") or []
     except PageError as exc:
@@ -647,7 +826,9 @@ def _ran(done: Future[dict[str, Any]], notebook: str) -> ToolReply:
             error=f"A cell failed in {notebook} (the cells after it did not run):\n{text}"
         )
     head = f"Ran {count} cell{'s' * (count != 1)} of {notebook}:"
-    details = {"outputs": outputs, "kernel": True}
+    details: dict[str, Any] = {"outputs": outputs, "kernel": True}
+    if named is not None:
+        details["cells"] = named
     return ToolReply(text=f"{head}\n{text}", images=tuple(images), details=details)
 
 
@@ -674,10 +855,9 @@ def notebook_tools() -> list[BuiltinTool]:
             _run,
             setting="notebook_edits",
             also_needs="kernel_code",
-            asks_first=True,
+            # It asks in the kernel (_ask_to_run), where the cells can be named as the person
+            # sees them: kernel_code's value is the call's mode.
             asks_by="kernel_code",
-            approval_title=RUN_TITLE,
-            approval_message="The cells run in this notebook's kernel, as Shift+Enter would.",
             changes=True,
         ),
     ]

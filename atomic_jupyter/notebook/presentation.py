@@ -25,7 +25,12 @@ from contextvars import ContextVar
 from functools import partial
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from atomic_jupyter.notebook.notebook_tools import attach_kernel, record_origin, run_ended
+from atomic_jupyter.notebook.notebook_tools import (
+    attach_kernel,
+    record_origin,
+    run_ended,
+    show_link,
+)
 from atomic_jupyter.session.weight import newest_within
 from atomic_jupyter.transport.heap import note_freed
 from atomic_jupyter.ui.dispatch import UiDispatcher
@@ -405,6 +410,7 @@ class NotebookPresentation:
         self.close()
 
     def _stopped(self) -> None:
+        show_link(self._session)  # a stopped agent edits nothing: its panel says nothing of it
         view = self._view
         if view is not None:
             view.later(partial(self.make_displays_final, False), key="finish-displays")

@@ -162,7 +162,9 @@ class BuiltinTool:
         Whether the agent asks the person before each call (a confirm) when ``asks_by`` (by
         default ``setting``) is ``"ask"``.
     asks_by:
-        The setting whose ``"ask"`` makes the agent ask first (running cells: ``kernel_code``).
+        The setting whose ``"ask"`` makes the agent ask first (running cells: ``kernel_code``),
+        and whose value a call's :attr:`CallInfo.mode` carries (a tool that asks in the kernel
+        itself reads it there).
     also_needs:
         Another setting that must not be ``"off"`` for the tool to be offered.
     available:
@@ -497,7 +499,8 @@ class KernelTools:
         work: Callable[[], None]
         if builtin is not None:
             info = self._call_info(call_id)
-            info = replace(info, mode=self.mode_of(builtin), on_main=schedule)
+            mode = self._modes.get(builtin.asks_by, "ask") if builtin.asks_by else None
+            info = replace(info, mode=mode or self.mode_of(builtin), on_main=schedule)
             work = partial(self._run_builtin, request.id, builtin, arguments, info)
         else:
             assert tool is not None

@@ -3,9 +3,11 @@
 :func:`dialog_place` is the HTML a live output puts where the record shows the dialog's
 question and outcome: an empty element the page's module (``output_widget.js``) fills with
 the controls :func:`describe_controls` describes (the title, the message, one button per
-option or a list, Yes/No, a text box or a text area, Submit, Cancel, the countdown, "answer
-this way from now on"). Every string in the description is text: the module puts it in the
-page with ``textContent``. :func:`answer_from_page` turns the page's message back into a call
+option or a list, Yes/No, a text box or a text area, Submit, Dismiss, the countdown, "answer
+this way from now on"). The buttons share one row, and each one's title says what the extension
+gets: Dismiss (or Escape) answers nothing, so the extension is told the dialog was cancelled
+(a confirm takes that as No, the other dialogs as no value). Every string in the description
+is text: the module puts it in the page with ``textContent``. :func:`answer_from_page` turns the page's message back into a call
 of the :class:`~atomic_jupyter.session.dialogs.Dialog`, the same calls code makes.
 """
 

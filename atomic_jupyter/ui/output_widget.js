@@ -47,7 +47,11 @@ const STYLES = `
 .atomic-output .atomic-dialog-message { margin: 0; white-space: pre-wrap;
   font-family: var(--jp-code-font-family, monospace); }
 .atomic-output .atomic-dialog-input { min-width: 40%; }
-.atomic-output .atomic-dialog-editor, .atomic-output .atomic-editor-input { width: 100%;
+.atomic-output .atomic-dialog-controls .jupyter-button { width: auto; min-width: 4em;
+  max-width: 100%; }
+.atomic-output .atomic-dialog-controls .atomic-cancel { margin-left: 1em; background: transparent;
+  border: 1px solid var(--jp-border-color1, #999); }
+.atomic-output textarea.atomic-dialog-editor, .atomic-output .atomic-editor-input { width: 100%;
   box-sizing: border-box; font-family: var(--jp-code-font-family, monospace); }
 .atomic-output input, .atomic-output textarea, .atomic-output select {
   color: var(--jp-ui-font-color0, inherit); background: var(--jp-layout-color1, inherit);
@@ -212,14 +216,36 @@ function initialize({ model }) {
 
 // ------------------------------------------------------------------------------ a view
 
-function button(cls, label, onClick, primary) {
+function button(cls, label, onClick, primary, title) {
   const b = document.createElement("button");
   b.type = "button";
   b.className = `${cls} jupyter-button widget-button${primary ? " mod-primary" : ""}`;
   b.textContent = label;
+  if (title) b.title = title;
   b.addEventListener("click", onClick);
   return b;
 }
+
+// A dialog's buttons say what the extension gets. Dismiss (or Escape) answers none: the
+// extension is told the dialog was cancelled (the RPC's `cancelled: true`), which a confirm
+// takes as false, the same as No, and a select, an input or an editor as no value.
+const DISMISS = "Dismiss";
+const DISMISS_TITLES = {
+  confirm: "Close without answering (Escape): the extension is told you cancelled, " +
+    "which it takes as No",
+  select: "Close without choosing (Escape): the extension is told you cancelled and gets " +
+    "no option",
+  input: "Close without sending (Escape): the extension is told you cancelled and gets no text",
+  editor: "Close without sending (Escape): the extension is told you cancelled and gets no text",
+};
+const YES_TITLE = "Answer yes: the extension gets true";
+const NO_TITLE = "Answer no: the extension gets false";
+const CHOOSE_TITLE = "Answer with this option";
+const SUBMIT_TITLES = {
+  select: "Answer with the option chosen in the list",
+  input: "Send this text to the extension (Enter)",
+  editor: "Send this text to the extension",
+};
 
 function dialogControls(model, dialog) {
   // A dialog's controls, built once per dialog and moved (not rebuilt) when its block is
@@ -248,9 +274,15 @@ function dialogControls(model, dialog) {
     });
   };
   let field = null;
+  // Every button of the dialog, Dismiss and the countdown last, in one row, each as wide as
+  // its label (ipywidgets' buttons are 148 px: three did not fit a narrow notebook), each
+  // saying in its title what it sends. Dismiss is set apart (outlined, after a gap): it is
+  // no option.
+  let actions = row;
   if (dialog.method === "select" && dialog.options.length <= dialog.buttons) {
     dialog.options.forEach((option, index) => {
-      row.appendChild(button("atomic-option", option, () => act("choose", { index })));
+      row.appendChild(button("atomic-option", option, () => act("choose", { index }), false,
+        CHOOSE_TITLE));
     });
   } else if (dialog.method === "select") {
     field = document.createElement("select");
@@ -264,10 +296,12 @@ function dialogControls(model, dialog) {
     });
     row.appendChild(field);
     row.appendChild(button("atomic-submit", "Submit",
-      () => act("choose", { index: Number(field.value) }), true));
+      () => act("choose", { index: Number(field.value) }), true, SUBMIT_TITLES.select));
   } else if (dialog.method === "confirm") {
-    row.appendChild(button("atomic-yes", "Yes", () => act("respond", { value: true })));
-    row.appendChild(button("atomic-no", "No", () => act("respond", { value: false })));
+    row.appendChild(button("atomic-yes", "Yes", () => act("respond", { value: true }), false,
+      YES_TITLE));
+    row.appendChild(button("atomic-no", "No", () => act("respond", { value: false }), false,
+      NO_TITLE));
   } else {
     const editor = dialog.method === "editor";
     field = document.createElement(editor ? "textarea" : "input");
@@ -288,19 +322,21 @@ function dialogControls(model, dialog) {
       }
     });
     row.appendChild(field);
-    const actions = editor ? document.createElement("div") : row;
-    actions.appendChild(button("atomic-submit", "Submit", submit, true));
-    if (editor) box.appendChild(actions);
+    if (editor) {  // the text area fills its row: the buttons go in the row under it
+      actions = document.createElement("div");
+      actions.className = "atomic-dialog-row";
+      box.appendChild(actions);
+    }
+    actions.appendChild(button("atomic-submit", "Submit", submit, true,
+      SUBMIT_TITLES[dialog.method]));
   }
-  const bottom = document.createElement("div");
-  bottom.className = "atomic-dialog-row";
-  bottom.appendChild(button("atomic-cancel", "Cancel", () => act("cancel", {})));
+  actions.appendChild(button("atomic-cancel", DISMISS, () => act("cancel", {}), false,
+    DISMISS_TITLES[dialog.method]));
   const countdown = document.createElement("span");
   countdown.className = "atomic-countdown";
   countdown.setAttribute("role", "status");
   countdown.setAttribute("aria-live", "polite");
-  bottom.appendChild(countdown);
-  box.appendChild(bottom);
+  actions.appendChild(countdown);
   if (dialog.rule_label) {
     const label = document.createElement("label");
     label.className = "atomic-make-rule";

@@ -33,12 +33,14 @@ if TYPE_CHECKING:
     from atomic_jupyter.session.standing import Standing
 
 __all__ = [
+    "LIVE_STATES",
     "NOTIFICATION_COLORS",
     "about_text",
     "entries_html",
     "head_html",
     "notification_html",
     "panel_record",
+    "saved_state",
     "standing_parts",
     "status_html",
     "widget_block_html",
@@ -51,6 +53,9 @@ NOTIFICATION_COLORS = {
     "error": "var(--jp-error-color1,#c62828)",
 }
 _MUTED = "opacity:.7"
+#: The states of a session whose agent is there (or may start again at the next prompt): the
+#: saved panel never says one as if it still held (see :func:`saved_state`).
+LIVE_STATES = frozenset({"new", "starting", "idle", "working", "asleep"})
 
 
 def head_html(title: str, state: str) -> str:
@@ -59,6 +64,18 @@ def head_html(title: str, state: str) -> str:
         f'<div><strong class="atomic-title">{ansi_to_html(title)}</strong> '
         f'<span class="atomic-state">{escape(state)}</span></div>'
     )
+
+
+def saved_state(state: str) -> str:
+    """The session's state as the saved panel says it: what it knew last, and that the agent
+    is gone.
+
+    The saved panel (the record, and its copy beside the live panel) is read where its agent no
+    longer exists: a notebook reopened after a restart, nbconvert's HTML, GitHub. So a live
+    state is said as the last one seen (``stopped (last seen: idle)``); ``stopped`` and
+    ``exited`` are said as they are. The live panel says the live state.
+    """
+    return f"stopped (last seen: {state})" if state in LIVE_STATES else state
 
 
 def about_text(session: AgentSession) -> str:
@@ -152,8 +169,9 @@ def notification_html(note: dict[str, str], live: bool = False) -> str:
 def panel_record(session: AgentSession, runs: Sequence[PromptRun] = ()) -> Record:
     """The panel's record: session, state, title, agent, status, widget lines, the runs sent
     from its editor (``runs``), the newest notifications (with the live panel's class names).
-    No local paths or process ids."""
-    state = session.state
+    No local paths or process ids. Its state is never a live one (:func:`saved_state`): the
+    record is read once the agent is gone."""
+    state = saved_state(session.state)
     lines = [f"agent session {session.name!r} · {state}"]
     html = [
         head_html(session.title or "", state),

@@ -84,6 +84,13 @@ _LOOKS = {
 }
 ROOT_STYLE = "border-left:3px solid #48c;padding-left:8px"  # a literal colour: untrusted too
 _PRE_WRAP = "white-space:pre-wrap"
+#: Text in the code font (:attr:`Text.mono`): a ``<pre>``, so a viewer that drops the style
+#: keeps the font; its lines wrapped (a long word too), without the page's own margins,
+#: padding and background for a ``<pre>``.
+_MONO = (
+    "margin:0;padding:0;background:none;white-space:pre-wrap;overflow-wrap:anywhere;"
+    "font-family:var(--jp-code-font-family,monospace);font-size:var(--jp-code-font-size,13px)"
+)
 
 
 @dataclass(frozen=True)
@@ -130,12 +137,17 @@ def text_html(part: Text) -> str:
 def _text_html(part: Text, inline: bool = False) -> str:
     bold = part.tone == "bold"  # a tag, not a style: shorter
     styles = [] if bold else [_TONES.get(part.tone, "")]
-    if _needs_pre_wrap(part.text):
+    if part.mono:
+        styles.append(_MONO)
+    elif _needs_pre_wrap(part.text):
         styles.append(_PRE_WRAP)
     inner, style = ansi_to_html(part.text), ";".join(s for s in styles if s)
+    if part.mono and not inline and inner.startswith("\n"):
+        inner = "<span></span>" + inner  # a newline right after <pre> would be dropped
     if inline:
         return _tag(part.cls, inner, style, tag="strong" if bold else "span")
-    return _tag(part.cls, f"<strong>{inner}</strong>" if bold else inner, style)
+    inner = f"<strong>{inner}</strong>" if bold else inner
+    return _tag(part.cls, inner, style, tag="pre" if part.mono else "div")
 
 
 # --------------------------------------------------------------------------- parts

@@ -72,7 +72,8 @@ class Text:
     """A line (or lines) of text, shown exactly as given (its terminal colours as spans).
 
     ``tone`` is one of ours: ``""``, ``"muted"``, ``"bold"``, ``"info"``, ``"warning"``,
-    ``"error"``.
+    ``"error"``. ``mono``: in the code font, its columns kept (text laid out in columns, such
+    as a data frame's summary), long lines still wrapped.
     """
 
     cls: str
@@ -80,6 +81,7 @@ class Text:
     tone: str = ""
     plain: str | None = None  # what the plain text says instead (None: the text itself)
     placeholder: bool = False  # kept in the record when empty (a place filled later)
+    mono: bool = False
 
 
 @dataclass(frozen=True)
@@ -154,9 +156,10 @@ def run_state(run: PromptRun, finished: bool | None = None) -> str:
 
 
 def usage_text(usage: Usage) -> str:
-    """Turns, then tokens, cache and cost when the model reported them (a model that reports
-    no usage gets no figures, not zeros); a free model's cost is left out."""
-    parts = [f"{usage.turns} turn{'s' if usage.turns != 1 else ''}"]
+    """Model turns (the run's assistant messages: one a model request, with the tool calls it
+    made), then tokens, cache and cost when the model reported them (a model that reports no
+    usage gets no figures, not zeros); a free model's cost is left out."""
+    parts = [f"{usage.turns} model turn{'s' if usage.turns != 1 else ''}"]
     if usage.reported:
         parts.append(f"{usage.input:,} in / {usage.output:,} out tokens")
         if usage.cache_read or usage.cache_write:
@@ -209,7 +212,9 @@ def describe_message(run: PromptRun) -> Part | None:
         count = len(run.cited)
         names = ", ".join(run.cited)
         summary = f"Sent to the agent, with {count} cited value{'s' if count != 1 else ''}: {names}"
-        sent = Text("atomic-run-sent-text", run.sent, "muted")
+        # The cited values' summaries are laid out in columns (a data frame's head): the code
+        # font keeps them lined up.
+        sent = Text("atomic-run-sent-text", run.sent, "muted", mono=True)
         parts.append(Fold("atomic-run-sent", summary, sent, plain=f"{summary}:\n{run.sent}"))
     if not parts:
         return None
@@ -329,7 +334,7 @@ def tool_heading(block: ToolBlock) -> tuple[str, Any]:
         )
     )
     summary = f" · {card.summary}" if card.summary else ""
-    return f"tool {block.name}{within}{summary} · {state}{took}", card
+    return f"tool {block.name}{within}{summary} · {card.state or state}{took}", card
 
 
 def _output_plain(block: ToolBlock) -> str:
@@ -349,6 +354,8 @@ def describe_tool(block: ToolBlock) -> Group:
     the calls it made itself."""
     heading, card = tool_heading(block)
     kind = "error" if block.is_error else "done" if block.done else "running"
+    if card.state:  # decided (a change rejected): drawn as a decided dialog is, not as failed
+        kind = f"done atomic-tool-{card.state}"
     parts: list[Part] = [Text("atomic-tool-header", heading, "bold", plain=f"[{heading}]")]
     command = card.command_html
     if command:

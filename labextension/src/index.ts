@@ -6,6 +6,7 @@
 import type { JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { INotebookTracker, type NotebookPanel } from '@jupyterlab/notebook';
 
+import { followCellLinks } from './cell_links';
 import { NotebookLink } from './link';
 
 const plugin: JupyterFrontEndPlugin<void> = {
@@ -16,6 +17,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
   activate: (app: JupyterFrontEnd, tracker: INotebookTracker) => {
     const attach = (panel: NotebookPanel) => {
       const link = new NotebookLink(panel, app.name);
+      followCellLinks(panel);
       // For tests and for a person's console: which notebooks have a link.
       (panel.node as any).ajLink = link;
       panel.node.dataset.ajLink = 'waiting';

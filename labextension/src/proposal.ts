@@ -4,6 +4,11 @@
  * delete marked), each place with Accept and Reject, and applied as one edit once decided.
  *
  * Everything the agent sent is put in the page as text (`textContent`), never as HTML.
+ *
+ * For the keyboard and screen readers: each place is a region named after the change ("The
+ * agent proposes to change cell 2: +1 −1"), its Accept and Reject are buttons in the tab
+ * order (Enter and Space press them), and a polite live region says when a change is
+ * proposed and what became of it (applied, rejected, no longer proposed).
  */
 import type { Cell } from '@jupyterlab/cells';
 import type { NotebookPanel } from '@jupyterlab/notebook';
@@ -46,12 +51,49 @@ function describe(cellId: string | undefined | null): string {
 
 export type DecisionHandler = (accept: boolean, reason: string) => void;
 
+/** The id of the page's live region that announces proposals (one for every notebook). */
+export const ANNOUNCER_ID = 'aj-proposal-announcer';
+
+/** How long after it is emptied the live region gets its new text, so that a screen reader
+ * hears it again even when it is the same text. */
+const ANNOUNCE_DELAY_MS = 100;
+let pendingAnnouncement: ReturnType<typeof setTimeout> | undefined;
+
+/**
+ * Say ``text`` to screen readers through the page's polite live region (made the first time;
+ * visually hidden, see ``.aj-sr-only`` in style/index.css).
+ */
+export function announce(text: string): void {
+  let region = document.getElementById(ANNOUNCER_ID);
+  if (!region) {
+    region = document.createElement('div');
+    region.id = ANNOUNCER_ID;
+    region.className = 'aj-sr-only';
+    region.setAttribute('role', 'status');
+    region.setAttribute('aria-live', 'polite');
+    region.setAttribute('aria-atomic', 'true');
+    document.body.appendChild(region);
+  }
+  const live = region;
+  live.textContent = '';
+  clearTimeout(pendingAnnouncement); // the newest says what is so now
+  pendingAnnouncement = setTimeout(() => {
+    live.textContent = text;
+  }, ANNOUNCE_DELAY_MS);
+}
+
 export class Proposal {
   readonly call: string;
   private readonly panel: NotebookPanel;
   private readonly planned: Planned[];
   private readonly places: HTMLElement[] = [];
   private readonly marked: HTMLElement[] = [];
+  /** What the change is, in words a person reads (the cells' positions): see `show`. */
+  private summary = '';
+  /** The decision clicked in a cell, once the link says it is on its way (`settling`). */
+  private decision: 'accepting' | 'rejecting' | null = null;
+  /** What became of the change, once it was applied or could not be. */
+  private outcome: string | null = null;
   private disposed = false;
 
   /**
@@ -155,31 +197,91 @@ export class Proposal {
   /** Show the change in the cells, each place with Accept and Reject (`decide` gets a click). */
   show(decide: DecisionHandler | null): void {
     const parts = this.planned.length;
+    const names: string[] = [];
     this.planned.forEach((p, k) => {
       const label = parts > 1 ? ` (part ${k + 1} of ${parts} of one change)` : '';
       const box = document.createElement('div');
       box.className = `aj-proposal aj-proposal-${p.op}`;
       box.dataset.call = this.call;
       box.setAttribute('data-lm-suppress-shortcuts', 'true');
+      box.setAttribute('role', 'region');
       const head = document.createElement('div');
       head.className = 'aj-proposal-head';
       box.appendChild(head);
+      let name: string;
       if (p.op === 'replace') {
         const rows = lineDiff(p.old, p.source);
         const added = rows.filter(r => r.kind === '+').length;
         const removed = rows.filter(r => r.kind === '-').length;
         head.textContent = `The agent proposes to change this cell: +${added} −${removed}${label}`;
+        name = `change ${this.position(p.cellId)}: +${added} −${removed}`;
         box.appendChild(diffBlock(rows));
       } else if (p.op === 'delete') {
         head.textContent = `The agent proposes to delete this cell${label}`;
+        name = `delete ${this.position(p.cellId)}`;
       } else {
         const where = p.after === 'start' ? 'above' : 'below';
         head.textContent = `The agent proposes a new ${p.cellType} cell ${where}${label}`;
+        name = `add a new ${p.cellType} cell ${this.insertedAt(p)}`;
         box.appendChild(diffBlock(p.source.split('\n').map(text => ({ kind: '+', text }))));
       }
-      box.appendChild(actions(decide));
+      names.push(name);
+      box.setAttribute('aria-label', `The agent proposes to ${name}${label}`);
+      const whole = parts > 1 ? `the whole change (${parts} parts)` : `the change`;
+      box.appendChild(actions(decide, whole, () => this.backToNotebook(box)));
       this.place(p, box);
     });
+    this.summary =
+      parts > 1 ? `${names.slice(0, -1).join(', ')} and ${names[parts - 1]}` : names[0];
+    if (decide !== null) {
+      announce(
+        `The agent proposes to ${this.summary} in ${this.notebookName()}. ` +
+          `Accept or Reject it in the notebook (Tab from the cell).`
+      );
+    }
+  }
+
+  /** A cell as a person finds it: "cell 3" (its position, counted from 1). */
+  private position(cellId: string | null): string {
+    const at = this.panel.content.widgets.findIndex(c => c.model.id === cellId);
+    return at >= 0 ? `cell ${at + 1}` : describe(cellId);
+  }
+
+  /** Where an inserted cell goes, in positions: "below cell 2", "at the top", "at the end". */
+  private insertedAt(p: Planned): string {
+    if (p.after === 'start') return 'at the top';
+    if (p.after === null) return 'at the end';
+    return `below ${this.position(p.after)}`;
+  }
+
+  /**
+   * Give the keyboard back to the notebook, in command mode: to the cell that holds `near` (a
+   * place of this change), else to the first cell of the change still there, else to the
+   * notebook's active cell.
+   */
+  private backToNotebook(near?: Node | null): void {
+    const notebook = this.panel.content as unknown as {
+      widgets: readonly Cell[];
+      node: HTMLElement;
+      activeCell?: Cell | null;
+      activeCellIndex?: number;
+      mode?: string;
+    };
+    const cells = notebook.widgets;
+    let index = near ? cells.findIndex(cell => cell.node.contains(near)) : -1;
+    if (index < 0) {
+      index = cells.findIndex(cell =>
+        this.planned.some(p => p.cellId === cell.model.id || p.after === cell.model.id)
+      );
+    }
+    if (index >= 0 && notebook.activeCellIndex !== undefined) notebook.activeCellIndex = index;
+    if (notebook.mode !== undefined) notebook.mode = 'command';
+    (notebook.activeCell?.node ?? cells[index]?.node ?? notebook.node).focus();
+  }
+
+  private notebookName(): string {
+    const path = (this.panel as { context?: { path?: string } }).context?.path ?? '';
+    return path ? path.split('/').pop()! : 'the notebook';
   }
 
   private place(p: Planned, box: HTMLElement): void {
@@ -209,8 +311,11 @@ export class Proposal {
         cell.node.classList.add('aj-proposed-change');
         this.marked.push(cell.node);
       }
-      const input = cell.inputArea?.node;
-      if (input && input.parentElement === cell.node) {
+      // Right under the cell's source, before its outputs: after the child of the cell that
+      // holds its input area (JupyterLab 4 wraps it with its collapser).
+      let input: HTMLElement | null = cell.inputArea?.node ?? null;
+      while (input && input.parentElement !== cell.node) input = input.parentElement;
+      if (input) {
         input.after(box);
       } else {
         cell.node.appendChild(box);
@@ -227,6 +332,19 @@ export class Proposal {
    * @throws ProposalError when a cell changed, went or runs since the change was proposed.
    */
   apply(): { op: string; cell_id: string; index: number }[] {
+    try {
+      const applied = this.applyNow();
+      this.outcome = `Applied the agent's change: ${this.summary}.`;
+      return applied;
+    } catch (error) {
+      if (error instanceof ProposalError) {
+        this.outcome = `The agent's change was not applied: ${error.message}.`;
+      }
+      throw error;
+    }
+  }
+
+  private applyNow(): { op: string; cell_id: string; index: number }[] {
     for (const p of this.planned) {
       if (p.op === 'insert') {
         if (p.after !== null && p.after !== 'start' && !findCell(this.panel, p.after)) {
@@ -326,11 +444,24 @@ export class Proposal {
     return applied;
   }
 
-  /** Take the change out of the page (decided, withdrawn, or the page goes). */
+  /**
+   * Take the change out of the page (decided, withdrawn, or the page goes) and say what became
+   * of it; the keyboard's place, if it was in the change, goes back to the notebook.
+   */
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    const focused = this.places.find(box => box.contains(document.activeElement));
     for (const box of this.places) box.remove();
+    if (focused) this.backToNotebook();
+    if (this.summary) {
+      announce(
+        this.outcome ??
+          (this.decision === 'rejecting'
+            ? `Rejected the agent's change: ${this.summary}. Nothing was changed.`
+            : `The agent's change is no longer proposed, and was not applied: ${this.summary}.`)
+      );
+    }
     for (const node of this.marked) {
       node.classList.remove('aj-proposed-delete', 'aj-proposed-change');
     }
@@ -338,7 +469,14 @@ export class Proposal {
 
   /** Say in each place what became of a decision that is on its way. */
   settling(text: string): void {
+    this.decision = text.startsWith('accept') ? 'accepting' : 'rejecting';
     for (const box of this.places) {
+      // A disabled button loses the keyboard: the place keeps it until the change goes (it
+      // can be given the keyboard, not tabbed to).
+      if (box.contains(document.activeElement)) {
+        box.tabIndex = -1;
+        box.focus();
+      }
       for (const button of Array.from(box.querySelectorAll('button'))) {
         (button as HTMLButtonElement).disabled = true;
       }
@@ -361,7 +499,16 @@ function diffBlock(rows: { kind: string; text: string }[]): HTMLElement {
   return block;
 }
 
-function actions(decide: DecisionHandler | null): HTMLElement {
+/**
+ * The bar of a place: Accept, Reject and the reason box (or, for a change a rule applies,
+ * "applying…"). ``whole`` names what a button decides ("the change"); ``leave`` gives the
+ * keyboard back to the notebook.
+ *
+ * Keys: Tab reaches the buttons and the box; Enter or Space presses a button; Enter in the box
+ * rejects with its reason; Escape in the box goes to Reject (what was typed is kept), and
+ * Escape on a button goes back to the notebook. The change stays until it is decided.
+ */
+function actions(decide: DecisionHandler | null, whole: string, leave: () => void): HTMLElement {
   const bar = document.createElement('div');
   bar.className = 'aj-proposal-actions';
   const status = document.createElement('span');
@@ -372,16 +519,20 @@ function actions(decide: DecisionHandler | null): HTMLElement {
     return bar;
   }
   const accept = document.createElement('button');
+  accept.type = 'button';
   accept.className = 'aj-proposal-accept jp-mod-styled jp-mod-accept';
   accept.textContent = 'Accept';
+  accept.setAttribute('aria-label', `Accept ${whole}`);
   const reject = document.createElement('button');
+  reject.type = 'button';
   reject.className = 'aj-proposal-reject jp-mod-styled jp-mod-reject';
   reject.textContent = 'Reject';
+  reject.setAttribute('aria-label', `Reject ${whole}`);
   const reason = document.createElement('input');
   reason.className = 'aj-proposal-reason';
   reason.type = 'text';
   reason.placeholder = 'Why reject? (optional, the agent reads it)';
-  reason.setAttribute('aria-label', 'Why reject the change (optional)');
+  reason.setAttribute('aria-label', `Why reject ${whole} (optional, the agent reads it)`);
   accept.addEventListener('click', event => {
     event.stopPropagation();
     decide(true, '');
@@ -392,8 +543,26 @@ function actions(decide: DecisionHandler | null): HTMLElement {
   });
   reason.addEventListener('keydown', event => {
     event.stopPropagation(); // a key typed here is not a notebook shortcut
-    if (event.key === 'Enter') decide(false, reason.value);
+    if (event.key === 'Enter') {
+      event.preventDefault();
+      decide(false, reason.value);
+    } else if (event.key === 'Escape') {
+      event.preventDefault();
+      reject.focus();
+    }
   });
+  for (const button of [accept, reject]) {
+    button.addEventListener('keydown', event => {
+      if (event.key === 'Escape') {
+        event.preventDefault();
+        event.stopPropagation();
+        leave();
+      } else if (event.key === 'Enter' || event.key === ' ') {
+        // The button's own key (it clicks): never a notebook shortcut.
+        event.stopPropagation();
+      }
+    });
+  }
   bar.append(accept, reject, reason, status);
   return bar;
 }

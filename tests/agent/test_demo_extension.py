@@ -34,10 +34,12 @@ from atomic_jupyter.addons.model_server import (
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.transcript import AssistantBlock, Block, DialogBlock, ToolBlock
 from tests.harness.support import (
+    PINNED_AGENT,
     cancel_pending,
     scripted_agent_home,
     stop_quietly,
     unique_name,
+    wait_until,
 )
 
 pytestmark = pytest.mark.agent
@@ -95,10 +97,14 @@ def blocks_of(run: PromptRun, kind: type[Block]) -> list[Any]:
     return [b for b in run.transcript.snapshot() if isinstance(b, kind)]
 
 
+#: The demo extension's status entry before its count: the model turns of the conversation.
+TURNS = "model turns in this conversation: "
+
+
 def turns_status(session: AgentSession) -> int:
     text = session.status["demo-turns"]
-    assert text.startswith("turns: "), text
-    return int(text.removeprefix("turns: "))
+    assert text.startswith(TURNS), text
+    return int(text.removeprefix(TURNS))
 
 
 # --------------------------------------------------------------------------- commands
@@ -135,7 +141,7 @@ def test_start_sets_title_turn_status_and_both_widget_blocks(
 ) -> None:
     _, snapshot = demo
     assert snapshot["title"] == TITLE
-    assert snapshot["status"] == {"demo-turns": "turns: 0"}
+    assert snapshot["status"] == {"demo-turns": f"{TURNS}0"}
     widgets = snapshot["widgets"]
     assert set(widgets) == {"demo-above", "demo-below"}
     assert widgets["demo-above"]["placement"] == "aboveEditor"
@@ -233,7 +239,7 @@ def test_demo_status_sets_then_clears_its_entry(session: AgentSession) -> None:
     sent = Sent(session, "/demo-status")
     sent.finish()
     assert session.status["demo-status"] == "a status entry set by /demo-status"
-    assert session.status["demo-turns"] == "turns: 0"  # the turn counter is left alone
+    assert session.status["demo-turns"] == f"{TURNS}0"  # the turn counter is left alone
     assert sent.messages() == [
         '/demo-status set the demo-status entry to "a status entry set by /demo-status"'
     ]
@@ -337,7 +343,7 @@ def modelled(
 
 def test_blocking_the_guarded_command(modelled: AgentSession, workdir: Path) -> None:
     session = modelled
-    assert session.status == {"demo-turns": "turns: 0"}
+    assert session.status == {"demo-turns": f"{TURNS}0"}
     sent = Sent(session, "clean up the scratch files")
     dialog = sent.dialog("select")
     assert dialog.title == GUARD_TITLE
@@ -347,7 +353,7 @@ def test_blocking_the_guarded_command(modelled: AgentSession, workdir: Path) -> 
     (tool,) = blocks_of(sent.run, ToolBlock)
     assert tool.name == "bash" and tool.args == {"command": SCRATCH_COMMAND}
     assert not tool.done
-    assert session.status["demo-turns"] == "turn 1 running…"
+    assert session.status["demo-turns"] == "model turn 1 of this conversation running…"
 
     session.pending_dialogs[0].respond("Block")
     run = sent.finish()
@@ -368,6 +374,52 @@ def test_blocking_the_guarded_command(modelled: AgentSession, workdir: Path) -> 
     usage = run.transcript.usage
     # The demo model counts nothing: the agent gets no usage, so no figures are shown.
     assert usage is not None and usage.turns == 2 and not usage.reported
+
+
+def test_the_turn_count_is_the_conversations_a_continued_one_included(
+    agent_command: list[str],
+    demo_model: tuple[ScriptedModelServer, Path],
+    workdir: Path,
+    tmp_path: Path,
+) -> None:
+    """The status counts what a run's footer counts ("1 model turn"), over the conversation:
+    an agent started again on the same conversation goes on from its count, not from 0."""
+    server, home = demo_model
+    kept = tmp_path / "conversation.jsonl"
+
+    def started() -> AgentSession:
+        return aj.start(
+            command=[str(PINNED_AGENT)],  # no --no-session: the conversation is kept in ``kept``
+            env={"PI_CODING_AGENT_DIR": str(home)},
+            extra_args=[*agent_args(server), "--session", str(kept)],
+            extensions=[DEMO_EXTENSION],
+            cwd=str(workdir),
+            name=unique_name("demo-turns"),
+            display=False,
+        )
+
+    first = started()
+    try:
+        run = Sent(first, "think about a plan").finish()
+        assert run.transcript.usage is not None and run.transcript.usage.turns == 1
+        wait_until(
+            lambda: first.status.get("demo-turns") == f"{TURNS}1", "the first conversation's count"
+        )
+    finally:
+        stop_quietly(first)
+    again = started()
+    try:
+        wait_until(
+            lambda: again.status.get("demo-turns") == f"{TURNS}1",
+            "the continued conversation's count",
+        )
+        Sent(again, "hello!").finish()
+        wait_until(
+            lambda: again.status.get("demo-turns") == f"{TURNS}2", "the count after one more turn"
+        )
+    finally:
+        stop_quietly(again)
+    assert server.errors == []
 
 
 def test_allowing_the_guarded_command(modelled: AgentSession, workdir: Path) -> None:

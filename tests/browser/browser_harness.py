@@ -822,3 +822,18 @@ def run_start(nb: NotebookPage, title: str) -> None:
     """Run the cell called ``start`` and wait until its panel shows the session's ``title``."""
     nb.run("start")
     expect(panel_of(nb).locator(".atomic-title")).to_have_text(title)
+
+
+def source_of(nb: NotebookPage, name: str) -> str:
+    """A cell's source as the notebook's model holds it."""
+    index = nb.names.index(name)
+    return str(
+        nb.page.evaluate(
+            """([path, index]) => {
+              const panel = Array.from(window.jupyterapp.shell.widgets("main"))
+                .find(w => w.context && w.context.path === path);
+              return panel.content.widgets[index].model.sharedModel.getSource();
+            }""",
+            [nb.filename, index],
+        )
+    )

@@ -64,7 +64,9 @@ def expect_run_done(nb: NotebookPage, cell: str) -> Any:
 
 def test_demo_panel_shows_status_and_widget_lines(nb: NotebookPage) -> None:
     panel = panel_of(nb)
-    expect(panel.locator(".atomic-status-entry")).to_have_text(["turns: 0"])
+    expect(panel.locator(".atomic-status-entry")).to_have_text(
+        ["model turns in this conversation: 0"]
+    )
     expect(panel.locator(".atomic-widgets-above .atomic-widget-block")).to_contain_text(
         ["The demo extension's commands: type one in the editor and Send"]
     )
@@ -91,7 +93,7 @@ def test_demo_answer_streams_markdown(nb: NotebookPage) -> None:
     assert len(seen) >= 2, f"the answer appeared in one piece: {len(seen)} render(s)"
     print(f"the streamed answer showed {len(seen)} states in the page")
     status = panel_of(nb).locator(".atomic-status-entry")
-    expect(status).to_have_text(["turns: 1"])
+    expect(status).to_have_text(["model turns in this conversation: 1"])
     nb.screenshot(nb.cell("hello"), "demo-streamed-answer")
 
 

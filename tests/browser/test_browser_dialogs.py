@@ -16,7 +16,7 @@ from playwright.sync_api import expect
 
 from tests.harness.support import EXTENSIONS
 
-from .browser_harness import NotebookPage, panel_of, run_start
+from .browser_harness import VIEWPORT, NotebookPage, panel_of, run_start
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
@@ -130,12 +130,41 @@ def test_confirm(nb: NotebookPage, cell: str, button: str, answer: bool, shown: 
     yes_no = dialog.locator("button.atomic-yes, button.atomic-no")
     expect(yes_no).to_have_text(["Yes", "No"])
     if answer:
+        expect_one_row_of_buttons_saying_what_each_sends(nb, dialog)
         nb.screenshot(nb.cell(cell), "confirm-before")
     report = Reports(nb, reported("confirm", answer))
     dialog.get_by_role("button", name=button, exact=True).click()
     report.expect_one_more()
     expect_outcome(nb, cell, f"→ {shown} (clicked)")
     nb.screenshot(nb.cell(cell), f"confirm-after-{shown.lower()}")
+
+
+def expect_one_row_of_buttons_saying_what_each_sends(nb: NotebookPage, dialog: Any) -> None:
+    """A confirm's Yes, No and Dismiss, each titled with what the extension gets, level in one
+    row: in the notebook as the tests' window has it, and in a narrow window."""
+    buttons = dialog.locator("button")
+    expect(buttons).to_have_text(["Yes", "No", "Dismiss"])
+    titles = buttons.evaluate_all("(all) => all.map((b) => b.title)")
+    assert titles == [
+        "Answer yes: the extension gets true",
+        "Answer no: the extension gets false",
+        "Close without answering (Escape): the extension is told you cancelled, "
+        "which it takes as No",
+    ], titles
+    tops = "(all) => all.map((b) => Math.round(b.getBoundingClientRect().top))"
+    panel = ".jp-NotebookPanel:not(.lm-mod-hidden)"
+    try:
+        for width in (VIEWPORT["width"], 800):
+            nb.page.set_viewport_size({"width": width, "height": VIEWPORT["height"]})
+            # JupyterLab lays itself out again on the resize: wait for the notebook to fit.
+            nb.page.wait_for_function(
+                f"(w) => document.querySelector('{panel}').getBoundingClientRect().right <= w",
+                arg=width,
+            )
+            level = buttons.evaluate_all(tops)
+            assert len(set(level)) == 1, (width, level)
+    finally:
+        nb.page.set_viewport_size(VIEWPORT)
 
 
 def test_input_typed_unicode(nb: NotebookPage) -> None:

@@ -61,7 +61,9 @@ def test_the_quickstart_runs_in_notebook_7(nb: NotebookPage) -> None:
     nb.run(named("start --demo"))
     panel = panel_of(nb, named("start --demo"))
     expect(panel.locator(".atomic-state")).to_have_text("idle", timeout=60_000)
-    expect(panel.locator(".atomic-status-entry")).to_have_text(["turns: 0"])
+    expect(panel.locator(".atomic-status-entry")).to_have_text(
+        ["model turns in this conversation: 0"]
+    )
 
     nb.run(named("hello! who are you?"))
     hello = nb.output(named("hello! who are you?"))

@@ -18,7 +18,7 @@ from playwright.sync_api import expect
 
 from tests.harness.support import ROOT
 
-from .browser_harness import LabServer, NotebookPage, run_start
+from .browser_harness import LabServer, NotebookPage, run_start, source_of
 from .conftest import reopened_without_kernel
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
@@ -52,21 +52,6 @@ def nb(open_notebook: Any) -> NotebookPage:
     # The page linked itself to the kernel once atomic-jupyter announced itself there.
     expect(page.page.locator(".jp-NotebookPanel[data-aj-link='open']")).to_have_count(1)
     return page
-
-
-def source_of(nb: NotebookPage, name: str) -> str:
-    """A cell's source as the notebook's model holds it."""
-    index = nb.names.index(name)
-    return str(
-        nb.page.evaluate(
-            """([path, index]) => {
-              const panel = Array.from(window.jupyterapp.shell.widgets("main"))
-                .find(w => w.context && w.context.path === path);
-              return panel.content.widgets[index].model.sharedModel.getSource();
-            }""",
-            [nb.filename, index],
-        )
-    )
 
 
 def proposal_in(nb: NotebookPage, name: str) -> Any:
@@ -118,7 +103,9 @@ def test_a_change_shows_as_a_diff_in_the_cell_and_the_card_and_accept_applies_it
     assert source_of(nb, "data") == "x = 2\nx"
     expect(tool.locator(".atomic-dialog-outcome")).to_have_text("→ Yes (clicked in the notebook)")
     transcript = run_done(nb, "p_change")
-    expect(transcript.locator(".atomic-assistant-text").last).to_contain_text("Done: Applied")
+    expect(transcript.locator(".atomic-assistant-text").last).to_contain_text(
+        "Done: I changed cell 2; it now starts with x = 2."
+    )
     expect(nb.cell("data")).not_to_have_class(re.compile(r"aj-proposed-change"))
     assert nb.page_errors == [], nb.page_errors
 
@@ -145,7 +132,14 @@ def test_a_rejected_change_leaves_the_cell_and_the_model_gets_the_reason(
     assert source_of(nb, "data") == "x = 1\nx"
     tool = card(nb, "p_reject")
     expect(tool.locator(".atomic-dialog-outcome")).to_have_text("→ No (clicked in the notebook)")
-    expect(tool).to_contain_text("Their reason: keep x small")
+    # An outcome, not a failure: no "error", no red text, the reason given.
+    expect(tool.locator(".aj-tool-outcome")).to_have_text(
+        "Rejected: nothing was changed. The reason: keep x small"
+    )
+    expect(tool.locator(".atomic-tool-header")).to_contain_text("1 cell to change")
+    expect(tool.locator(".atomic-tool-header")).to_contain_text(" · rejected")
+    expect(tool.locator(".atomic-tool-header")).not_to_contain_text("error")
+    expect(tool.locator(".aj-tool-error")).to_have_count(0)
     expect(transcript.locator(".atomic-assistant-text").last).to_contain_text(
         "You rejected the change"
     )
@@ -188,6 +182,17 @@ def test_the_agent_runs_a_cell_as_shift_enter_would(nb: NotebookPage) -> None:
     tool = nb.output("p_run").locator(".atomic-tool", has_text="tool notebook_run").first
     dialog = tool.locator(".atomic-dialog.atomic-dialog-confirm")
     expect(dialog).to_contain_text(RUN_TITLE, timeout=60_000)
+    # The cells named as the person sees them: the position and the first line.
+    expect(dialog).to_contain_text("cell 3: x = 1")
+    # The card's "cell 3" is a link to that cell.
+    nb.cell("start").click()
+    link = tool.locator(".aj-cell-link", has_text="cell 3").first
+    link.click()
+    expect(nb.cell("data")).to_have_class(re.compile(r"\bjp-mod-active\b"))
+    nb.cell("start").click()
+    link.focus()
+    nb.page.keyboard.press("Enter")
+    expect(nb.cell("data")).to_have_class(re.compile(r"\bjp-mod-active\b"))
     dialog.locator("button.atomic-yes").click()
     transcript = run_done(nb, "p_run")
     prompt = nb.cell("data").locator(".jp-InputArea-prompt").first
@@ -265,7 +270,9 @@ def test_the_saved_file_holds_the_changes_and_the_cards_read_without_a_kernel(
         record = again.output("p_change")
         expect(record).to_contain_text("→ Yes (clicked in the notebook)")
         expect(record.locator(".aj-diff-add").first).to_contain_text("x = 2")
-        expect(again.output("p_reject")).to_contain_text("Their reason: keep x small")
+        expect(again.output("p_reject")).to_contain_text(
+            "Rejected: nothing was changed. The reason: keep x small"
+        )
         again.doc_screenshot(
             again.cell("p_change"),
             "notebook-edit-record",

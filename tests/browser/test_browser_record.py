@@ -92,6 +92,9 @@ def test_the_reopened_quickstart_shows_the_conversation_not_broken_widgets(
     sent = cited.locator("details.atomic-run-sent")
     expect(sent.locator("summary")).to_have_text("Sent to the agent, with 1 cited value: primes")
     expect(sent).not_to_have_attribute("open", "")
+    # The prompt as sent (its cited value a table, say) in the code font, its columns kept.
+    font = sent.locator(".atomic-run-sent-text").evaluate("(e) => getComputedStyle(e).fontFamily")
+    assert "monospace" in font, font
     tools = cell_with(nb, "list the files here").locator(".atomic-tool")
     expect(tools.locator(".atomic-tool-header")).to_contain_text("tool bash · $ ls -la · done")
     guarded = cell_with(nb, "clean up the scratch files")
@@ -173,9 +176,9 @@ def test_nbconvert_html_shows_the_records_code_in_a_code_font(
     lab_server: LabServer, chromium: Any, saved_quickstart: list[str], template: str
 ) -> None:
     """nbconvert's HTML of the saved quickstart, as a browser draws it: every pre-formatted
-    text of a record (code, a command, its output) is in a monospace font, so that columns
-    line up. (``.jp-OutputArea-output pre`` takes the text's font in nbconvert's lab
-    template, and in JupyterLab.)"""
+    text of a record (code, a command, its output, the prompt as sent with its cited value)
+    is in a monospace font, so that columns line up. (``.jp-OutputArea-output pre`` takes the
+    text's font in nbconvert's lab template, and in JupyterLab.)"""
     from nbconvert import HTMLExporter
 
     nb = nbformat.read(lab_server.root / FILENAME, as_version=4)
@@ -192,5 +195,6 @@ def test_nbconvert_html_shows_the_records_code_in_a_code_font(
     finally:
         page.close()
     assert len(fonts) >= 3, fonts  # the code cited, the command listed, its output
+    assert [text for text, _ in fonts if text.startswith("what is in `primes`?")], fonts
     proportional = [(text, font) for text, font in fonts if "monospace" not in font]
     assert proportional == [], proportional

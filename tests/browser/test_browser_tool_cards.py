@@ -29,6 +29,7 @@ from tests.harness.support import CARD_TOOL_CALLS, EXTENSIONS
 from tests.kernel.test_tool_cards import tiny_png
 
 from .browser_harness import LabServer, NotebookPage, panel_of
+from .wcag import COMPOSITE_JS
 
 pytestmark = [pytest.mark.browser, pytest.mark.agent, pytest.mark.kernel]
 
@@ -98,50 +99,28 @@ CARD_SHOTS = {
 #: JavaScript helpers: parse a computed colour, composite it over what is behind it (the
 #: backgrounds of the element and its ancestors, and its ancestors' opacity), and measure
 #: relative luminance and contrast as WCAG defines them.
-COLOUR_JS = """
+COLOUR_JS = (
+    """
 const parse = (c) => {
   const m = (c || '').match(/rgba?\\(([^)]+)\\)/);
   if (!m) return [0, 0, 0, 0];
   const p = m[1].split(/[ ,\\/]+/).filter(Boolean).map(Number);
   return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1];
 };
-const over = (top, below) => {
-  const a = top[3];
-  return [0, 1, 2].map(i => top[i] * a + below[i] * (1 - a)).concat([1]);
-};
-const background = (el) => {
-  const chain = [];
-  for (let e = el; e && e.nodeType === 1; e = e.parentElement) chain.push(e);
-  let colour = [255, 255, 255, 1];
-  for (const e of chain.reverse()) colour = over(parse(getComputedStyle(e).backgroundColor), colour);
-  return colour;
-};
-const opacity = (el) => {
-  let o = 1;
-  for (let e = el; e && e.nodeType === 1; e = e.parentElement) o *= Number(getComputedStyle(e).opacity);
-  return o;
-};
+"""
+    + COMPOSITE_JS
+    + """
 const foreground = (el) => {
   const c = parse(getComputedStyle(el).color);
   c[3] *= opacity(el);
   return over(c, background(el));
-};
-const luminance = (c) => {
-  const [r, g, b] = c.slice(0, 3).map(v => {
-    v /= 255;
-    return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4);
-  });
-  return 0.2126 * r + 0.7152 * g + 0.0722 * b;
-};
-const contrast = (a, b) => {
-  const [l1, l2] = [luminance(a), luminance(b)].sort((x, y) => y - x);
-  return (l1 + 0.05) / (l2 + 0.05);
 };
 const describe = (el) => {
   const cls = typeof el.className === 'string' && el.className ? '.' + el.className.trim().split(/\\s+/).join('.') : '';
   return el.tagName.toLowerCase() + cls + ' "' + (el.innerText || '').trim().slice(0, 40) + '"';
 };
 """
+)
 
 #: What one element looks like: its computed colours, and composited ones.
 LOOK = (

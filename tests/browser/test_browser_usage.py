@@ -136,10 +136,10 @@ def test_the_footer_and_the_panel_count_the_reported_tokens_and_their_price(
     nb.run("two")
     # While the bash call sleeps, the first turn is counted already.
     (in0, out0), (in1, out1) = TWO_TURNS
-    expect(footer(nb, "two")).to_have_text(f"so far: 1 turn · {used(in0, out0)}")
+    expect(footer(nb, "two")).to_have_text(f"so far: 1 model turn · {used(in0, out0)}")
     run_done(nb, "two")
     total_in, total_out = in0 + in1, out0 + out1
-    said = f"scripted · thinking {LEVEL} · 2 turns · {used(total_in, total_out)}"
+    said = f"scripted · thinking {LEVEL} · 2 model turns · {used(total_in, total_out)}"
     expect(footer(nb, "two")).to_have_text(re.compile(f"^{re.escape(said)}{SECONDS}$"))
     live["two"] = footer(nb, "two").inner_text()
 
@@ -190,7 +190,7 @@ def test_a_model_chosen_in_the_panels_select_runs_the_next_prompt(
     nb.run("lite")
     run_done(nb, "lite")
     assert server.requests[-1].model == "scripted-lite"
-    said = f"scripted-lite · 1 turn · {used(*LITE_TURN)}"
+    said = f"scripted-lite · 1 model turn · {used(*LITE_TURN)}"
     expect(footer(nb, "lite")).to_have_text(re.compile(f"^{re.escape(said)}{SECONDS}$"))
     live["lite"] = footer(nb, "lite").inner_text()
 

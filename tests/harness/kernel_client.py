@@ -820,7 +820,14 @@ class BrowserLikeKernel:
 
     # ----------------------------------------------------------- executing
 
-    def submit(self, code: str, *, stop_on_error: bool = True, allow_stdin: bool = True) -> str:
+    def submit(
+        self,
+        code: str,
+        *,
+        stop_on_error: bool = True,
+        allow_stdin: bool = True,
+        cell_id: str | None = None,
+    ) -> str:
         """Send an ``execute_request`` without waiting for it.
 
         Parameters
@@ -832,13 +839,29 @@ class BrowserLikeKernel:
         allow_stdin : bool
             Whether the cell may ask for input: JupyterLab allows it (the default here, as a
             browser sends it), nbconvert and papermill do not.
+        cell_id : str | None
+            The notebook cell the code comes from, in the request's metadata (``cellId``), as
+            JupyterLab sends it.
 
         Returns
         -------
         str
             The request's msg_id, for :meth:`collect`.
         """
-        msg_id = self.kc.execute(code, allow_stdin=allow_stdin, stop_on_error=stop_on_error)
+        if cell_id is None:
+            msg_id = self.kc.execute(code, allow_stdin=allow_stdin, stop_on_error=stop_on_error)
+        else:
+            content = {
+                "code": code,
+                "silent": False,
+                "store_history": True,
+                "user_expressions": {},
+                "allow_stdin": allow_stdin,
+                "stop_on_error": stop_on_error,
+            }
+            msg = self.kc.session.msg("execute_request", content, metadata={"cellId": cell_id})
+            self.kc.shell_channel.send(msg)
+            msg_id = msg["header"]["msg_id"]
         self._pending[msg_id] = _Pending(ExecResult(msg_id=msg_id, code=code))
         self._live[msg_id] = "execute"
         return msg_id
@@ -892,7 +915,13 @@ class BrowserLikeKernel:
         return result
 
     def execute(
-        self, code: str, timeout: float = 60.0, check: bool = True, *, allow_stdin: bool = True
+        self,
+        code: str,
+        timeout: float = 60.0,
+        check: bool = True,
+        *,
+        allow_stdin: bool = True,
+        cell_id: str | None = None,
     ) -> ExecResult:
         """Run a cell and wait for it to finish, processing all IOPub traffic meanwhile.
 
@@ -904,7 +933,7 @@ class BrowserLikeKernel:
             Seconds before giving up.
         check : bool
             Raise :class:`CellError` (an AssertionError) if the cell errored.
-        allow_stdin : bool
+        allow_stdin, cell_id
             As :meth:`submit`.
 
         Returns
@@ -913,7 +942,9 @@ class BrowserLikeKernel:
             The cell's outcome and outputs.
         """
         return self.collect(
-            self.submit(code, allow_stdin=allow_stdin), timeout=timeout, check=check
+            self.submit(code, allow_stdin=allow_stdin, cell_id=cell_id),
+            timeout=timeout,
+            check=check,
         )
 
     # ----------------------------------------------------------- acting on widgets

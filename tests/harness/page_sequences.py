@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from atomic_jupyter.protocol.messages import DialogRequest, parse_message
+from atomic_jupyter.session.citations import expand
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.ui.output_widget import OutputWidget
@@ -127,7 +128,7 @@ def select_by_button(rec: Callable[[OutputWidget], Recorder]) -> None:
     r = rec(output.widget)
     output.render()
     r.expect(
-        text=["check the tests", "Pick a colour", "red", "blue", "Cancel"],
+        text=["check the tests", "Pick a colour", "red", "blue", "Dismiss"],
         count={".atomic-option": 2, "select": 0},
     )
     r.act(
@@ -246,6 +247,43 @@ def confirm_with_text_from_the_agent(rec: Callable[[OutputWidget], Recorder]) ->
     )
     output.render()
     r.expect(count={".atomic-yes": 0, "img": 0, "script": 0})
+
+
+#: A cited data frame's summary as the kernel writes one (``kernel_values.summarize``): its
+#: columns line up only in the code font.
+CITED_FRAME = (
+    "pandas.DataFrame: 3 rows × 2 columns\n"
+    "columns and dtypes:\n"
+    "  city        object\n"
+    "  population  int64\n"
+    "first 3 rows:\n"
+    "             city  population\n"
+    "0            Oslo      709000\n"
+    "1  Rio de Janeiro     6211000\n"
+    "2             Ulm      126000"
+)
+
+
+def prompt_sent_with_a_cited_value(rec: Callable[[OutputWidget], Recorder]) -> None:
+    """A run that cited a data frame: the prompt as the agent got it, folded under "Sent to
+    the agent", is drawn in a pre (the code font), its table's spaces kept."""
+    expanded = expand("which city is largest in $`cities`?", lambda expression: CITED_FRAME)
+    run = PromptRun("p1", expanded.written)
+    run.sent, run.cited = expanded.sent, ("cities",)
+    output = RunOutput(run, on_stop=lambda: None)
+    r = rec(output.widget)
+    output.render()
+    r.expect(
+        text=[
+            "Sent to the agent, with 1 cited value: cities",
+            "             city  population\n0            Oslo      709000\n",
+            "1  Rio de Janeiro     6211000",
+        ],
+        count={
+            "details.atomic-run-sent pre.atomic-run-sent-text": 1,
+            "div.atomic-run-sent-text": 0,
+        },
+    )
 
 
 def streamed_answer(rec: Callable[[OutputWidget], Recorder]) -> None:
@@ -405,6 +443,7 @@ SCENARIOS: dict[str, Callable[[Callable[[OutputWidget], Recorder]], None]] = {
     "input-sent-with-enter": input_sent_with_enter,
     "editor-cancelled-with-escape": editor_cancelled_with_escape,
     "confirm-with-text-from-the-agent": confirm_with_text_from_the_agent,
+    "prompt-sent-with-a-cited-value": prompt_sent_with_a_cited_value,
     "streamed-answer": streamed_answer,
     "lists-inside-a-block": lists_inside_a_block,
     "panel-editor": panel_editor,

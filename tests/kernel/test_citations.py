@@ -7,7 +7,15 @@ from __future__ import annotations
 import pytest
 
 from atomic_jupyter.session.citations import CITED_HEADING
-from tests.harness.kernel_widgets import element_text, elements, page_of, panels
+from tests.harness.kernel_widgets import (
+    displayed,
+    element_text,
+    elements,
+    page_of,
+    panels,
+    record_of,
+)
+from tests.harness.output_page import page_html
 from tests.harness.plugin import scripted_start
 from tests.harness.widget_text import visible_text
 
@@ -60,6 +68,52 @@ def test_a_cited_frame_reaches_the_model_as_its_summary_within_the_limit(kernel,
     assert "city" in cited and "population" in cited and "int64" in cited
     assert "city-999999" not in cited  # not the whole frame
     assert len(cited) < 4500
+
+
+def test_a_cited_data_frame_is_shown_as_sent_in_the_code_font_its_columns_lined_up(
+    kernel, scripted_model
+):
+    """A real pandas DataFrame cited: its first rows, a table, are in the prompt as sent,
+    which the live view (drawn by the page's module), the record that replaced it and
+    nbconvert's HTML of the cell as saved each show in a pre in the code font, every line of
+    the table as the agent got it, space for space."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    kernel.execute(
+        "import pandas as pd\n"
+        "cities = pd.DataFrame({'city': ['Oslo', 'Rio de Janeiro', 'Ulm'],"
+        " 'population': [709_000, 6_211_000, 126_000]})"
+    )
+    source = "%%atomic_agent --wait\nwhich city is largest in $`cities`?"
+    result = kernel.execute(source, timeout=60)
+    table = sent(scripted_model).split("first 3 rows:\n", 1)[1].split("\n")[:4]
+    assert table[0].split() == ["city", "population"] and "Rio de Janeiro" in table[2], table
+    (area_id,) = result.widget_ids
+    saved = nbformat.v4.new_notebook()
+    saved.cells.append(
+        nbformat.v4.new_code_cell(
+            source,
+            outputs=[
+                nbformat.v4.new_output("display_data", data=displayed(kernel, output))
+                for output in result.outputs
+                if output["output_type"] == "display_data"
+            ],
+        )
+    )
+    converted, _ = HTMLExporter(template_name="lab").from_notebook_node(saved)
+    shown = {
+        "the live view": page_html(kernel.tracker.pages[area_id]),
+        "the record": record_of(kernel, area_id) or "",
+        "nbconvert's HTML": converted,
+    }
+    for where, html in shown.items():
+        (element,) = elements(html, "atomic-run-sent-text")
+        assert element.startswith("<pre "), (where, element[:200])
+        assert "font-family:var(--jp-code-font-family,monospace)" in element, where
+        text = visible_text(element)
+        for line in table:
+            assert f"\n{line}\n" in f"{text}\n", (where, line, text)
 
 
 def test_citing_the_last_error_sends_its_traceback_and_source(kernel, scripted_model):

@@ -86,6 +86,32 @@ def test_start_shows_panel_with_title_and_status_from_the_extension(kernel, pane
     assert panel.text("atomic-state") == "idle"
 
 
+def saved_panel(kernel: BrowserLikeKernel) -> dict:
+    """The panel's record copy as the notebook saves it now (its latest bundle): what a
+    notebook reopened after a restart, and nbconvert's HTML, show in the panel's place."""
+    latest = {
+        str(r.transient.get("display_id")): r.data
+        for r in kernel.displays
+        if str(r.transient.get("display_id", "")).endswith("-record")
+    }
+    (copy,) = [d for d in latest.values() if "atomic-copy-record-panel" in d.get("text/html", "")]
+    return copy
+
+
+def test_the_saved_panel_says_the_agent_is_gone_while_the_live_panel_says_idle(
+    kernel, panel
+) -> None:
+    kernel.wait_for(lambda: panel.text("atomic-state") == "idle", what="the live panel's idle")
+    said = "stopped (last seen: idle)"
+    kernel.wait_for(
+        lambda: said in saved_panel(kernel)["text/plain"], what="the saved copy to follow"
+    )
+    copy = saved_panel(kernel)
+    assert copy["text/plain"].splitlines()[0] == f"agent session 'default' · {said}"
+    assert f'<span class="atomic-copy-state">{said}</span>' in copy["text/html"]
+    assert panel.text("atomic-state") == "idle"  # the live panel keeps its live state
+
+
 @pytest.mark.one_line  # no agent
 def test_magic_help_is_generated_from_its_arguments(kernel) -> None:
     result = kernel.execute("%atomic_agent?")
@@ -178,7 +204,7 @@ def test_text_dialog_typed_then_submitted(
 )
 def test_cancel_each_kind(kernel, panel, command: str, method: str, default: str) -> None:
     dialog = dialog_in(kernel, prompt(kernel, command), method)
-    assert ("cancel", "Cancel") in buttons_of(controls_of(kernel, dialog))
+    assert ("cancel", "Dismiss") in buttons_of(controls_of(kernel, dialog))
     dialog.cancel()
     wait_note(kernel, panel, f"[info] got {method}: {default}")
     assert outcome_of(kernel, dialog).endswith("→ cancelled (clicked)")

@@ -8,12 +8,13 @@ the card or in a cell, rejected with a reason, refused when the cell changed or 
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
 
 from tests.harness.kernel_runs import wait_done
-from tests.harness.kernel_widgets import dialog_in, outcome_of
+from tests.harness.kernel_widgets import dialog_in, outcome_of, texts_of
 from tests.harness.notebook_page import Cell, StandInPage
 from tests.harness.plugin import last_tool_answer, scripted_start
 
@@ -21,6 +22,7 @@ pytestmark = [pytest.mark.kernel, pytest.mark.agent, pytest.mark.scripted_kernel
 
 NOTEBOOK_TOOLS = ["notebook_edit", "notebook_read", "notebook_run"]
 EDIT_TITLE = "Apply the agent's change to the notebook?"
+RUN_TITLE = "Run cells of the notebook in the kernel?"
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +59,8 @@ def test_without_a_page_the_notebook_tools_are_not_offered_and_say_why(kernel, s
     assert why["notebook_read"].startswith("no notebook page with atomic-jupyter's extension")
     status = kernel.execute("print(aj.session().status['atomic-notebook'])").stdout.strip()
     assert status == (
-        "notebook: no page linked, the agent cannot edit it (%atomic_agent doctor says why)"
+        "notebook: not linked (yet), so the agent cannot edit it: a page with atomic-jupyter's "
+        "extension links once no cell runs (%atomic_agent doctor says more)"
     )
     kernel.execute("%%atomic_agent --wait\nhello", timeout=60)
     assert offered(scripted_model) == ["notebook_cells", "notebook_variables"]
@@ -109,6 +112,51 @@ def test_a_change_rejected_in_a_cell_gives_the_model_the_reason(kernel, scripted
     assert target.source == "x = 2\nx"
     answer = last_tool_answer(scripted_model)
     assert "rejected the change" in answer and "Their reason: keep x small" in answer
+    # An outcome, not a failure: the card says what was proposed and that it was rejected.
+    (header,) = texts_of(kernel, area, "atomic-tool-header")
+    assert header.startswith("tool notebook_edit · 1 cell to change · stand-in.ipynb")
+    assert re.search(r" · rejected( · [\d.]+ m?s)?$", header) and "error" not in header
+    (said,) = texts_of(kernel, area, "aj-tool-outcome")
+    assert said == "Rejected: nothing was changed. The reason: keep x small"
+    assert dialog.description["message"] == (
+        "The agent proposes to change 1 cell in stand-in.ipynb (stand-in page) (the diff is "
+        "above and in the notebook's cells):\nchange cell 2: x = 2"
+    )
+
+
+def test_the_cell_of_the_running_prompt_cannot_be_replaced_or_deleted(kernel, scripted_model, page):
+    target = page.cells[1]
+    for op in ({"op": "replace", "cell_id": target.id, "source": "y = 0"},
+               {"op": "delete", "cell_id": target.id}):  # fmt: skip
+        prompt = call("notebook_edit", {"operations": [op]})
+        area = area_of(kernel.execute(prompt, cell_id=target.id))
+        wait_done(kernel, area)
+        answer = last_tool_answer(scripted_model)
+        assert f"cell {target.id} holds the prompt of this run" in answer, answer
+        assert "Nothing was changed" in answer
+        assert page.proposals == {}
+    assert target.source == "x = 2\nx" and target in page.cells
+
+
+def test_cells_to_run_are_named_as_the_person_sees_them_and_a_no_is_an_outcome(
+    kernel, scripted_model, page
+):
+    wait_done(kernel, area_of(kernel.execute(call("notebook_read", {}))))
+    target = page.cells[1]
+    area = area_of(kernel.execute(call("notebook_run", {"cell_ids": [target.id]})))
+    dialog = dialog_in(kernel, area, "confirm")
+    assert dialog.description["title"] == RUN_TITLE
+    assert dialog.description["message"] == (
+        "Run 1 cell of stand-in.ipynb (stand-in page) in its kernel, as Shift+Enter would:\n"
+        "cell 2: x = 2"
+    )
+    (header,) = texts_of(kernel, area, "atomic-tool-header")
+    assert header.startswith("tool notebook_run · run cell 2 ·")
+    dialog.confirm(False)
+    wait_done(kernel, area)
+    assert last_tool_answer(scripted_model) == "The person declined to run cell 2; nothing ran."
+    (header,) = texts_of(kernel, area, "atomic-tool-header")
+    assert re.search(r" · declined( · [\d.]+ m?s)?$", header) and "error" not in header
 
 
 def test_an_edit_of_a_cell_changed_since_it_was_read_is_refused(kernel, scripted_model, page):

@@ -86,7 +86,7 @@ def test_long_answer_streams_with_bounded_updates_and_exact_final_text(
     span = (times[-1] - times[0]).total_seconds()
     assert len(times) <= 20 * span + 3, f"{len(times)} updates in {span:.2f} s"
     footer = element_text(page_of(kernel, output), "atomic-footer")
-    assert "1 turn" in footer and "1,200 in / 9,000 out tokens" in footer
+    assert "1 model turn" in footer and "1,200 in / 9,000 out tokens" in footer
     # The Python side has the exact text.
     result = kernel.execute(
         "import atomic_jupyter as aj\nprint(aj.session().runs[-1].text == LONG_ANSWER_LEN)".replace(
@@ -353,9 +353,9 @@ def test_long_answer_after_a_tool_call_shows_the_right_transcript_with_bounded_u
     updates = [m for m in kernel.iter_messages("comm_msg") if m["content"]["comm_id"] == output]
     assert 1 < len(updates) < len(LONG_ANSWER) // 8 // 10, len(updates)
     footer = element_text(page_of(kernel, output), "atomic-footer")
-    assert re.match(r"scripted · thinking \w+ · 2 turns · 400 in / 9,020 out tokens", footer), (
-        footer
-    )
+    assert re.match(
+        r"scripted · thinking \w+ · 2 model turns · 400 in / 9,020 out tokens", footer
+    ), footer
 
 
 def test_wait_keeps_the_transcript_updating_while_the_cell_blocks(

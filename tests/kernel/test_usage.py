@@ -158,13 +158,13 @@ def test_the_footer_counts_each_turn_as_it_ends_and_the_panel_adds_up_the_runs(
     (output,) = kernel.execute("%%atomic_agent\nplease take two turns").widget_ids
     # While the tool call sleeps, the first turn is counted already.
     (in0, out0), (in1, out1) = TWO_TURNS
-    live = f"so far: 1 turn · {in0:,} in / {out0:,} out tokens · ${cost(in0, out0):.4f}"
+    live = f"so far: 1 model turn · {in0:,} in / {out0:,} out tokens · ${cost(in0, out0):.4f}"
     kernel.wait_for(lambda: footer(kernel, output) == live, what=f"the live footer {live!r}")
     wait_done(kernel, output, timeout=60)
     total_in, total_out = in0 + in1, out0 + out1
     final = footer(kernel, output)
     assert final.startswith(
-        f"scripted · thinking {level} · 2 turns · {total_in:,} in / {total_out:,} out tokens · "
+        f"scripted · thinking {level} · 2 model turns · {total_in:,} in / {total_out:,} out tokens · "
         f"${cost(total_in, total_out):.4f} · "
     ), final
     said = standing(kernel, panel, f"{total_in:,} in")
@@ -180,7 +180,7 @@ def test_the_footer_counts_each_turn_as_it_ends_and_the_panel_adds_up_the_runs(
     # A model that reports no usage: no figures, and the totals stay.
     quiet = run(kernel, "quiet please")
     assert re.fullmatch(
-        rf"scripted · thinking {level} · 1 turn · \d+\.\d s", footer(kernel, quiet)
+        rf"scripted · thinking {level} · 1 model turn · \d+\.\d s", footer(kernel, quiet)
     ), footer(kernel, quiet)
     kernel.wait_for(lambda: panel.text("atomic-standing") == said, what="the totals unchanged")
 
@@ -210,7 +210,7 @@ def test_a_model_and_a_thinking_level_chosen_in_the_panel_run_the_next_prompt(
     panel.choose("thinking", "high")
     kernel.wait_for(lambda: panel.settings["level"] == "high", what="thinking high")
     output = run(kernel, "hello at high")
-    assert footer(kernel, output).startswith("scripted · thinking high · 1 turn"), footer(
+    assert footer(kernel, output).startswith("scripted · thinking high · 1 model turn"), footer(
         kernel, output
     )
 
@@ -222,7 +222,7 @@ def test_a_model_and_a_thinking_level_chosen_in_the_panel_run_the_next_prompt(
     kernel.wait_for(lambda: panel.settings["levels"] == ["off"], what="only off")
     output = run(kernel, "hello lite")
     assert server.requests[-1].model == "scripted-lite"
-    assert footer(kernel, output).startswith("scripted-lite · 1 turn"), footer(kernel, output)
+    assert footer(kernel, output).startswith("scripted-lite · 1 model turn"), footer(kernel, output)
     standing(kernel, panel, "model scripted/scripted-lite")
     assert f"of {LITE_WINDOW:,} tokens" in panel.text("atomic-context-text")
 

@@ -287,10 +287,31 @@ def test_saved_conversations_name_the_working_folder_outside_a_kernel(tmp_path, 
     # Under a Jupyter server: the notebook's path.
     rows = saved(JPY_SESSION_NAME="work/analysis.ipynb")
     assert rows["this notebook"] == "work/analysis.ipynb" and "this folder" not in rows
-    # A kernel without the server's name (nbclient, nbval): the notebook, known by its folder.
+    # A kernel without the server's name (nbclient, nbconvert, nbval): no notebook file is
+    # known; the conversations are the working folder's.
     kernel_shell = type("ZMQInteractiveShell", (), {"kernel": object()})()
     monkeypatch.setattr(IPython, "get_ipython", lambda: kernel_shell)
-    assert saved()["this notebook"] == str(tmp_path)
+    rows = saved(JPY_PARENT_PID="4242")
+    assert rows["this notebook"] == doctor.NO_NOTEBOOK
+    assert rows["this notebook"].startswith("no notebook file known")
+    assert rows["this folder"] == str(tmp_path)
+
+
+def test_a_kernel_started_by_jupyter_client_alone_is_under_no_server(old_node):
+    """jupyter_client sets $JPY_PARENT_PID for every kernel it starts (nbclient's, nbconvert's):
+    only a server's session names a notebook ($JPY_SESSION_NAME)."""
+
+    def server(**environ: str) -> str:
+        report = doctor_report(environ=scrubbed(old_node, **environ))
+        return section(report, "JupyterLab extensions")["under a Jupyter server"]
+
+    assert server(JPY_PARENT_PID="4242") == (
+        "no: no server named a notebook (JPY_SESSION_NAME is not set); process 4242 started "
+        "this kernel with jupyter_client (as nbclient and nbconvert do)"
+    )
+    assert server() == "no sign of one (JPY_SESSION_NAME is not set)"
+    named = server(JPY_SESSION_NAME="work.ipynb", JPY_PARENT_PID="4242")
+    assert named == "yes (JPY_SESSION_NAME=work.ipynb)"
 
 
 def test_the_command_line_doctor_says_this_folder(old_node, tmp_path):

@@ -106,8 +106,8 @@ def test_quickstart_shows_streamed_text_a_tool_card_an_answered_dialog_and_statu
     assert "Hello from the offline demo model" in records
     assert "tool bash · $ ls -la · done" in records
     assert "→ Block (" in records and "→ Yes (" in records
-    assert "turns:" in records  # the panel's status line
-    assert "1 turn" in records  # a run's footer
+    assert "model turns in this conversation:" in records  # the panel's status line
+    assert "1 model turn" in records  # a run's footer
     assert "tokens" not in records  # the demo model reports no usage: no figures
     assert "atomic-widget-block" in "".join(
         output.get("data", {}).get("text/html", "")
@@ -390,7 +390,7 @@ def test_a_notebook_saved_while_a_run_waits_holds_the_record_so_far(saved_mid_ru
     (panel,) = [
         o for o in nb.cells[0].outputs if "atomic-record-copy" in o["data"].get("text/html", "")
     ]
-    assert "agent session 'default' · idle" in panel["data"]["text/plain"]
+    assert "agent session 'default' · stopped (last seen: idle)" in panel["data"]["text/plain"]
 
 
 @pytest.mark.kernel
@@ -406,6 +406,9 @@ def test_nbconvert_of_a_notebook_saved_mid_run_shows_each_record_once(
     assert shown.count("waiting for an answer") == 1
     assert shown.count("> hello! who are you?") == 1
     assert "VBox(children" not in converted
+    # The panel, read with its agent gone: what it knew last, never a live state.
+    assert "stopped (last seen: idle)" in shown
+    assert not re.search(r"\bidle\b(?!\))", shown), shown  # "idle" only as what was seen last
 
 
 # --------------------------------------------------------------------------- the notebook checks

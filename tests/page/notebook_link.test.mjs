@@ -98,6 +98,142 @@ test("a proposal whose cell was edited while it waited applies nothing", () => {
   proposal.dispose();
 });
 
+/** Lay the cells of ``panel`` out as JupyterLab 4 does: the input area inside a wrapper with
+ * its collapser, then the outputs' wrapper, then the footer. Returns each cell's parts. */
+function asJupyterLab(panel) {
+  return panel.content.widgets.map((widget) => {
+    const part = (cls) => Object.assign(document.createElement("div"), { className: cls });
+    const [header, wrapper, outputs, footer] =
+      ["jp-CellHeader", "jp-Cell-inputWrapper", "jp-Cell-outputWrapper", "jp-CellFooter"].map(part);
+    wrapper.append(part("jp-Collapser"), widget.inputArea.node);
+    outputs.append(Object.assign(part("jp-OutputArea"), { textContent: "old output" }));
+    widget.node.replaceChildren(header, wrapper, outputs, footer);
+    widget.node.tabIndex = -1;  // as a cell is: the notebook puts the keyboard on it
+    return { node: widget.node, wrapper, outputs, footer };
+  });
+}
+
+/** What the page's live region says now. */
+const announced = () => document.getElementById("aj-proposal-announcer")?.textContent ?? "";
+
+/** Wait until the live region says ``text`` (polling every few milliseconds), at most 1 s. */
+async function announces(text) {
+  const deadline = Date.now() + 1000;
+  while (announced() !== text) {
+    if (Date.now() > deadline) assert.fail(`the live region says ${JSON.stringify(announced())}, not ${JSON.stringify(text)}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+test("a change shows right under its cell's source, before the cell's outputs", () => {
+  const panel = panelOf([["code", "x = 1"], ["code", "y = 1"], ["code", "z = 1"]]);
+  const [first, second, third] = asJupyterLab(panel);
+  const [a, b, c] = panel.notebook.cells;
+  const proposal = new Proposal(panel, "placed", [
+    { op: "replace", cell_id: a.id, source: "x = 2" },
+    { op: "delete", cell_id: b.id },
+    { op: "insert", after: c.id, cell_type: "code", source: "w = 0" },
+  ], { [a.id]: "x = 1", [b.id]: "y = 1" });
+  proposal.show(() => {});
+  for (const cell of [first, second]) {
+    const box = cell.node.querySelector(".aj-proposal");
+    assert.equal(box.previousElementSibling, cell.wrapper);
+    assert.equal(box.nextElementSibling, cell.outputs);
+  }
+  // A new cell's place is below its anchor cell, outputs and all.
+  assert.equal(third.footer.nextElementSibling.className, "aj-proposal aj-proposal-insert aj-proposal-new-cell");
+  proposal.dispose();
+});
+
+test("a change is a region named after it, with buttons that say what they decide, announced", async () => {
+  const panel = panelOf([["code", "x = 1"], ["markdown", "# T"]]);
+  asJupyterLab(panel);
+  const [code, title] = panel.notebook.cells;
+  const proposal = new Proposal(panel, "named", [
+    { op: "replace", cell_id: code.id, source: "x = 2\ny = 3" },
+    { op: "insert", after: title.id, cell_type: "markdown", source: "## More" },
+  ], { [code.id]: "x = 1" });
+  proposal.show(() => {});
+  const boxes = [...document.querySelectorAll(".aj-proposal")];
+  assert.deepEqual(boxes.map((b) => [b.getAttribute("role"), b.getAttribute("aria-label")]), [
+    ["region", "The agent proposes to change cell 1: +2 −1 (part 1 of 2 of one change)"],
+    ["region", "The agent proposes to add a new markdown cell below cell 2 (part 2 of 2 of one change)"],
+  ]);
+  const buttons = [...boxes[0].querySelectorAll("button")];
+  assert.deepEqual(buttons.map((b) => [b.type, b.textContent, b.getAttribute("aria-label")]), [
+    ["button", "Accept", "Accept the whole change (2 parts)"],
+    ["button", "Reject", "Reject the whole change (2 parts)"],
+  ]);
+  const region = document.getElementById("aj-proposal-announcer");
+  assert.deepEqual(
+    ["role", "aria-live", "aria-atomic"].map((name) => region.getAttribute(name)),
+    ["status", "polite", "true"],
+  );
+  await announces(
+    "The agent proposes to change cell 1: +2 −1 and add a new markdown cell below cell 2 in " +
+    "the notebook. Accept or Reject it in the notebook (Tab from the cell).");
+  proposal.apply();
+  proposal.dispose();
+  await announces(
+    "Applied the agent's change: change cell 1: +2 −1 and add a new markdown cell below cell 2.");
+});
+
+test("a change rejected in the cell, or taken back, is announced as such", async () => {
+  const panel = panelOf([["code", "a"], ["code", "b"]]);
+  const [first, second] = panel.notebook.cells;
+  const rejected = new Proposal(panel, "r", [{ op: "delete", cell_id: first.id }], { [first.id]: "a" });
+  rejected.show(() => {});
+  rejected.settling("rejecting…");
+  rejected.dispose();
+  await announces("Rejected the agent's change: delete cell 1. Nothing was changed.");
+  const withdrawn = new Proposal(panel, "w", [{ op: "replace", cell_id: second.id, source: "B" }], { [second.id]: "b" });
+  withdrawn.show(() => {});
+  withdrawn.dispose();
+  await announces(
+    "The agent's change is no longer proposed, and was not applied: change cell 2: +1 −1.");
+});
+
+test("Escape in the reason box keeps the change and goes to Reject, then back to the cell", () => {
+  const panel = panelOf([["code", "x = 1"]]);
+  const [cell] = asJupyterLab(panel);
+  const [code] = panel.notebook.cells;
+  const decided = [];
+  const proposal = new Proposal(panel, "keys", [{ op: "replace", cell_id: code.id, source: "x = 2" }], { [code.id]: "x = 1" });
+  proposal.show((accept, reason) => decided.push([accept, reason]));
+  const box = cell.node.querySelector(".aj-proposal");
+  const [accept, reject] = box.querySelectorAll("button");
+  const reason = box.querySelector("input.aj-proposal-reason");
+  const press = (target, key) => {
+    const event = new KeyboardEvent("keydown", { key, bubbles: true, cancelable: true });
+    target.dispatchEvent(event);
+    return event;
+  };
+  let reached = 0;
+  cell.node.addEventListener("keydown", () => reached++);  // what the notebook would see
+  reason.focus();
+  reason.value = "keep it";
+  assert.ok(press(reason, "Escape").defaultPrevented);
+  assert.equal(document.activeElement, reject);
+  assert.equal(reason.value, "keep it");
+  assert.ok(box.isConnected);
+  press(reject, "Enter");  // the button's own key: the browser clicks it, the notebook never sees it
+  press(accept, " ");
+  assert.equal(reached, 0);
+  assert.deepEqual(decided, []);
+  press(reject, "Escape");
+  assert.equal(document.activeElement, cell.node);  // back on its cell
+  assert.ok(box.isConnected);
+  reason.focus();
+  press(reason, "Enter");
+  assert.deepEqual(decided, [[false, "keep it"]]);
+  // The keyboard stays in the change while the decision is on its way, then goes to the cell.
+  reject.focus();
+  proposal.settling("rejecting…");
+  assert.equal(document.activeElement, box);
+  proposal.dispose();
+  assert.equal(document.activeElement, cell.node);
+});
+
 // ------------------------------------------------------------------------ the link
 
 test("the link opens with its hello, answers a read with the version, and refuses another", async () => {

@@ -234,3 +234,68 @@ test("where the page's manager says its kernel is idle, no busy line is shown", 
     assert.equal(busyNote(output).textContent, "");
   });
 });
+
+// ------------------------------------------------------------------------ a dialog's buttons
+
+function dialogOf(method, fields = {}) {
+  return { ...CONFIRM, id: method, method, ...fields };
+}
+
+function drawnDialog(output, dialog) {
+  // The dialog drawn in its place: its buttons and the rows they are in.
+  output.receive(patch(1, {
+    blocks: { a: `<div data-dialog="${dialog.id}"></div>` }, order: ["a"],
+    dialogs: { [dialog.id]: dialog },
+  }));
+  const buttons = [...output.root.querySelectorAll(`[data-dialog="${dialog.id}"] button`)];
+  return {
+    labels: buttons.map((b) => b.textContent),
+    titles: buttons.map((b) => b.title),
+    rows: new Set(buttons.map((b) => b.parentElement)),
+    buttons,
+  };
+}
+
+test("a confirm's Yes, No and Dismiss each say what the extension gets, all in one row", () => {
+  withOutput((output) => {
+    const drawn = drawnDialog(output, dialogOf("confirm", { seconds_left: 30 }));
+    assert.deepEqual(drawn.labels, ["Yes", "No", "Dismiss"]);
+    const [yes, no, dismiss] = drawn.titles;
+    assert.equal(yes, "Answer yes: the extension gets true");
+    assert.equal(no, "Answer no: the extension gets false");
+    // What the protocol's `cancelled: true` is to a confirm: false, as No.
+    assert.equal(dismiss, "Close without answering (Escape): the extension is told you " +
+      "cancelled, which it takes as No");
+    assert.equal(drawn.rows.size, 1, "one row holds the three buttons");
+    const [row] = drawn.rows;
+    assert.ok(row.classList.contains("atomic-dialog-row"));
+    assert.ok(row.contains(output.find(".atomic-countdown")), "the countdown beside them");
+    drawn.buttons[2].click();
+    assert.deepEqual(output.take(), [
+      { v: V, type: "dialog", id: "confirm", action: "cancel", make_rule: false },
+    ]);
+  });
+});
+
+for (const [method, fields, labels, submit, dismiss] of [
+  ["select", { options: ["red", "blue"] }, ["red", "blue", "Dismiss"], "",
+    "Close without choosing (Escape): the extension is told you cancelled and gets no option"],
+  ["select", { options: Array.from({ length: 9 }, (_, i) => `o${i}`) }, ["Submit", "Dismiss"],
+    "Answer with the option chosen in the list",
+    "Close without choosing (Escape): the extension is told you cancelled and gets no option"],
+  ["input", {}, ["Submit", "Dismiss"], "Send this text to the extension (Enter)",
+    "Close without sending (Escape): the extension is told you cancelled and gets no text"],
+  ["editor", { prefill: "a\nb" }, ["Submit", "Dismiss"], "Send this text to the extension",
+    "Close without sending (Escape): the extension is told you cancelled and gets no text"],
+]) {
+  test(`the ${method} dialog (${labels.join(", ")}) has its buttons in one row, Dismiss said alike`, () => {
+    withOutput((output) => {
+      const drawn = drawnDialog(output, dialogOf(method, fields));
+      assert.deepEqual(drawn.labels, labels);
+      assert.equal(drawn.titles.at(-1), dismiss);
+      if (submit) assert.equal(drawn.titles.at(-2), submit);
+      else assert.ok(drawn.titles.slice(0, -1).every((t) => t === "Answer with this option"));
+      assert.equal(drawn.rows.size, 1, "one row holds every button");
+    });
+  });
+}

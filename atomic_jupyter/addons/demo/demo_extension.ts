@@ -6,7 +6,9 @@
  *
  * On start it sets
  *   - a title                          ctx.ui.setTitle
- *   - a status entry counting turns    ctx.ui.setStatus (updated on turn_start / turn_end)
+ *   - a status entry counting the model turns of the conversation (its assistant messages:
+ *     one a model request, with the tool calls it made), like a run's footer ("3 model
+ *     turns") counts those of one run   ctx.ui.setStatus (updated on turn_start / turn_end)
  *   - a widget block above the editor  ctx.ui.setWidget
  *   - a widget block below the editor  ctx.ui.setWidget(..., { placement: "belowEditor" })
  *
@@ -46,6 +48,21 @@ function danger(command: string): string | undefined {
 	return undefined;
 }
 
+/** The model turns of the conversation so far: its assistant messages (a resumed
+ * conversation's earlier ones too; a new one starts at 0). */
+function modelTurns(ctx: ExtensionContext): number {
+	let count = 0;
+	for (const entry of ctx.sessionManager.getBranch()) {
+		if (entry.type === "message" && entry.message.role === "assistant") count++;
+	}
+	return count;
+}
+
+/** The status entry's text for `turns` finished model turns of the conversation. */
+function turnsText(turns: number): string {
+	return `model turns in this conversation: ${turns}`;
+}
+
 /** Tell the person what a command's dialog sent back: the round trip, made visible. */
 function report(ctx: ExtensionContext, command: string, value: unknown): void {
 	const shown = value === undefined ? "nothing (cancelled)" : JSON.stringify(value);
@@ -60,9 +77,9 @@ export default function (pi: ExtensionAPI) {
 	// ------------------------------------------------------------- title, status, widgets
 
 	pi.on("session_start", async (_event, ctx) => {
-		turns = 0;
+		turns = modelTurns(ctx);
 		ctx.ui.setTitle(TITLE);
-		ctx.ui.setStatus(TURNS_KEY, "turns: 0");
+		ctx.ui.setStatus(TURNS_KEY, turnsText(turns));
 		ctx.ui.setWidget("demo-above", [
 			"The demo extension's commands: type one in the editor and Send",
 			"/demo-confirm /demo-select /demo-input /demo-editor /demo-notify",
@@ -80,11 +97,11 @@ export default function (pi: ExtensionAPI) {
 
 	pi.on("turn_start", async (_event, ctx) => {
 		turns++;
-		ctx.ui.setStatus(TURNS_KEY, `turn ${turns} running…`);
+		ctx.ui.setStatus(TURNS_KEY, `model turn ${turns} of this conversation running…`);
 	});
 
 	pi.on("turn_end", async (_event, ctx) => {
-		ctx.ui.setStatus(TURNS_KEY, `turns: ${turns}`);
+		ctx.ui.setStatus(TURNS_KEY, turnsText(turns));
 	});
 
 	// ------------------------------------------------------------- the guard: select

@@ -12,6 +12,11 @@ source may hold ``\\n`` for a line break):
   lines and names it defines, read from its source);
 - ``delete cell N``: delete it;
 - ``run cell N``: run it (``notebook_run``).
+
+What it says is true to what the tools answered: a read that failed (a prompt sent with
+``--wait`` while the page's answers wait for the cell) is relayed as the tool's own words,
+never taken for a notebook without that cell; a change or run that was done, rejected,
+declined or failed is said as such, in a sentence of its own.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from atomic_jupyter.addons.demo.cited import inline
 from atomic_jupyter.addons.model_server import ChatRequest, Text, Thinking, ToolCall, Turn
 
 __all__ = ["NOTEBOOK_PROMPTS", "notebook_intent", "notebook_turn"]
@@ -53,6 +59,12 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("run", re.compile(rf"\brun\s+{_CELL}", re.I)),
 ]
 _LISTED = re.compile(r"^--- cell (\d+) · id (\S+) · (\w+)", re.M)
+#: The first line of a ``notebook_read`` that read the notebook: its name and its cell count.
+_READ_HEAD = re.compile(r"^Notebook (.+?): (\d+) cells?[.;]")
+#: A heading line of a ``notebook_run`` result (a cell's, or an output's), not an output.
+_RUN_HEADING = re.compile(r"--- cell id .*|\[(?:stdout|stderr|value|display|error)\b[^\]]*\]")
+#: The last sentences of a tool's error that speak to the model, not to the person.
+_TO_THE_MODEL = re.compile(r"\s*Tell the person\b.*", re.S)
 _NAME = re.compile(r"^(?:def|class)\s+(\w+)|^(\w+)\s*=", re.M)
 
 
@@ -115,31 +127,101 @@ def notebook_turn(
             request, [text("Let me read the notebook first."), ToolCall("notebook_read", {})]
         )
     if step == 1:
-        cells = _cells(results[0] if results else "")
-        call = _action(intent, match, cells)
+        read = results[0] if results else ""
+        head = _READ_HEAD.match(read)
+        if head is None:  # the read failed: why, in the tool's words (not "no such cell")
+            return turn(request, [text(_unread(read))])
+        call = _action(intent, match, _cells(read), int(head[2]))
         if isinstance(call, str):
             return turn(request, [text(call)])
         words = {"run": "Running", "delete": "Proposing to delete"}.get(intent, "Proposing")
         return turn(request, [text(f"{words} it now."), call])
-    outcome = results[-1] if results else ""
-    first = next((line for line in outcome.splitlines() if line.strip()), "(nothing)")
+    outcome = results[-1] if len(results) > 1 else ""
+    return turn(request, [text(_report(intent, match, outcome))])
+
+
+def _quoted(said: str, limit: int = 600) -> str:
+    """A tool's words as a Markdown quote on one paragraph, cut at ``limit``."""
+    said = " ".join(said.split())
+    if len(said) > limit:
+        said = said[: limit - 1] + "…"
+    return "> " + (said or "(nothing)")
+
+
+def _unread(error: str) -> str:
+    """What the demo says when ``notebook_read`` answered with an error: that it could not
+    read the notebook, and why (:func:`_relayed`)."""
+    said = "I could not read the notebook, so I changed nothing. "
+    return said + _relayed("notebook_read", error)
+
+
+def _relayed(tool: str, error: str, limit: int = 600) -> str:
+    """A tool's error, quoted, less what it asks the model to tell the person, which the demo
+    then says in its own words (send the prompt again without ``--wait``)."""
+    said = f"The `{tool}` tool said:\n\n" + _quoted(_TO_THE_MODEL.sub("", error), limit)
+    if "--wait" in error:
+        said += (
+            "\n\nSend the prompt again without `--wait` (the cell then ends at once and the "
+            "page can answer), and I can work on the notebook."
+        )
+    return said
+
+
+def _report(intent: str, match: re.Match[str], outcome: str) -> str:
+    """The last answer: what came of the change or the run, in a plain sentence."""
+    lines = [line.strip() for line in outcome.splitlines() if line.strip()] or ["(nothing)"]
+    if intent == "run" and "declined" in outcome:
+        return f"You declined to run cell {match[1]}, so nothing ran."
     if "rejected" in outcome:
-        said = f"You rejected the change, so I left the notebook as it was. {first[:300]}"
-    elif outcome.startswith(("Applied", "Ran ")):
-        said = f"Done: {first[:300]}"
-    else:
-        said = f"That did not work: {first[:300]}"
-    return turn(request, [text(said + " (I am the offline demo model.)")])
+        return "You rejected the change, so I left the notebook as it was."
+    if outcome.startswith("Applied"):
+        return _done(intent, match)
+    if outcome.startswith("Ran "):
+        shown = [line for line in lines[1:] if not _RUN_HEADING.fullmatch(line)]
+        said = f"Done: I ran cell {match[1]}."
+        if shown:
+            said += f" Its first line of output is {inline(shown[0], 120)}."
+        else:
+            said += " It showed no output."
+        return said
+    if intent == "run" and outcome.startswith("A cell failed"):
+        return f"Cell {match[1]} failed when it ran. Its last line is {inline(lines[-1], 200)}."
+    tool = "notebook_run" if intent == "run" else "notebook_edit"
+    return "That did not work. " + _relayed(tool, outcome, 300)
+
+
+def _done(intent: str, match: re.Match[str]) -> str:
+    """The change the prompt asked for, said as done (the tool answered "Applied")."""
+    if intent == "change":
+        source = _unescape(match[2])
+        if "\n" not in source.strip():
+            return f"Done: cell {match[1]} now reads {inline(source, 120)}."
+        first = next(line for line in source.splitlines() if line.strip())
+        return f"Done: I changed cell {match[1]}; it now starts with {inline(first, 120)}."
+    if intent == "delete":
+        return f"Done: I deleted cell {match[1]}."
+    if intent == "explain":
+        return f"Done: I added a Markdown cell after cell {match[1]} that explains it."
+    kind, position, top, _end, _source = match.groups()
+    kind = "Markdown" if kind.lower() == "markdown" else "code"
+    where = f"after cell {position}" if position else "at the top" if top else "at the end"
+    return f"Done: I added a {kind} cell {where}{'' if position else ' of the notebook'}."
 
 
 def _action(
-    intent: str, match: re.Match[str], cells: dict[int, tuple[str, str, str]]
+    intent: str, match: re.Match[str], cells: dict[int, tuple[str, str, str]], total: int
 ) -> ToolCall | str:
-    """The call for the prompt, or what is wrong (no such cell)."""
+    """The call for the prompt, or what is wrong (no such cell, of the ``total`` the read
+    counted)."""
 
     def cell(position: str | None) -> tuple[str, str, str] | str:
         found = cells.get(int(position)) if position else None
-        return found if found is not None else f"The notebook has no cell {position}."
+        if found is not None:
+            return found
+        if position and 1 <= int(position) <= total:  # a long notebook: not in what was read
+            return f"Cell {position} was not in what I read of the notebook, so I changed nothing."
+        cells_said = f"{total} cell{'s' * (total != 1)}"
+        return f"The notebook has no cell {position}: it has {cells_said}."
 
     if intent == "add":
         kind, position, top, _end, source = match.groups()

@@ -19,6 +19,8 @@ continued conversation defines them again.
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +31,7 @@ from atomic_jupyter.session.earlier import earlier_runs
 from atomic_jupyter.session.plugins import LaunchAdditions
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.transport.conversation_store import (
+    NOTEBOOK_ENV,
     Conversation,
     ConversationLock,
     ConversationStore,
@@ -65,6 +68,20 @@ SESSION_OPTIONS = frozenset(
 def conversations_addon(session: AgentSession) -> ConversationsAddon:
     """The saved-conversations addon of ``session``."""
     return ConversationsAddon(session)
+
+
+def _whose_conversations(environ: Mapping[str, str] | None = None) -> str:
+    """Whose saved conversations a note speaks of, as the subject of its sentence: "This
+    notebook" when a Jupyter server named it (``$JPY_SESSION_NAME``); else the kernel's working
+    folder, and that no notebook file is known (a kernel started by jupyter_client alone:
+    nbclient, nbconvert, nbval), never a notebook that the kernel cannot know."""
+    environ = os.environ if environ is None else environ
+    if environ.get(NOTEBOOK_ENV, "").strip():
+        return "This notebook"
+    return (
+        "No notebook file is known (no Jupyter server named one), so conversations are kept "
+        "for the kernel's working folder, which"
+    )
 
 
 def store_for(settings: Any, environ: Any = None) -> ConversationStore:
@@ -188,10 +205,11 @@ class ConversationsAddon:
             saved = store.count(name)  # a count, on every start: no file is read
             option = "" if name == "default" else f" --name {name}"
             if saved:
+                plural = "s" if saved != 1 else ""
                 self.notes.append(
-                    f"This notebook has {saved} saved conversation{'s' if saved != 1 else ''} "
-                    f"of session {name!r}: %atomic_agent start --resume{option} continues "
-                    "the latest, and %atomic_agent conversations lists them."
+                    f"{_whose_conversations()} has {saved} saved conversation{plural} of session "
+                    f"{name!r}: %atomic_agent start --resume{option} continues the latest, and "
+                    "%atomic_agent conversations lists them."
                 )
         try:
             path = chosen.path if chosen is not None else store.new_path(name)
@@ -276,8 +294,8 @@ class ConversationsAddon:
             found = store.latest(name)
             if found is None:
                 self.notes.append(
-                    f"This notebook has no saved conversation of session {name!r} yet: a new "
-                    "one starts."
+                    f"{_whose_conversations()} has no saved conversation of session {name!r} "
+                    "yet: a new one starts."
                 )
             return found
         try:

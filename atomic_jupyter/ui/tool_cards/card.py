@@ -69,12 +69,17 @@ class ToolCard:
     args_html:
         The arguments in full, for a toggle: HTML safe for ``innerHTML``; ``""`` when the
         other sections show them all.
+    state:
+        How the call ended when that is a decision rather than "done" or "error" (a change
+        ``rejected``, cells whose run was ``declined``): the header says it in place of the
+        state, and the card is drawn as decided, not failed. ``""``: the call's own state.
     """
 
     summary: str
     command_html: str = ""
     body_html: str = ""
     args_html: str = ""
+    state: str = ""
 
 
 def final_text(call: ToolCall) -> str:

@@ -2,18 +2,21 @@
 
 Agent text goes in through :func:`esc` (or :func:`~atomic_jupyter.ui.ansi.ansi_to_html`, or the
 highlighter), always into element content, never into an attribute; attributes hold this
-package's constants and integers only.
+package's constants and integers only, and a notebook cell's id once it is checked to be of
+nbformat's form (letters, digits, ``-`` and ``_``: :func:`cell_link`).
 """
 
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from atomic_jupyter.ui.ansi import ansi_to_html, strip_ansi
 from atomic_jupyter.ui.tool_cards.lines import fold_split
 from atomic_jupyter.ui.tool_cards.styles import (
+    CELL_LINK_STYLE,
     CODE_PRE_STYLE,
     CODE_STYLE,
     ERROR_STYLE,
@@ -28,6 +31,7 @@ from atomic_jupyter.ui.tool_cards.styles import (
     PATH_STYLE,
     PRE_STYLE,
     ROOT_STYLE,
+    STATUS_STYLE,
     SUMMARY_STYLE,
     gutter_style,
 )
@@ -64,6 +68,35 @@ def note(text: str) -> str:
 def error(text: str) -> str:
     """An error message with its terminal colours."""
     return div(ERROR_STYLE, ansi_to_html(text) or "(error)", "aj-tool-error")
+
+
+def outcome(text: str) -> str:
+    """A decided outcome that is not a failure (a change rejected), in bold."""
+    return div(STATUS_STYLE, esc(text), "aj-tool-outcome")
+
+
+#: A cell id as nbformat writes them (4.5: 1 to 64 of these characters).
+_CELL_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+#: How long a cell id is shown (nbformat makes 8 characters; JupyterLab's new cells a UUID).
+CELL_ID_SHOWN = 8
+
+
+def short_cell_id(cell_id: str) -> str:
+    """A cell id as a person reads it: its first :data:`CELL_ID_SHOWN` characters."""
+    return cell_id if len(cell_id) <= CELL_ID_SHOWN else cell_id[:CELL_ID_SHOWN] + "…"
+
+
+def cell_link(label: str, cell_id: Any) -> str:
+    """``label`` (ours or agent text) as a link to the notebook's cell ``cell_id``: the
+    notebook extension scrolls to that cell when it is clicked or Enter is pressed on it
+    (elsewhere, nbconvert's HTML, it is text). Just ``label`` when the id is not of
+    nbformat's form."""
+    if not isinstance(cell_id, str) or _CELL_ID.fullmatch(cell_id) is None:
+        return esc(label)
+    return (
+        f'<a class="aj-cell-link" data-aj-cell="{cell_id}" role="link" tabindex="0" '
+        f'title="Show this cell in the notebook" style="{CELL_LINK_STYLE}">{esc(label)}</a>'
+    )
 
 
 def root(inner: str) -> str:

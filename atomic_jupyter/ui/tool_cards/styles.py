@@ -66,6 +66,11 @@ ERROR_STYLE = (
 )  # fmt: skip
 #: A failed command's status line.
 STATUS_ERROR_STYLE = "color:" + ERROR_COLOR + ";font-weight:bold;margin:2px 0"
+#: A link to a notebook's cell (the notebook extension scrolls to it).
+CELL_LINK_STYLE = "cursor:pointer;text-decoration:underline;color:inherit"
+#: A decided outcome that is not a failure (a change the person rejected): the text's own
+#: colour, in bold, as a decided dialog's outcome.
+STATUS_STYLE = "font-weight:bold;white-space:pre-wrap;overflow-wrap:anywhere;margin:2px 0"
 #: The label of a fold.
 SUMMARY_STYLE = "cursor:pointer;color:" + theme_var("brand-color1", "#1e88e5") + ";padding:1px 6px"
 #: A command's prompt (``$ ``).
@@ -163,6 +168,8 @@ def record_styles() -> dict[str, str]:
         NOTE_STYLE: f"{_RECORD_MUTED};white-space:pre-wrap",
         ERROR_STYLE: f"{_RECORD_ERROR};white-space:pre-wrap",
         STATUS_ERROR_STYLE: f"{_RECORD_ERROR};font-weight:bold",
+        STATUS_STYLE: "font-weight:bold;white-space:pre-wrap",
+        CELL_LINK_STYLE: "",  # a record has no link to the cell: plain text
         SUMMARY_STYLE: "color:#38c",
         PROMPT_STYLE: _RECORD_MUTED,
         ADDED_LINE: "background:#2a73",

@@ -890,15 +890,142 @@ def test_explain_inserts_a_markdown_cell_that_names_what_the_code_defines():
 def test_the_demo_says_what_came_of_the_change_and_knows_no_missing_cell():
     read = ToolCall("notebook_read", {})
     missing = demo_script(request("delete cell 9", [(read, LISTING)], tools=NOTEBOOK_TOOLS))
-    assert parts(missing) == ("The notebook has no cell 9.", [])
+    assert parts(missing) == ("The notebook has no cell 9: it has 3 cells.", [])
     edit = ToolCall("notebook_edit", {"operations": []})
     done = [(read, LISTING), (edit, "Applied to a.ipynb (JupyterLab) (accepted): 1 cell deleted.")]
-    assert parts(demo_script(request("delete cell 3", done, tools=NOTEBOOK_TOOLS)))[0].startswith(
-        "Done: Applied to a.ipynb"
-    )
+    said = parts(demo_script(request("delete cell 3", done, tools=NOTEBOOK_TOOLS)))[0]
+    assert said == "Done: I deleted cell 3."
     rejected = [(read, LISTING), (edit, "The person rejected the change to the notebook")]
     said = parts(demo_script(request("delete cell 3", rejected, tools=NOTEBOOK_TOOLS)))[0]
-    assert said.startswith("You rejected the change")
+    assert said == "You rejected the change, so I left the notebook as it was."
+
+
+#: What ``notebook_read`` answers while a cell blocks the kernel (a prompt sent with --wait):
+#: the tool's error, as the model gets it.
+BLOCKED_READ = (
+    "The notebook cannot be read or changed while a cell runs and blocks the kernel "
+    "(the prompt was sent with --wait, session.wait() or Run All): the page's answer "
+    "cannot reach the kernel until that cell ends. Nothing was done. Tell the person "
+    "to send the prompt without --wait to let you work on the notebook; the python "
+    "and notebook_cells tools still work."
+)
+
+
+@pytest.mark.parametrize("prompt", ["change cell 2 to `x = 7`", "delete cell 2", "run cell 1"])
+def test_a_read_that_failed_is_said_with_its_reason_never_as_a_missing_cell(prompt):
+    read = ToolCall("notebook_read", {})
+    turn = demo_script(request(prompt, [(read, BLOCKED_READ)], tools=NOTEBOOK_TOOLS))
+    said, calls = parts(turn)
+    assert calls == []  # nothing is tried on a notebook it could not read
+    assert said.startswith(
+        "I could not read the notebook, so I changed nothing. The `notebook_read` tool said:\n\n"
+        "> The notebook cannot be read or changed while a cell runs and blocks the kernel"
+    )
+    assert "Nothing was done." in said
+    assert "no cell" not in said
+    assert "Tell the person" not in said  # the tool's words to the model: said in its own
+    assert said.endswith(
+        "Send the prompt again without `--wait` (the cell then ends at once and the page can "
+        "answer), and I can work on the notebook."
+    )
+    other = demo_script(
+        request(prompt, [(read, "The notebook cannot be reached: no page.")], tools=NOTEBOOK_TOOLS)
+    )
+    assert parts(other)[0] == (
+        "I could not read the notebook, so I changed nothing. The `notebook_read` tool said:\n\n"
+        "> The notebook cannot be reached: no page."
+    )
+
+
+def test_a_cell_past_what_a_long_notebook_read_showed_is_not_called_missing():
+    read = ToolCall("notebook_read", {})
+    listing = LISTING.replace("3 cells. Showing cells 1–3.", "40 cells. Showing cells 1–3.")
+    turn = demo_script(request("delete cell 30", [(read, listing)], tools=NOTEBOOK_TOOLS))
+    assert parts(turn) == (
+        "Cell 30 was not in what I read of the notebook, so I changed nothing.",
+        [],
+    )
+
+
+APPLIED = "Applied to a.ipynb (JupyterLab) (accepted): 1 cell changed."
+RAN = "Ran 1 cell of a.ipynb (JupyterLab):\n--- cell id aa ran as [4]\n[stdout]\nhi\n"
+
+
+@pytest.mark.parametrize(
+    ("prompt", "outcome", "said"),
+    [
+        ("change cell 2 to `x = 7`", APPLIED, "Done: cell 2 now reads `x = 7`."),
+        (
+            "change cell 2 to `x = 2\\ny = 3`",
+            APPLIED,
+            "Done: I changed cell 2; it now starts with `x = 2`.",
+        ),
+        (
+            "add a markdown cell after cell 1: `# Setup`",
+            APPLIED,
+            "Done: I added a Markdown cell after cell 1.",
+        ),
+        (
+            "add a code cell at the top: `import os`",
+            APPLIED,
+            "Done: I added a code cell at the top of the notebook.",
+        ),
+        (
+            "add a code cell at the end: `x`",
+            APPLIED,
+            "Done: I added a code cell at the end of the notebook.",
+        ),
+        ("explain cell 2", APPLIED, "Done: I added a Markdown cell after cell 2 that explains it."),
+        ("run cell 1", RAN, "Done: I ran cell 1. Its first line of output is `hi`."),
+        (
+            "run cell 1",
+            "Ran 1 cell of a.ipynb (JupyterLab):\n--- cell id aa ran as [4]",
+            "Done: I ran cell 1. It showed no output.",
+        ),
+        (
+            "run cell 1",
+            "Ran 1 cell of a.ipynb (JupyterLab):\n--- cell id aa ran as [4]\n[value]\n[1, 2]",
+            "Done: I ran cell 1. Its first line of output is `[1, 2]`.",
+        ),
+        (
+            "run cell 1",
+            "The person declined to run cell 1; nothing ran.",
+            "You declined to run cell 1, so nothing ran.",
+        ),
+        (
+            "run cell 1",
+            "A cell failed in a.ipynb (JupyterLab) (the cells after it did not run):\n"
+            "--- cell id aa ran as [5]: error\n[error]\nTraceback\nNameError: name 'y'",
+            "Cell 1 failed when it ran. Its last line is `NameError: name 'y'`.",
+        ),
+        (
+            "run cell 1",
+            "Cells cannot be run while a cell runs and blocks the kernel (the prompt was sent "
+            "with --wait, session.wait() or Run All): they would wait for that cell. Nothing was "
+            "run. Tell the person to run the cells, or to send the prompt without --wait.",
+            "That did not work. The `notebook_run` tool said:\n\n"
+            "> Cells cannot be run while a cell runs and blocks the kernel (the prompt was sent "
+            "with --wait, session.wait() or Run All): they would wait for that cell. Nothing was "
+            "run.\n\nSend the prompt again without `--wait` (the cell then ends at once and the "
+            "page can answer), and I can work on the notebook.",
+        ),
+        (
+            "delete cell 3",
+            "The change was not applied: the run ended. Nothing was changed.",
+            "That did not work. The `notebook_edit` tool said:\n\n"
+            "> The change was not applied: the run ended. Nothing was changed.",
+        ),
+    ],
+)
+def test_what_came_of_a_change_or_a_run_is_one_plain_sentence(prompt, outcome, said):
+    """Said in the demo's own words: never the tool's first line glued after "Done:" ("Done:
+    Ran 1 cell of a.ipynb (JupyterLab): (I am the offline demo model.)")."""
+    read = ToolCall("notebook_read", {})
+    name = "notebook_run" if prompt.startswith("run") else "notebook_edit"
+    results = [(read, LISTING), (ToolCall(name, {}), outcome)]
+    answer = parts(demo_script(request(prompt, results, tools=NOTEBOOK_TOOLS)))[0]
+    assert answer == said
+    assert "offline demo model.)" not in answer and ": (" not in answer
 
 
 def test_without_the_notebook_tools_a_cell_prompt_is_not_a_notebook_prompt():

@@ -362,6 +362,32 @@ def make_addon(tmp_path, monkeypatch):
     return make
 
 
+def test_without_a_notebook_named_the_notes_speak_of_the_working_folder(
+    make_addon, monkeypatch, tmp_path
+):
+    """A kernel no Jupyter server started (nbclient, nbconvert) knows no notebook file: its
+    conversations are the working folder's, and the notes say so, never "This notebook"."""
+    monkeypatch.delenv("JPY_SESSION_NAME")
+    monkeypatch.chdir(tmp_path)
+    addon = make_addon(resume="latest")
+    addon.launch()
+    assert addon.notes == [
+        "No notebook file is known (no Jupyter server named one), so conversations are kept for "
+        "the kernel's working folder, which has no saved conversation of session 'default' yet: "
+        "a new one starts."
+    ]
+    addon.close()
+    saved_file(ConversationStore(tmp_path / "saved", str(tmp_path)), session_text("s1"), 1_000_000)
+    addon = make_addon()
+    addon.launch()
+    (note,) = addon.notes
+    assert note.startswith(
+        "No notebook file is known (no Jupyter server named one), so conversations are kept for "
+        "the kernel's working folder, which has 1 saved conversation of session 'default': "
+    )
+    addon.close()
+
+
 def launched_path(additions):
     assert additions.args[0] == "--session" and len(additions.args) == 2
     return Path(additions.args[1])

@@ -307,7 +307,7 @@ def clock(monkeypatch: pytest.MonkeyPatch) -> types.SimpleNamespace:
 def test_select_with_few_options_has_one_button_per_option(count):
     options = [f"Option {i}" for i in range(count)]
     view, _, _ = make_view(select_request(options))
-    assert buttons(view) == [("option", o) for o in options] + [("cancel", "Cancel")]
+    assert buttons(view) == [("option", o) for o in options] + [("cancel", "Dismiss")]
     drawn = controls(view)
     assert drawn is not None
     assert not drawn.find_tags("select") + drawn.find_tags("input") + drawn.find_tags("textarea")
@@ -336,7 +336,7 @@ def test_select_with_many_options_uses_a_list_and_submit(count):
     (choice,) = drawn.find_tags("select")
     assert "atomic-dialog-choice" in choice.classes
     assert options_of(view) == options
-    assert buttons(view) == [("submit", "Submit"), ("cancel", "Cancel")]  # no option buttons
+    assert buttons(view) == [("submit", "Submit"), ("cancel", "Dismiss")]  # no option buttons
     click(view, "submit", count - 2)  # choose by index
     assert wire.bytes == value_line("uuid-many", f'"choice-{count - 2}"')
     assert dialog.answer == f"choice-{count - 2}"
@@ -414,7 +414,7 @@ def test_input_shows_the_placeholder():
     assert view.content.dialogs["uuid-3"]["placeholder"] == "type something..."
     (field,) = parts_of(view, "atomic-dialog-input")
     assert field.tag == "input" and field.attrs["placeholder"] == "type something..."
-    assert buttons(view) == [("submit", "Submit"), ("cancel", "Cancel")]
+    assert buttons(view) == [("submit", "Submit"), ("cancel", "Dismiss")]
 
 
 def test_input_without_placeholder_has_an_empty_one():
@@ -490,7 +490,7 @@ def test_editor_unchanged_prefill_is_sent_back():
 def test_cancel_sends_cancelled_true(kind):
     raw = ALL_KINDS[kind]()
     view, dialog, wire = make_view(raw)
-    assert buttons(view)[-1] == ("cancel", "Cancel")
+    assert buttons(view)[-1] == ("cancel", "Dismiss")
     click(view, "cancel")
     assert wire.lines == [cancelled_line(raw["id"])]
     assert dialog.state == "cancelled"

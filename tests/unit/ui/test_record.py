@@ -4,15 +4,18 @@ agent sends becomes markup in it (the same rules as the live view)."""
 from __future__ import annotations
 
 import re
+from html import unescape
 from html.parser import HTMLParser
 from typing import Any
 
 import pytest
 
+from atomic_jupyter.session.citations import expand
 from atomic_jupyter.session.dialogs import Dialog
 from atomic_jupyter.session.earlier import earlier_runs
 from atomic_jupyter.session.runs import PromptRun
 from atomic_jupyter.session.transcript import Usage
+from atomic_jupyter.ui.ansi import strip_ansi
 from atomic_jupyter.ui.record import (
     Record,
     dialog_notice,
@@ -20,8 +23,10 @@ from atomic_jupyter.ui.record import (
     footer_text,
     live_class,
     live_copy,
+    part_html,
     run_record,
 )
+from atomic_jupyter.ui.run_parts import Text
 from tests.harness.run_events import apply, confirm_dialog
 
 PAYLOADS = [
@@ -270,9 +275,9 @@ def test_the_footer_hides_a_free_models_cost_and_a_command_runs_nothing() -> Non
     run = PromptRun("r1", "hi")
     transcript = run.transcript
     transcript.usage, transcript.elapsed = Usage(1, 10, 5, 0, 0, 0.0), 1.5
-    assert footer_text(transcript, True) == "1 turn · 10 in / 5 out tokens · 1.5 s"
+    assert footer_text(transcript, True) == "1 model turn · 10 in / 5 out tokens · 1.5 s"
     transcript.usage = Usage(2, 10, 5, 0, 0, 0.25)
-    assert footer_text(transcript, True) == "2 turns · 10 in / 5 out tokens · $0.2500 · 1.5 s"
+    assert footer_text(transcript, True) == "2 model turns · 10 in / 5 out tokens · $0.2500 · 1.5 s"
     transcript.usage = Usage(0, 0, 0, 0, 0, 0.0)  # an extension command: no turn
     assert footer_text(transcript, True) == ""
     assert footer_text(transcript, False) == ""
@@ -293,23 +298,28 @@ def test_the_footer_counts_turns_as_they_end_and_shows_no_figures_a_model_did_no
 
     assert footer_text(transcript, False) == ""
     turn({"input": 100, "output": 20, "cost": {"total": 0.5}})
-    assert footer_text(transcript, False) == "so far: 1 turn · 100 in / 20 out tokens · $0.5000"
+    assert (
+        footer_text(transcript, False) == "so far: 1 model turn · 100 in / 20 out tokens · $0.5000"
+    )
     turn({"input": 150, "output": 10, "cost": {"total": 0.25}})
-    assert footer_text(transcript, False) == "so far: 2 turns · 250 in / 30 out tokens · $0.7500"
+    assert (
+        footer_text(transcript, False) == "so far: 2 model turns · 250 in / 30 out tokens · $0.7500"
+    )
     transcript.close()
     transcript.elapsed = 2.0
     assert (
-        footer_text(transcript, True) == "m-1 · 2 turns · 250 in / 30 out tokens · $0.7500 · 2.0 s"
+        footer_text(transcript, True)
+        == "m-1 · 2 model turns · 250 in / 30 out tokens · $0.7500 · 2.0 s"
     )
 
     silent = PromptRun("r2", "hi").transcript
     transcript = silent
     turn({"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "cost": {"total": 0}})
     turn(None)
-    assert footer_text(silent, False) == "so far: 2 turns"
+    assert footer_text(silent, False) == "so far: 2 model turns"
     silent.close()
     silent.elapsed = 1.0
-    assert footer_text(silent, True) == "m-1 · 2 turns · 1.0 s"
+    assert footer_text(silent, True) == "m-1 · 2 model turns · 1.0 s"
 
 
 def test_the_panels_record_holds_its_state_runs_and_notes_but_no_local_details() -> None:
@@ -353,6 +363,40 @@ def test_the_panels_record_holds_its_state_runs_and_notes_but_no_local_details()
     assert "mathjax_ignore" in record.html.split(">", 1)[0]  # the page's MathJax stays out
 
 
+@pytest.mark.parametrize(
+    ("state", "said"),
+    [
+        ("idle", "stopped (last seen: idle)"),
+        ("working", "stopped (last seen: working)"),
+        ("starting", "stopped (last seen: starting)"),
+        ("asleep", "stopped (last seen: asleep)"),
+        ("stopped", "stopped"),
+        ("exited", "exited"),
+    ],
+)
+def test_the_saved_panel_says_the_agent_is_gone_never_a_live_state(state: str, said: str) -> None:
+    """The panel's record (saved into the notebook, shown after a restart and by nbconvert)
+    is read once its agent no longer exists: a live state is said as the last one seen."""
+    from types import SimpleNamespace
+
+    from atomic_jupyter.ui.panel_parts import panel_record
+
+    session = SimpleNamespace(
+        name="default",
+        state=state,
+        title="",
+        agent=SimpleNamespace(name="", version=""),
+        status={},
+        widgets={},
+        notifications=[],
+        entries=[],
+        addon=lambda name: None,
+    )
+    record = panel_record(session)  # type: ignore[arg-type]
+    assert record.plain.splitlines()[0] == f"agent session 'default' · {said}"
+    assert f'<span class="atomic-state">{said}</span>' in record.html
+
+
 def test_a_512_kb_answer_with_code_weighs_at_most_three_times_its_text() -> None:
     """The record of a long Markdown answer (code blocks, tables, lists, links) is small: the
     page styles code, tables and quotes itself, and code colours are short literal colours
@@ -374,3 +418,29 @@ def test_a_512_kb_answer_with_code_weighs_at_most_three_times_its_text() -> None
     assert len(html) <= 3 * len(shown_text(html)) <= 3 * len(answer), len(html) / len(answer)
     assert "var(" not in html.split(">", 1)[1]  # no theme variable past the root's own
     assert re.search(r'<span style="color:#[0-9a-f]{3}">def</span>', html)  # code coloured
+
+
+def test_the_prompt_as_sent_keeps_its_columns_in_the_code_font_long_lines_wrapped() -> None:
+    """A cited data frame's summary is a table: the record (what nbconvert shows, and the
+    HTML the live view draws) puts the prompt as sent in a pre in the code font, wrapping long
+    lines, its text exactly as sent and nothing in it markup."""
+    frame = (
+        "             city  population\n"
+        "0            Oslo      709000\n"
+        "1  Rio de Janeiro     6211000"
+    )
+    expanded = expand(f"largest in $`cities`? {EVIL}", lambda expression: frame)
+    run = PromptRun("r1", expanded.written)
+    run.sent, run.cited = expanded.sent, ("cities",)
+    html = run_record(run).html
+    check(html)
+    ((style, inner),) = re.findall(
+        r'<pre class="atomic-run-sent-text" style="([^"]*)">(.*?)</pre>', html, re.S
+    )
+    assert "font-family:var(--jp-code-font-family,monospace)" in style
+    assert "white-space:pre-wrap" in style and "overflow-wrap:anywhere" in style
+    assert unescape(re.sub(r"<[^>]*>", "", inner)) == strip_ansi(run.sent)  # colours: spans
+    assert frame in run.sent
+    # A text starting with a line break keeps it (a parser drops one right after <pre>).
+    first = part_html(Text("atomic-x", "\nsecond line", mono=True))
+    assert re.match(r'<pre class="atomic-x" style="[^"]*"><span></span>\nsecond line</pre>$', first)

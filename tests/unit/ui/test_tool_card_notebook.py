@@ -49,7 +49,7 @@ CHANGES = {
 
 def test_before_the_kernels_check_the_card_shows_the_arguments_new_source():
     card = render_tool(edit_call(output="waiting for the kernel…"))
-    assert card.summary == "1 cell changed"
+    assert card.summary == "1 cell to change"  # proposed: nothing is changed before a decision
     assert "x = 2" in visible_text(card.command_html)
     assert "waiting for the kernel…" in visible_text(card.body_html)
     assert "<img" not in card.command_html
@@ -57,23 +57,49 @@ def test_before_the_kernels_check_the_card_shows_the_arguments_new_source():
 
 def test_the_kernels_diff_shows_each_change_where_it_goes_and_waits_for_a_decision():
     card = render_tool(edit_call(CHANGES))
-    assert card.summary.startswith("1 cell changed, 1 cell inserted, 1 cell deleted · a")
+    assert card.summary.startswith("1 cell to change, 1 cell to insert, 1 cell to delete · a")
     shown = visible_text(card.command_html)
     assert "change cell 2 (code, id c1)" in shown
-    assert "new markdown cell at cell 3 (markdown)" in shown
+    assert "new markdown cell, at cell 3" in shown and "(markdown)" not in shown
     assert "delete cell 6 (code, id c9)" in shown
     assert 'class="aj-diff-del"' in card.command_html and 'class="aj-diff-add"' in card.command_html
     assert "waiting for a decision" in visible_text(card.body_html)
     assert "<img" not in card.command_html  # the summary is plain text, escaped where shown
 
 
-def test_a_rejection_keeps_the_diff_and_shows_the_reason_as_the_error():
-    card = render_tool(
-        edit_call(CHANGES, done=True, is_error=True, result=f"rejected. Their reason: {EVIL}")
-    )
+def test_a_rejection_is_an_outcome_with_its_reason_not_an_error():
+    rejected = {**CHANGES, "decision": "rejected", "reason": f"keep x {EVIL}"}
+    card = render_tool(edit_call(rejected, done=True, result="The person rejected the change"))
+    assert card.state == "rejected"
+    assert card.summary.startswith("1 cell to change, 1 cell to insert, 1 cell to delete")
     assert "change cell 2" in visible_text(card.command_html)
-    assert f"Their reason: {EVIL}" in visible_text(card.body_html)
+    body = visible_text(card.body_html)
+    assert body == f"Rejected: nothing was changed. The reason: keep x {EVIL}"
+    assert "aj-tool-error" not in card.body_html and "aj-tool-outcome" in card.body_html
     assert "<img" not in card.body_html
+
+
+def test_an_accepted_change_says_what_changed():
+    accepted = {**CHANGES, "decision": "accepted"}
+    card = render_tool(edit_call(accepted, done=True, result="Applied to a.ipynb"))
+    assert card.summary.startswith("1 cell changed, 1 cell inserted, 1 cell deleted")
+    assert card.state == ""
+
+
+def test_a_failure_that_is_no_decision_stays_an_error():
+    card = render_tool(edit_call(CHANGES, done=True, is_error=True, result="not applied: gone"))
+    assert card.state == "" and "aj-tool-error" in card.body_html
+
+
+def test_cells_are_links_with_short_ids_and_odd_ids_stay_text():
+    uuid = "3f2b8c1e-9d4a-4e7b-8c2f-1a2b3c4d5e6f"
+    changes = [{**CHANGES["changes"][0], "cell_id": uuid}]
+    card = render_tool(edit_call({"changes": changes, "decision": "pending"}))
+    assert "change cell 2 (code, id 3f2b8c1e…)" in visible_text(card.command_html)
+    assert f'data-aj-cell="{uuid}"' in card.command_html
+    odd = [{**CHANGES["changes"][0], "cell_id": 'c1" onclick="x'}]
+    card = render_tool(edit_call({"changes": odd, "decision": "pending"}))
+    assert "data-aj-cell" not in card.command_html and "onclick=" not in card.command_html
 
 
 def test_a_run_of_cells_shows_their_outputs_like_python():
@@ -99,3 +125,27 @@ def test_a_read_names_what_was_asked_for():
     )
     assert render_tool(call).summary == "cells 3–9"
     assert render_tool(ToolCall("notebook_read", {}, "", None)).summary == "the whole notebook"
+
+
+NAMED = [
+    {"cell_id": "c1", "index": 2, "cell_type": "code", "first_line": f"x = 7  # {EVIL}"},
+    {"cell_id": "c2", "index": 4, "cell_type": "code", "first_line": ""},
+]
+
+
+def test_a_run_names_its_cells_as_the_person_sees_them():
+    details = {"cells": NAMED, "decision": "pending"}
+    call = ToolCall("notebook_run", {"cell_ids": ["c1", "c2"]}, "", None, details)
+    card = render_tool(call)
+    assert card.summary == "run cells 3, 5"
+    shown = visible_text(card.command_html)
+    assert f"cell 3 (id c1): x = 7 # {EVIL}" in shown and "cell 5 (id c2): (empty)" in shown
+    assert 'data-aj-cell="c1"' in card.command_html and "<img" not in card.command_html
+
+
+def test_a_declined_run_is_an_outcome():
+    details = {"cells": NAMED[:1], "decision": "declined"}
+    call = ToolCall("notebook_run", {"cell_ids": ["c1"]}, "", "declined", details, (), False, True)
+    card = render_tool(call)
+    assert card.state == "declined" and card.summary == "run cell 3"
+    assert visible_text(card.body_html) == "Declined: nothing ran."
