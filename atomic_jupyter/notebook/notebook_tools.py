@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from atomic_jupyter.notebook.link_protocol import Decision
+from atomic_jupyter.notebook.notebook_run import RUN_LINE_MAX, run_cells
 from atomic_jupyter.notebook.notebook_text import (
     EDIT_TOOL,
     OPERATIONS_MAX,
@@ -39,7 +40,6 @@ from atomic_jupyter.notebook.notebook_text import (
     RUN_MAX,
     RUN_TOOL,
     cell_listing,
-    run_text,
 )
 from atomic_jupyter.notebook.page_link import (
     Origin,
@@ -50,6 +50,7 @@ from atomic_jupyter.notebook.page_link import (
     current_origin,
     link_of,
 )
+from atomic_jupyter.notebook.tool_futures import guarded, then
 from atomic_jupyter.protocol.messages import ConfirmRequest, SetStatusRequest, UIResponse
 from atomic_jupyter.session.kernel_tools import BuiltinTool, CallInfo, ToolReply
 
@@ -72,12 +73,8 @@ __all__ = [
 
 #: The confirm's title for a change (a rule or ``%atomic_agent policy --title`` matches it).
 EDIT_TITLE = "Apply the agent's change to the notebook?"
-RUN_TITLE = "Run cells of the notebook in the kernel?"
 #: The longest source a cell may be given.
 SOURCE_MAX = 5_000_000
-#: Images given to the model from a run of cells.
-MODEL_IMAGES = 6
-_PROMPT_MAGIC = ("%%atomic_agent", "%atomic_agent")
 
 # --------------------------------------------------------------------------- kernel state
 
@@ -238,39 +235,6 @@ def why_unavailable() -> str | None:
 # --------------------------------------------------------------------------- helpers
 
 
-def _then(future: Future[Any], make: Callable[[Any], ToolReply]) -> Future[ToolReply]:
-    """A future of ``make(result)``; a page's refusal or a bug becomes the model's error."""
-    result: Future[ToolReply] = Future()
-
-    def done(settled: Future[Any]) -> None:
-        try:
-            reply = make(settled.result())
-        except PageError as exc:
-            reply = ToolReply(error=str(exc))
-        except Exception as exc:  # a bug of ours: the model is told, the kernel goes on
-            reply = ToolReply(error=f"{type(exc).__name__}: {exc}")
-        result.set_result(reply)
-
-    future.add_done_callback(done)
-    return result
-
-
-def _guarded(
-    result: Future[ToolReply], callback: Callable[[Future[Any]], None]
-) -> Callable[[Future[Any]], None]:
-    """``callback`` for a page's reply; a bug in it (an odd reply) answers the call with the
-    error instead of leaving it unanswered (a future swallows what its callbacks raise)."""
-
-    def guarded(done: Future[Any]) -> None:
-        try:
-            callback(done)
-        except Exception as exc:
-            if not result.done():
-                result.set_result(ToolReply(error=f"{type(exc).__name__}: {exc}"))
-
-    return guarded
-
-
 #: Why a notebook tool cannot work while a cell blocks the kernel and the page's messages wait
 #: for it (no kernel subshell carries them).
 _BLOCKED = (
@@ -373,7 +337,7 @@ def _read(arguments: dict[str, Any], info: CallInfo) -> ToolReply | Future[ToolR
         state.read.setdefault((info.session, page.client), {}).update(listing.read)
         return ToolReply(text=listing.text)
 
-    return _then(link.request(page, "read", owner=info.run), listed)
+    return then(link.request(page, "read", owner=info.run), listed)
 
 
 # --------------------------------------------------------------------------- edit
@@ -557,7 +521,7 @@ def _edit(arguments: dict[str, Any], info: CallInfo) -> ToolReply | Future[ToolR
         waiting.dialog.observe(lambda d: _gone_dialog(d, decide))
         _gone_dialog(waiting.dialog, decide)  # closed before it was observed
 
-    proposed.add_done_callback(_guarded(result, shown))
+    proposed.add_done_callback(guarded(result, shown))
     return result
 
 
@@ -623,7 +587,7 @@ def _decider(
             final = {**details, "decision": "accepted", "applied": applied}
             result.set_result(ToolReply(text="\n".join(lines), details=final))
 
-        asked.add_done_callback(_guarded(result, settled))
+        asked.add_done_callback(guarded(result, settled))
 
     return decide
 
@@ -685,151 +649,7 @@ def _run(arguments: dict[str, Any], info: CallInfo) -> ToolReply | Future[ToolRe
         return found
     _shell_, state, link, page = found
     origin = state.origins.get(info.run) if info.run is not None else None
-    result: Future[ToolReply] = Future()
-
-    def run(named: list[dict[str, Any]]) -> None:
-        ran = link.request(page, "run", owner=info.run, cell_ids=ids)
-        ran.add_done_callback(
-            _guarded(result, lambda settled: result.set_result(_ran(settled, page.label, named)))
-        )
-
-    def checked(done: Future[dict[str, Any]]) -> None:
-        try:
-            listed = [c for c in done.result().get("cells") or [] if isinstance(c, dict)]
-        except PageError as exc:
-            result.set_result(ToolReply(error=str(exc)))
-            return
-        cells = {c.get("id"): c for c in listed}
-        for cid in ids:
-            cell = cells.get(cid)
-            if cell is None:
-                result.set_result(ToolReply(error=f"no cell {cid} in the notebook: read it again"))
-                return
-            source = str(cell.get("source") or "").lstrip()
-            if (origin is not None and cid == origin.cell_id) or source.startswith(_PROMPT_MAGIC):
-                result.set_result(
-                    ToolReply(
-                        error=f"cell {cid} prompts the agent (%%atomic_agent): running it would "
-                        "prompt you from your own run. Nothing ran."
-                    )
-                )
-                return
-        named = _named_cells(listed, ids)
-        if info.mode != "ask":  # allow (off offers no tool)
-            run(named)
-            return
-        _ask_to_run(info, page.label, named, result, run)
-
-    link.request(page, "read", owner=info.run).add_done_callback(_guarded(result, checked))
-    return result
-
-
-def _named_cells(listed: list[dict[str, Any]], ids: list[str]) -> list[dict[str, Any]]:
-    """The cells ``ids`` as a person sees them: ``{"cell_id", "index", "cell_type",
-    "first_line"}`` (``index`` 0-based, in the page's order)."""
-    position = {c.get("id"): i for i, c in enumerate(listed)}
-    named = []
-    for cid in ids:
-        cell = listed[position[cid]]
-        lines = [line for line in str(cell.get("source") or "").splitlines() if line.strip()]
-        named.append(
-            {
-                "cell_id": cid,
-                "index": position[cid],
-                "cell_type": str(cell.get("type") or "code"),
-                "first_line": lines[0][:RUN_LINE_MAX] if lines else "",
-            }
-        )
-    return named
-
-
-#: The longest first line of a cell an approval quotes.
-RUN_LINE_MAX = 80
-
-
-def _run_question(named: list[dict[str, Any]], notebook: str) -> str:
-    """The approval's message: each cell by its position and first line."""
-    lines = [f"cell {cell['index'] + 1}: {cell['first_line'] or '(empty)'}" for cell in named]
-    count = len(named)
-    head = (
-        f"Run {count} cell{'s' * (count != 1)} of {notebook} in its kernel, as Shift+Enter would:"
-    )
-    return "\n".join([head, *lines])
-
-
-def _ask_to_run(
-    info: CallInfo,
-    notebook: str,
-    named: list[dict[str, Any]],
-    result: Future[ToolReply],
-    run: Callable[[list[dict[str, Any]]], None],
-) -> None:
-    """Ask the person (policies and rules first) before cells run; the cells named as they
-    see them. A refusal is an outcome the model reads, not a failure."""
-    if info.preview is not None:
-        info.preview({"cells": named, "decision": "pending"})
-    if info.open_dialog is None:
-        result.set_result(ToolReply(error="Nothing ran: there was nobody to ask."))
-        return
-    settled = threading.Lock()
-    done: list[bool] = []
-
-    def once() -> bool:
-        with settled:
-            if done:
-                return False
-            done.append(True)
-            return True
-
-    def answered(response: UIResponse) -> None:
-        if not once():
-            return
-        if response.confirmed is True:
-            run(named)
-        elif response.cancelled:
-            result.set_result(ToolReply(error="Nothing ran: the question was cancelled."))
-        else:
-            which = ", ".join(str(cell["index"] + 1) for cell in named)
-            result.set_result(
-                ToolReply(
-                    text=f"The person declined to run cell{'s' * (len(named) != 1)} {which}; "
-                    "nothing ran.",
-                    details={"cells": named, "decision": "declined"},
-                )
-            )
-
-    def gone(dialog: Dialog) -> None:
-        if dialog.state in ("closed", "expired") and once():
-            result.set_result(ToolReply(error=f"Nothing ran: the question was {dialog.state}."))
-
-    call = info.call_id or f"call-{id(named)}"
-    request = ConfirmRequest(
-        id=f"notebook-run-{call}", title=RUN_TITLE, message=_run_question(named, notebook)
-    )
-    dialog = info.open_dialog(request, answered)
-    dialog.observe(gone)
-    gone(dialog)  # closed before it was observed
-
-
-def _ran(
-    done: Future[dict[str, Any]], notebook: str, named: list[dict[str, Any]] | None = None
-) -> ToolReply:
-    try:
-        cells = done.result().get("cells") or []
-    except PageError as exc:
-        return ToolReply(error=str(exc))
-    images: list[tuple[str, str]] = []
-    text, failed, outputs = run_text(cells, images, MODEL_IMAGES)
-    count = len(cells)
-    if failed:
-        return ToolReply(
-            error=f"A cell failed in {notebook} (the cells after it did not run):\n{text}"
-        )
-    head = f"Ran {count} cell{'s' * (count != 1)} of {notebook}:"
-    details: dict[str, Any] = {"outputs": outputs, "kernel": True}
-    if named is not None:
-        details["cells"] = named
-    return ToolReply(text=f"{head}\n{text}", images=tuple(images), details=details)
+    return run_cells(ids, info, link, page, origin.cell_id if origin is not None else None)
 
 
 # --------------------------------------------------------------------------- the tools

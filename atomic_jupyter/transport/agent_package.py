@@ -119,6 +119,10 @@ def find_agent_package(script: str | os.PathLike[str]) -> AgentPackage | None:
     return None
 
 
+#: Seconds an agent may take to answer ``--version``.
+VERSION_TIMEOUT = 20
+
+
 @functools.lru_cache(maxsize=32)
 def _asked_version(executable: str, _mtime: float) -> str | None:
     try:
@@ -127,7 +131,9 @@ def _asked_version(executable: str, _mtime: float) -> str | None:
             stdin=subprocess.DEVNULL,
             capture_output=True,
             text=True,
-            timeout=5,
+            # Generous: an agent's start is over a second of CPU (the 0.73 line's 1.3 s), and on
+            # a loaded machine (two cores, a test suite beside it) 5 s was once too little.
+            timeout=VERSION_TIMEOUT,
             check=False,
         )
     except (OSError, subprocess.SubprocessError):
