@@ -396,13 +396,21 @@ def _touches_prompt_cell(
     return None
 
 
-def _summary(changes: list[Any]) -> str:
+def _op_counts(changes: list[Any]) -> dict[str, int]:
+    """How many changes of each op (``replace``, ``insert``, ``delete``), in their order."""
     counts: dict[str, int] = {}
     for change in changes:
         op = change.get("op") if isinstance(change, dict) else None
         counts[str(op)] = counts.get(str(op), 0) + 1
+    return counts
+
+
+def _summary(changes: list[Any]) -> str:
+    """``1 cell changed, 2 cells inserted``: what an applied change did."""
     words = {"replace": "changed", "insert": "inserted", "delete": "deleted"}
-    said = [f"{n} cell{'s' * (n != 1)} {words.get(op, op)}" for op, n in counts.items()]
+    said = [
+        f"{n} cell{'s' * (n != 1)} {words.get(op, op)}" for op, n in _op_counts(changes).items()
+    ]
     return ", ".join(said)
 
 
@@ -435,12 +443,11 @@ CHANGE_LINES_MAX = 10
 
 def _proposed(changes: list[Any]) -> str:
     """``change 1 cell, insert 2 cells``: what a change proposes, before anyone decides."""
-    counts: dict[str, int] = {}
-    for change in changes:
-        op = change.get("op") if isinstance(change, dict) else None
-        counts[str(op)] = counts.get(str(op), 0) + 1
     words = {"replace": "change", "insert": "insert", "delete": "delete"}
-    return ", ".join(f"{words.get(op, op)} {n} cell{'s' * (n != 1)}" for op, n in counts.items())
+    said = [
+        f"{words.get(op, op)} {n} cell{'s' * (n != 1)}" for op, n in _op_counts(changes).items()
+    ]
+    return ", ".join(said)
 
 
 def _edit(arguments: dict[str, Any], info: CallInfo) -> ToolReply | Future[ToolReply]:

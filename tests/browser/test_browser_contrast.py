@@ -186,6 +186,15 @@ def run_done(nb: NotebookPage, name: str) -> None:
     expect(transcript.locator(".atomic-run-state")).to_have_text("done", timeout=60_000)
 
 
+def decided_output(
+    nb: NotebookPage, lab_server: LabServer, prompt: str, decision: str
+) -> dict[str, Any]:
+    """What is below AA in the run's output of ``prompt`` once its change was decided, in both
+    themes, named with the ``decision``."""
+    low = in_both_themes(nb, lab_server, {"the run's output": [run_output(nb, prompt)]})
+    return {f"{name} ({decision})": texts for name, texts in low.items()}
+
+
 def test_a_proposed_change_and_its_card_read_in_both_themes(
     nb: NotebookPage, lab_server: LabServer
 ) -> None:
@@ -225,14 +234,7 @@ def test_a_proposed_change_and_its_card_read_in_both_themes(
     proposal.locator("button.aj-proposal-reject").click()
     expect(proposal).to_have_count(0)
     run_done(nb, "p_change")
-    found.update(
-        {
-            f"{name} (rejected)": low
-            for name, low in in_both_themes(
-                nb, lab_server, {"the run's output": [run_output(nb, "p_change")]}
-            ).items()
-        }
-    )
+    found.update(decided_output(nb, lab_server, "p_change", "rejected"))
     assert found == {}, report(found)
 
 
@@ -270,12 +272,5 @@ def test_a_proposed_deletion_and_its_card_read_in_both_themes(
     nb.names.remove("scratch")
     expect(nb.notebook.locator(".jp-Cell")).to_have_count(len(nb.names))
     run_done(nb, "p_delete")
-    found.update(
-        {
-            f"{name} (accepted)": low
-            for name, low in in_both_themes(
-                nb, lab_server, {"the run's output": [run_output(nb, "p_delete")]}
-            ).items()
-        }
-    )
+    found.update(decided_output(nb, lab_server, "p_delete", "accepted"))
     assert found == {}, report(found)
