@@ -190,7 +190,9 @@ def decided_output(
     nb: NotebookPage, lab_server: LabServer, prompt: str, decision: str
 ) -> dict[str, Any]:
     """What is below AA in the run's output of ``prompt`` once its change was decided, in both
-    themes, named with the ``decision``."""
+    themes, named with the ``decision``. Measured once the run's record has replaced its live
+    view: "done" shows first, and the swap that follows would leave nothing to measure."""
+    expect(nb.output(prompt).locator(".atomic-record-run")).to_have_count(1, timeout=60_000)
     low = in_both_themes(nb, lab_server, {"the run's output": [run_output(nb, prompt)]})
     return {f"{name} ({decision})": texts for name, texts in low.items()}
 
